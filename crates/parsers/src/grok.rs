@@ -1,0 +1,1 @@
+//! Grok: named regex patterns (logstash-patterns-core) compiled to PCRE2.

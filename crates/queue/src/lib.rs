@@ -1,0 +1,1 @@
+//! Durable segmented append-only log: the persisted queue of a pipeline.

@@ -1,1 +1,24 @@
-//! sluice-core
+//! sluice-core: the vocabulary every other crate speaks.
+//!
+//! - [`event`]: the [`Event`] (timestamp in ns, fields as JSON values, identity, source);
+//! - [`ack`]: reference-counted acknowledgement tokens that travel with batches;
+//! - [`component`]: the traits sources, filters and sinks implement;
+//! - [`config`]: config primitives (durations, sizes) and errors carrying key paths;
+//! - [`metrics`]: per-component counters, EWMA rates and latency histograms;
+//! - [`codec`]: event encodings (ndjson output, the queue's internal record encoding);
+//! - [`path`]: field paths (`a.b.c` and Logstash's `[a][b][c]`).
+//!
+//! Dependencies flow one way: everything depends on this crate; it depends on no
+//! other sluice crate.
+
+pub mod ack;
+pub mod codec;
+pub mod component;
+pub mod config;
+pub mod event;
+pub mod metrics;
+pub mod path;
+
+pub use ack::{AckToken, Delivery};
+pub use event::{Event, Identity};
+pub use sonic_rs::{json, JsonContainerTrait, JsonValueMutTrait, JsonValueTrait, Object, Value};

@@ -1,0 +1,155 @@
+//! Acknowledgement tokens: how a sink tells the queue a batch is safe.
+//!
+//! Each batch read from a queue carries an [`AckToken`]. Fan-out to several
+//! sinks clones it; every clone must be resolved with [`AckToken::delivered`].
+//! When the last clone goes away the token's callback runs once with
+//! [`Delivery::Delivered`] if every clone was delivered, else
+//! [`Delivery::Failed`] — a clone dropped without being delivered (a sink that
+//! gave up, a task that was cancelled) counts as a failure, so nothing is
+//! committed by accident.
+
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+/// The outcome of a batch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Delivery {
+    /// Every sink that received the batch wrote it.
+    Delivered,
+    /// At least one clone was dropped without being delivered.
+    Failed,
+}
+
+type Callback = Box<dyn FnOnce(Delivery) + Send>;
+
+struct Inner {
+    failed: AtomicBool,
+    callback: Mutex<Option<Callback>>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        let status = if self.failed.load(Ordering::Acquire) { Delivery::Failed } else { Delivery::Delivered };
+        if let Some(cb) = self.callback.get_mut().take() {
+            cb(status);
+        }
+    }
+}
+
+/// A reference-counted acknowledgement handle; see the module docs.
+pub struct AckToken {
+    inner: Arc<Inner>,
+    resolved: bool,
+}
+
+impl AckToken {
+    /// A token that calls `callback` once, when the last clone is resolved.
+    pub fn new(callback: impl FnOnce(Delivery) + Send + 'static) -> Self {
+        Self {
+            inner: Arc::new(Inner { failed: AtomicBool::new(false), callback: Mutex::new(Some(Box::new(callback))) }),
+            resolved: false,
+        }
+    }
+
+    /// A token nobody waits for (memory queue, tests).
+    pub fn none() -> Self {
+        Self { inner: Arc::new(Inner { failed: AtomicBool::new(false), callback: Mutex::new(None) }), resolved: false }
+    }
+
+    /// A token that resolves all of `parents` with its own outcome: used when
+    /// several queue records are merged into one batch.
+    pub fn merge(parents: Vec<AckToken>) -> Self {
+        if parents.len() == 1 {
+            if let Some(p) = parents.into_iter().next() {
+                return p;
+            }
+            return Self::none();
+        }
+        Self::new(move |status| {
+            for p in parents {
+                match status {
+                    Delivery::Delivered => p.delivered(),
+                    Delivery::Failed => p.failed(),
+                }
+            }
+        })
+    }
+
+    /// This clone's part is done and succeeded.
+    pub fn delivered(mut self) {
+        self.resolved = true;
+    }
+
+    /// This clone's part failed: the batch will not be committed.
+    pub fn failed(mut self) {
+        self.inner.failed.store(true, Ordering::Release);
+        self.resolved = true;
+    }
+}
+
+impl Clone for AckToken {
+    fn clone(&self) -> Self {
+        Self { inner: Arc::clone(&self.inner), resolved: false }
+    }
+}
+
+impl Drop for AckToken {
+    fn drop(&mut self) {
+        if !self.resolved {
+            self.inner.failed.store(true, Ordering::Release);
+        }
+    }
+}
+
+impl fmt::Debug for AckToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AckToken").field("clones", &Arc::strong_count(&self.inner)).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    fn token() -> (AckToken, mpsc::Receiver<Delivery>) {
+        let (tx, rx) = mpsc::channel();
+        (AckToken::new(move |d| tx.send(d).unwrap()), rx)
+    }
+
+    #[test]
+    fn all_clones_delivered() {
+        let (t, rx) = token();
+        let c = t.clone();
+        t.delivered();
+        assert!(rx.try_recv().is_err(), "must wait for the last clone");
+        c.delivered();
+        assert_eq!(rx.try_recv().unwrap(), Delivery::Delivered);
+    }
+
+    #[test]
+    fn dropped_clone_is_failure() {
+        let (t, rx) = token();
+        let c = t.clone();
+        t.delivered();
+        drop(c);
+        assert_eq!(rx.try_recv().unwrap(), Delivery::Failed);
+    }
+
+    #[test]
+    fn merge_propagates() {
+        let (a, ra) = token();
+        let (b, rb) = token();
+        AckToken::merge(vec![a, b]).delivered();
+        assert_eq!(ra.try_recv().unwrap(), Delivery::Delivered);
+        assert_eq!(rb.try_recv().unwrap(), Delivery::Delivered);
+        let (a, ra) = token();
+        let (b, rb) = token();
+        AckToken::merge(vec![a, b]).failed();
+        assert_eq!(ra.try_recv().unwrap(), Delivery::Failed);
+        assert_eq!(rb.try_recv().unwrap(), Delivery::Failed);
+    }
+}

@@ -1,0 +1,136 @@
+//! The traits sources, filters and sinks implement, and what the runtime
+//! hands them.
+//!
+//! - A [`Source`] runs as one task and pushes events into its pipeline's queue
+//!   through [`Output::send`], which returns once the queue holds them (durably,
+//!   for a persisted queue) and waits while the queue is full: back-pressure
+//!   reaches the sender, nothing is dropped.
+//! - A [`Filter`] is synchronous over a batch and shared by all workers of its
+//!   pipeline (interior mutability for state). An event it cannot handle is
+//!   tagged or marked for the dead-letter sinks — counted, never silently lost.
+//! - A [`Sink`] writes batches; the runtime retries failures and resolves the
+//!   batch's [`crate::AckToken`] only after `write` succeeded.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::ConfigError;
+use crate::event::Event;
+use crate::metrics::ComponentMetrics;
+
+/// Errors crossing component boundaries at run time.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The pipeline's queue no longer accepts events (shutdown).
+#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[error("pipeline queue is closed")]
+pub struct Closed;
+
+/// Where a source puts what it read.
+#[async_trait]
+pub trait Output: Send + Sync {
+    /// Hands events to the queue; returns once the queue holds them.
+    async fn send(&self, events: Vec<Event>) -> Result<(), Closed>;
+}
+
+/// What a running source gets from the runtime.
+#[derive(Clone)]
+pub struct SourceContext {
+    /// The source's id (its key under `sources`).
+    pub id: String,
+    /// The pipeline it belongs to.
+    pub pipeline: String,
+    /// The pipeline's queue.
+    pub out: Arc<dyn Output>,
+    /// Cancelled when the source must stop (shutdown, reload).
+    pub shutdown: CancellationToken,
+    /// The source's counters.
+    pub metrics: Arc<ComponentMetrics>,
+}
+
+/// A source of events.
+#[async_trait]
+pub trait Source: Send {
+    /// Runs until `cx.shutdown` is cancelled or the input ends (a finite
+    /// generator). Errors that end the source are returned; per-event problems
+    /// are counted in `cx.metrics`.
+    async fn run(self: Box<Self>, cx: SourceContext) -> Result<(), BoxError>;
+}
+
+/// A synchronous transformation over a batch, shared by all workers.
+pub trait Filter: Send + Sync {
+    /// Transforms `events` in place; may remove events (counted) or add some.
+    fn process(&self, events: &mut Vec<Event>);
+
+    /// Called about once per second by each worker with an empty `out`, for
+    /// filters that emit on their own (the `metrics` filter).
+    fn flush(&self, _out: &mut Vec<Event>) {}
+}
+
+/// A destination.
+#[async_trait]
+pub trait Sink: Send {
+    /// Writes a batch. An error is retried by the runtime with backoff; the
+    /// batch is acknowledged only after this returned `Ok`.
+    async fn write(&mut self, events: &[Event]) -> Result<(), BoxError>;
+
+    /// Flushes buffers before shutdown.
+    async fn close(&mut self) -> Result<(), BoxError> {
+        Ok(())
+    }
+}
+
+/// What `build` functions get besides their config table.
+#[derive(Clone)]
+pub struct BuildContext {
+    /// The pipeline's name.
+    pub pipeline: String,
+    /// The component's id.
+    pub id: String,
+    /// The key path of the component's table (`pipelines.main.sinks.out`), for errors.
+    pub path: String,
+    /// The node's data directory (queues, file positions).
+    pub data_dir: PathBuf,
+    /// The component's counters.
+    pub metrics: Arc<ComponentMetrics>,
+}
+
+impl BuildContext {
+    /// A config error at `key` below this component.
+    pub fn error(&self, key: &str, message: impl Into<String>) -> ConfigError {
+        ConfigError::new(crate::config::join_path(&self.path, key), message)
+    }
+
+    /// A context for tests and one-off tools.
+    pub fn for_test(kind: &'static str, id: &str) -> Self {
+        Self {
+            pipeline: "test".into(),
+            id: id.into(),
+            path: id.into(),
+            data_dir: std::env::temp_dir(),
+            metrics: Arc::new(ComponentMetrics::new(kind, id, id)),
+        }
+    }
+}
+
+/// How a component type is listed in the registry.
+pub struct Spec<T: ?Sized> {
+    /// The `type` name in config.
+    pub name: &'static str,
+    /// One line for `sluice components`.
+    pub summary: &'static str,
+    /// A TOML table body that builds (checked by the registry test).
+    pub example: &'static str,
+    /// Builds the component from its table (with `type` removed).
+    pub build: fn(toml::Value, &BuildContext) -> Result<Box<T>, ConfigError>,
+}
+
+/// A source type.
+pub type SourceSpec = Spec<dyn Source>;
+/// A filter type.
+pub type FilterSpec = Spec<dyn Filter>;
+/// A sink type.
+pub type SinkSpec = Spec<dyn Sink>;

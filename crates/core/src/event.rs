@@ -1,0 +1,210 @@
+//! The event: what flows through every pipeline.
+//!
+//! Fields are a JSON object (`sonic_rs::Object`), as in Logstash: `message` is a
+//! field like any other, reached through [`Event::message`]. The timestamp is
+//! typed (nanoseconds since the Unix epoch) and the identity (group, subgroup,
+//! host) and source are shared `Arc`s, so stamping a batch costs a reference
+//! count, not a copy.
+
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use sonic_rs::{JsonContainerTrait, JsonValueMutTrait, JsonValueTrait, Object, Value};
+
+use crate::path::FieldPath;
+
+/// Who an event belongs to: the tenant hierarchy used for permissions and routing.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Identity {
+    /// Top level: a customer or organisation.
+    pub group: String,
+    /// Second level, inside the group (a team, an environment).
+    pub subgroup: String,
+    /// The host the event came from.
+    pub host: String,
+}
+
+impl Identity {
+    /// An identity from its three parts.
+    pub fn new(group: impl Into<String>, subgroup: impl Into<String>, host: impl Into<String>) -> Self {
+        Self { group: group.into(), subgroup: subgroup.into(), host: host.into() }
+    }
+}
+
+/// One log event.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Event {
+    /// Event time, nanoseconds since the Unix epoch (UTC).
+    pub timestamp: i64,
+    /// Structured fields; `message` is one of them.
+    pub fields: Object,
+    /// Identity stamped by the agent or the receiving source.
+    pub identity: Arc<Identity>,
+    /// Where the event was read: a file path, a listener (`syslog_udp:0.0.0.0:514`).
+    pub source: Arc<str>,
+    /// Set by a filter that could not handle the event and was told to route
+    /// failures to the pipeline's dead-letter sinks.
+    pub dead_letter: bool,
+}
+
+/// The name of the field holding the raw log line.
+pub const MESSAGE: &str = "message";
+/// The name of the field holding failure tags (`_grokparsefailure`, …).
+pub const TAGS: &str = "tags";
+
+/// Current wall-clock time in nanoseconds since the Unix epoch.
+pub fn now_ns() -> i64 {
+    match SystemTime::now().duration_since(UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_nanos()).unwrap_or(i64::MAX),
+        Err(_) => 0,
+    }
+}
+
+impl Event {
+    /// An event with the given message, stamped now, with empty identity and source.
+    pub fn from_message(message: impl AsRef<str>) -> Self {
+        let mut fields = Object::with_capacity(4);
+        fields.insert(MESSAGE, Value::from(message.as_ref()));
+        Self::from_fields(fields)
+    }
+
+    /// An event with the given fields, stamped now.
+    pub fn from_fields(fields: Object) -> Self {
+        Self {
+            timestamp: now_ns(),
+            fields,
+            identity: Arc::default(),
+            source: Arc::from(""),
+            dead_letter: false,
+        }
+    }
+
+    /// The `message` field when it is a string.
+    pub fn message(&self) -> Option<&str> {
+        self.fields.get(&MESSAGE).and_then(|v| v.as_str())
+    }
+
+    /// Looks up a field by path.
+    pub fn get(&self, path: &FieldPath) -> Option<&Value> {
+        let (first, rest) = path.segments().split_first()?;
+        let mut cur = self.fields.get(first)?;
+        for seg in rest {
+            cur = cur.as_object()?.get(seg)?;
+        }
+        Some(cur)
+    }
+
+    /// Looks up a field by path, mutably.
+    pub fn get_mut(&mut self, path: &FieldPath) -> Option<&mut Value> {
+        let (first, rest) = path.segments().split_first()?;
+        let mut cur = self.fields.get_mut(first)?;
+        for seg in rest {
+            cur = cur.as_object_mut()?.get_mut(seg)?;
+        }
+        Some(cur)
+    }
+
+    /// Sets a field, creating intermediate objects (and replacing non-object
+    /// intermediates) as needed.
+    pub fn insert(&mut self, path: &FieldPath, value: Value) {
+        insert_path(&mut self.fields, path.segments(), value);
+    }
+
+    /// Removes a field, returning it.
+    pub fn remove(&mut self, path: &FieldPath) -> Option<Value> {
+        let (last, parents) = path.segments().split_last()?;
+        if parents.is_empty() {
+            return self.fields.remove(last);
+        }
+        let (first, mid) = parents.split_first()?;
+        let mut cur = self.fields.get_mut(first)?;
+        for seg in mid {
+            cur = cur.as_object_mut()?.get_mut(seg)?;
+        }
+        cur.as_object_mut()?.remove(last)
+    }
+
+    /// Adds a tag to the `tags` array (created if missing; a scalar `tags` becomes
+    /// an array). A tag already present is not added twice.
+    pub fn add_tag(&mut self, tag: &str) {
+        match self.fields.get_mut(&TAGS) {
+            Some(v) if v.is_array() => {
+                if let Some(arr) = v.as_array_mut() {
+                    if !arr.iter().any(|t| t.as_str() == Some(tag)) {
+                        arr.push(Value::from(tag));
+                    }
+                }
+            }
+            Some(v) => {
+                let old = std::mem::take(v);
+                let mut arr = sonic_rs::Array::new();
+                arr.push(old);
+                arr.push(Value::from(tag));
+                *v = arr.into_value();
+            }
+            None => {
+                let mut arr = sonic_rs::Array::new();
+                arr.push(Value::from(tag));
+                self.fields.insert(TAGS, arr.into_value());
+            }
+        }
+    }
+
+    /// Whether the `tags` array holds `tag`.
+    pub fn has_tag(&self, tag: &str) -> bool {
+        match self.fields.get(&TAGS) {
+            Some(v) => match v.as_array() {
+                Some(arr) => arr.iter().any(|t| t.as_str() == Some(tag)),
+                None => v.as_str() == Some(tag),
+            },
+            None => false,
+        }
+    }
+}
+
+/// Inserts `value` at `segments` inside `obj`, creating objects on the way.
+pub fn insert_path(obj: &mut Object, segments: &[String], value: Value) {
+    let Some((first, rest)) = segments.split_first() else { return };
+    if rest.is_empty() {
+        obj.insert(first, value);
+        return;
+    }
+    let child = obj.entry(first).or_insert_with(|| Object::new().into_value());
+    if !child.is_object() {
+        *child = Object::new().into_value();
+    }
+    if let Some(child_obj) = child.as_object_mut() {
+        insert_path(child_obj, rest, value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nested_insert_get_remove() {
+        let mut e = Event::from_message("hello");
+        let p = FieldPath::parse("[http][request][method]").unwrap();
+        e.insert(&p, Value::from("GET"));
+        assert_eq!(e.get(&p).and_then(|v| v.as_str()), Some("GET"));
+        let dotted = FieldPath::parse("http.request.method").unwrap();
+        assert_eq!(e.get(&dotted).and_then(|v| v.as_str()), Some("GET"));
+        assert_eq!(e.remove(&dotted).and_then(|v| v.as_str().map(String::from)), Some("GET".into()));
+        assert!(e.get(&p).is_none());
+        assert_eq!(e.message(), Some("hello"));
+    }
+
+    #[test]
+    fn tags_are_unique_and_scalar_becomes_array() {
+        let mut e = Event::from_message("x");
+        e.add_tag("_grokparsefailure");
+        e.add_tag("_grokparsefailure");
+        e.add_tag("_jsonparsefailure");
+        assert_eq!(sonic_rs::to_string(e.fields.get(&TAGS).unwrap()).unwrap(), r#"["_grokparsefailure","_jsonparsefailure"]"#);
+        let mut e = Event::from_message("x");
+        e.fields.insert(TAGS, Value::from("a"));
+        e.add_tag("b");
+        assert!(e.has_tag("a") && e.has_tag("b"));
+    }
+}

@@ -1,1 +1,14 @@
-//! sluice-components
+//! sluice-components: every source, filter and sink, one file each.
+//!
+//! Adding a component is one file plus one line in [`sources`], [`filters`] or
+//! [`sinks`]: each file exposes `pub const SPEC` (name, summary, example,
+//! build) and the list there is the only registry. `sluice components` and the
+//! registry tests read the same lists.
+
+pub mod filters;
+pub mod sinks;
+pub mod sources;
+pub mod testkit;
+
+pub use sluice_core as core;
+pub mod template;

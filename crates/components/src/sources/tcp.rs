@@ -1,0 +1,316 @@
+//! `tcp`: newline-delimited JSON (or plain lines) over TCP.
+//!
+//! Each connection is read in large chunks; complete lines are decoded in bulk
+//! and pushed into the queue as one batch, and the socket is not read again
+//! until the queue took them — back-pressure reaches the sender through TCP.
+//! A line that is not a JSON object is kept as `message` with the tag
+//! `_jsonparsefailure`; a line longer than `max_line_bytes` is cut there,
+//! kept with the tag `_oversized`, and the rest of it is skipped.
+//! Both are counted (`events_failed`, `oversized_frames`).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use sluice_core::codec::event_from_json;
+use sluice_core::component::{BoxError, BuildContext, Source, SourceContext, SourceSpec};
+use sluice_core::config::{parse_table, ByteSize, ConfigError};
+use sluice_core::metrics::{ComponentMetrics, Counter};
+use sluice_core::Event;
+use tokio::io::AsyncReadExt;
+use tokio::net::{TcpListener, TcpStream};
+
+/// Registry entry.
+pub const SPEC: SourceSpec = SourceSpec {
+    name: "tcp",
+    summary: "newline-delimited JSON (or plain text lines) over TCP",
+    example: "address = \"127.0.0.1:0\"\n",
+    build,
+};
+
+/// How each line is decoded.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum LineFormat {
+    /// One JSON object per line.
+    Ndjson,
+    /// Each line is the `message`.
+    Lines,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Config {
+    /// Listen address, e.g. `0.0.0.0:5000`.
+    address: String,
+    /// `ndjson` (default) or `lines`.
+    #[serde(default = "default_format")]
+    format: LineFormat,
+    /// Longest accepted line; longer lines are cut, tagged `_oversized` and counted.
+    #[serde(default = "default_max_line")]
+    max_line_bytes: ByteSize,
+}
+
+fn default_format() -> LineFormat {
+    LineFormat::Ndjson
+}
+fn default_max_line() -> ByteSize {
+    ByteSize(1 << 20)
+}
+
+fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, ConfigError> {
+    let c: Config = parse_table(value, &cx.path)?;
+    let address: SocketAddr = c.address.parse().map_err(|e| cx.error("address", format!("invalid socket address {:?}: {e}", c.address)))?;
+    if c.max_line_bytes.0 == 0 {
+        return Err(cx.error("max_line_bytes", "must be greater than 0"));
+    }
+    Ok(Box::new(Tcp { address, format: c.format, max_line: c.max_line_bytes.0 as usize }))
+}
+
+struct Tcp {
+    address: SocketAddr,
+    format: LineFormat,
+    max_line: usize,
+}
+
+#[async_trait]
+impl Source for Tcp {
+    async fn run(self: Box<Self>, cx: SourceContext) -> Result<(), BoxError> {
+        let listener = TcpListener::bind(self.address).await.map_err(|e| format!("bind {}: {e}", self.address))?;
+        let local = listener.local_addr()?;
+        tracing::info!(source = %cx.id, address = %local, "tcp source listening");
+        let source: Arc<str> = Arc::from(format!("tcp:{local}"));
+        let decoder = Arc::new(LineDecoder::new(self.format, self.max_line, &cx));
+        loop {
+            tokio::select! {
+                _ = cx.shutdown.cancelled() => return Ok(()),
+                accepted = listener.accept() => {
+                    let (stream, _peer) = match accepted {
+                        Ok(a) => a,
+                        Err(e) => { cx.metrics.errors.inc(); tracing::warn!(source = %cx.id, error = %e, "accept failed"); continue; }
+                    };
+                    let cx = cx.clone();
+                    let decoder = Arc::clone(&decoder);
+                    let source = Arc::clone(&source);
+                    tokio::spawn(async move {
+                        if let Err(e) = read_connection(stream, &cx, &decoder, &source).await {
+                            cx.metrics.errors.inc();
+                            tracing::debug!(source = %cx.id, error = %e, "connection ended with error");
+                        }
+                    });
+                }
+            }
+        }
+    }
+}
+
+async fn read_connection(mut stream: TcpStream, cx: &SourceContext, decoder: &LineDecoder, source: &Arc<str>) -> Result<(), BoxError> {
+    let _ = stream.set_nodelay(true);
+    let mut buf: Vec<u8> = Vec::with_capacity(256 * 1024);
+    let mut state = LineState::default();
+    loop {
+        if buf.capacity() - buf.len() < 64 * 1024 {
+            buf.reserve(256 * 1024);
+        }
+        let n = tokio::select! {
+            _ = cx.shutdown.cancelled() => 0,
+            r = stream.read_buf(&mut buf) => r?,
+        };
+        let eof = n == 0;
+        cx.metrics.bytes_in.add(n as u64);
+        let mut events = Vec::new();
+        let consumed = decoder.decode(&buf, eof, &mut state, &mut events, source);
+        buf.drain(..consumed);
+        if !events.is_empty() {
+            let count = events.len() as u64;
+            cx.metrics.events_in.add(count);
+            cx.out.send(events).await?;
+            cx.metrics.events_out.add(count);
+        }
+        if eof {
+            return Ok(());
+        }
+    }
+}
+
+/// Carry-over between reads: whether we are skipping the tail of an oversized line.
+#[derive(Default)]
+pub struct LineState {
+    skipping: bool,
+}
+
+/// Splits a byte stream into lines and decodes them into events. Shared by the
+/// line-oriented sources.
+pub struct LineDecoder {
+    format: LineFormat,
+    max_line: usize,
+    metrics: Arc<ComponentMetrics>,
+    oversized: Arc<Counter>,
+}
+
+impl LineDecoder {
+    /// A decoder counting into the source's metrics.
+    pub fn new(format: LineFormat, max_line: usize, cx: &SourceContext) -> Self {
+        Self { format, max_line, metrics: Arc::clone(&cx.metrics), oversized: cx.metrics.counter("oversized_frames") }
+    }
+
+    /// Decodes every complete line in `buf` (and the rest when `eof`), returning
+    /// how many bytes were consumed.
+    pub fn decode(&self, buf: &[u8], eof: bool, state: &mut LineState, out: &mut Vec<Event>, source: &Arc<str>) -> usize {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let rest = &buf[pos..];
+            let nl = rest.iter().position(|b| *b == b'\n');
+            if state.skipping {
+                match nl {
+                    Some(i) => {
+                        state.skipping = false;
+                        pos += i + 1;
+                        continue;
+                    }
+                    None => return buf.len(),
+                }
+            }
+            let line_end = match nl {
+                Some(i) if i <= self.max_line => i,
+                Some(_) | None if rest.len() > self.max_line => {
+                    // Oversized: keep the first max_line bytes, skip to the next newline.
+                    self.oversized.inc();
+                    let mut e = self.line_event(&rest[..self.max_line], source);
+                    e.add_tag("_oversized");
+                    out.push(e);
+                    match nl {
+                        Some(i) => pos += i + 1,
+                        None => {
+                            state.skipping = true;
+                            return buf.len();
+                        }
+                    }
+                    continue;
+                }
+                Some(i) => i,
+                None if eof => rest.len(),
+                None => return pos,
+            };
+            let mut line = &rest[..line_end];
+            if line.last() == Some(&b'\r') {
+                line = &line[..line.len() - 1];
+            }
+            if !line.iter().all(u8::is_ascii_whitespace) {
+                out.push(self.line_event(line, source));
+            }
+            pos += (line_end + 1).min(rest.len());
+        }
+        pos
+    }
+
+    fn line_event(&self, line: &[u8], source: &Arc<str>) -> Event {
+        let mut e = match self.format {
+            LineFormat::Lines => Event::from_message(String::from_utf8_lossy(line)),
+            LineFormat::Ndjson => match event_from_json(line) {
+                Ok((e, bad_ts)) => {
+                    let mut e = e;
+                    if bad_ts {
+                        e.add_tag("_timestampparsefailure");
+                    }
+                    e
+                }
+                Err(_) => {
+                    self.metrics.events_failed.inc();
+                    let mut e = Event::from_message(String::from_utf8_lossy(line));
+                    e.add_tag("_jsonparsefailure");
+                    e
+                }
+            },
+        };
+        e.source = Arc::clone(source);
+        e
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::{source_context, Capture};
+
+    fn decoder(max: usize) -> (LineDecoder, Arc<sluice_core::metrics::ComponentMetrics>) {
+        let (cx, _s, m) = source_context(Arc::new(Capture::default()));
+        (LineDecoder::new(LineFormat::Ndjson, max, &cx), m)
+    }
+
+    #[test]
+    fn splits_at_every_boundary_identically() {
+        let input = b"{\"a\":1}\n{\"a\":2}\r\n\nnot json\n{\"a\":3}";
+        let src: Arc<str> = Arc::from("t");
+        for cut in 0..input.len() {
+            let (d, _) = decoder(1024);
+            let mut st = LineState::default();
+            let mut out = Vec::new();
+            let mut buf = input[..cut].to_vec();
+            let c = d.decode(&buf, false, &mut st, &mut out, &src);
+            buf.drain(..c);
+            buf.extend_from_slice(&input[cut..]);
+            let c = d.decode(&buf, true, &mut st, &mut out, &src);
+            assert_eq!(c, buf.len());
+            assert_eq!(out.len(), 4, "cut at {cut}");
+            assert!(out[2].has_tag("_jsonparsefailure"));
+            assert_eq!(out[2].message(), Some("not json"));
+            assert_eq!(sonic_rs::to_string(out[3].fields.get(&"a").unwrap()).unwrap(), "3");
+        }
+    }
+
+    #[test]
+    fn oversized_lines_are_cut_tagged_and_counted() {
+        let (d, m) = decoder(8);
+        let src: Arc<str> = Arc::from("t");
+        let mut st = LineState::default();
+        let mut out = Vec::new();
+        // The long line arrives in two reads.
+        let c = d.decode(b"0123456789abc", false, &mut st, &mut out, &src);
+        assert_eq!(c, 13);
+        let c = d.decode(b"def\n{\"ok\":1}\n", false, &mut st, &mut out, &src);
+        assert_eq!(c, 13);
+        assert_eq!(out.len(), 2);
+        assert!(out[0].has_tag("_oversized"));
+        assert_eq!(out[0].message(), Some("01234567"));
+        assert!(out[1].fields.contains_key(&"ok"));
+        assert_eq!(m.counter("oversized_frames").get(), 1);
+    }
+
+    #[tokio::test]
+    async fn receives_over_a_real_socket() {
+        use tokio::io::AsyncWriteExt;
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = probe.local_addr().unwrap();
+        drop(probe);
+        let src = crate::testkit::build_source(&SPEC, &format!("address = \"{addr}\"")).unwrap();
+        let cap = Arc::new(Capture::default());
+        let (cx, shutdown, m) = source_context(Arc::clone(&cap));
+        let task = tokio::spawn(src.run(cx));
+        let mut s = loop {
+            match TcpStream::connect(addr).await {
+                Ok(s) => break s,
+                Err(_) => tokio::time::sleep(std::time::Duration::from_millis(10)).await,
+            }
+        };
+        for i in 0..1000 {
+            s.write_all(format!("{{\"i\":{i}}}\n").as_bytes()).await.unwrap();
+        }
+        s.write_all(b"\xff\xfe garbage\n").await.unwrap();
+        s.shutdown().await.unwrap();
+        for _ in 0..200 {
+            if cap.events.lock().len() == 1001 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        shutdown.cancel();
+        task.await.unwrap().unwrap();
+        let events = cap.events.lock();
+        assert_eq!(events.len(), 1001);
+        assert_eq!(m.events_failed.get(), 1);
+        assert!(events[1000].has_tag("_jsonparsefailure"));
+        assert_eq!(m.events_in.get(), 1001);
+    }
+}

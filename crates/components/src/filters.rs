@@ -48,3 +48,59 @@ impl FailurePolicy {
         }
     }
 }
+
+/// Builds an ordered filter list (`filters = [...]`, or an `if` block's
+/// branches). Each entry is a table with `type`, an optional `id` (default
+/// `<index>_<type>`) and the filter's own keys. Every error is collected.
+pub fn build_chain(
+    list: &[toml::Value],
+    cx: &sluice_core::component::BuildContext,
+    path: &str,
+    id_prefix: &str,
+) -> Result<Vec<Box<dyn sluice_core::component::Filter>>, Vec<sluice_core::config::ConfigError>> {
+    use sluice_core::config::ConfigError;
+    let mut out = Vec::new();
+    let mut errors = Vec::new();
+    for (i, item) in list.iter().enumerate() {
+        let item_path = format!("{path}[{i}]");
+        let Some(table) = item.as_table() else {
+            errors.push(ConfigError::new(item_path, "expected a table with a `type`"));
+            continue;
+        };
+        let mut table = table.clone();
+        let type_name = match table.remove("type") {
+            Some(toml::Value::String(s)) => s,
+            Some(_) => {
+                errors.push(ConfigError::new(format!("{item_path}.type"), "expected a string"));
+                continue;
+            }
+            None => {
+                errors.push(ConfigError::new(item_path, "missing `type`"));
+                continue;
+            }
+        };
+        let id = match table.remove("id") {
+            Some(toml::Value::String(s)) => s,
+            Some(_) => {
+                errors.push(ConfigError::new(format!("{item_path}.id"), "expected a string"));
+                continue;
+            }
+            None => format!("{id_prefix}{i}_{type_name}"),
+        };
+        let Some(spec) = find(&type_name) else {
+            let known: Vec<&str> = SPECS.iter().map(|s| s.name).collect();
+            errors.push(ConfigError::new(format!("{item_path}.type"), format!("unknown filter type {type_name:?} (known: {})", known.join(", "))));
+            continue;
+        };
+        let child = cx.child("filter", &id, spec.name, &item_path);
+        match (spec.build)(toml::Value::Table(table), &child) {
+            Ok(f) => out.push(f),
+            Err(e) => errors.push(e),
+        }
+    }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
+}

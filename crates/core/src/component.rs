@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::ConfigError;
 use crate::event::Event;
-use crate::metrics::ComponentMetrics;
+use crate::metrics::{ComponentMetrics, Registry};
 
 /// Errors crossing component boundaries at run time.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -96,9 +96,25 @@ pub struct BuildContext {
     pub data_dir: PathBuf,
     /// The component's counters.
     pub metrics: Arc<ComponentMetrics>,
+    /// The node's metrics registry (for nested components such as `if` blocks).
+    pub registry: Arc<Registry>,
 }
 
 impl BuildContext {
+    /// A context for a component nested in or beside this one, with its own
+    /// registered counters.
+    pub fn child(&self, kind: &'static str, id: &str, type_name: &str, path: &str) -> Self {
+        let metrics = self.registry.component(&self.pipeline, ComponentMetrics::new(kind, id, type_name));
+        Self {
+            pipeline: self.pipeline.clone(),
+            id: id.to_string(),
+            path: path.to_string(),
+            data_dir: self.data_dir.clone(),
+            metrics,
+            registry: Arc::clone(&self.registry),
+        }
+    }
+
     /// A config error at `key` below this component.
     pub fn error(&self, key: &str, message: impl Into<String>) -> ConfigError {
         ConfigError::new(crate::config::join_path(&self.path, key), message)
@@ -112,6 +128,7 @@ impl BuildContext {
             path: id.into(),
             data_dir: std::env::temp_dir(),
             metrics: Arc::new(ComponentMetrics::new(kind, id, id)),
+            registry: Arc::default(),
         }
     }
 }

@@ -9,14 +9,25 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 /// A config problem at a key path.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{path}: {message}")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigError {
     /// Dotted key path from the root of the config file.
     pub path: String,
     /// What is wrong there.
     pub message: String,
 }
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
 
 impl ConfigError {
     /// An error at `path`.

@@ -1,0 +1,398 @@
+//! The config file: `[node]`, `[api]` and `[pipelines.<name>]` with
+//! `sources.<id>`, an ordered `[[filters]]` list and `sinks.<id>`.
+//!
+//! Parsing happens in two steps so that every error names its key path and
+//! all of them are reported at once: the file is read as a TOML tree, then each
+//! section and each component table is deserialized on its own
+//! (`deny_unknown_fields` everywhere). Components are built (but not started)
+//! by [`crate::topology`], which is what `sluice validate` runs too.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration};
+
+/// A whole config file, its components still as TOML (see [`crate::topology`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// `[node]`.
+    pub node: NodeConfig,
+    /// `[api]`.
+    pub api: ApiConfig,
+    /// `[pipelines.<name>]`, by name.
+    pub pipelines: BTreeMap<String, PipelineConfig>,
+}
+
+/// `[node]`: process-wide settings.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeConfig {
+    /// Name reported in `/_node/stats` (default: the host name).
+    #[serde(default = "default_node_name")]
+    pub name: String,
+    /// Where queues and positions live.
+    #[serde(default = "default_data_dir")]
+    pub data_dir: PathBuf,
+    /// How long SIGTERM waits for in-flight batches before giving up on them
+    /// (a persisted queue keeps them for the next start).
+    #[serde(default = "default_shutdown_timeout")]
+    pub shutdown_timeout: HumanDuration,
+}
+
+impl Default for NodeConfig {
+    fn default() -> Self {
+        Self { name: default_node_name(), data_dir: default_data_dir(), shutdown_timeout: default_shutdown_timeout() }
+    }
+}
+
+fn default_node_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname").map(|s| s.trim().to_string()).unwrap_or_else(|_| "sluice".into())
+}
+fn default_data_dir() -> PathBuf {
+    PathBuf::from("data")
+}
+fn default_shutdown_timeout() -> HumanDuration {
+    HumanDuration(std::time::Duration::from_secs(30))
+}
+
+/// `[api]`: the HTTP endpoint for `/_node/stats` and `/metrics`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApiConfig {
+    /// Listen address; empty disables the API.
+    #[serde(default = "default_api_address")]
+    pub address: String,
+}
+
+impl Default for ApiConfig {
+    fn default() -> Self {
+        Self { address: default_api_address() }
+    }
+}
+
+fn default_api_address() -> String {
+    "127.0.0.1:9600".into()
+}
+
+/// Which queue a pipeline uses.
+#[derive(Debug, Clone, PartialEq)]
+pub enum QueueConfig {
+    /// Bounded in memory; back-pressure when `max_events` are unacknowledged.
+    Memory {
+        /// Unacknowledged events allowed before sources wait.
+        max_events: usize,
+    },
+    /// The durable segmented log of `sluice-queue`.
+    Persisted(PersistedConfig),
+}
+
+/// `[pipelines.<name>.queue]` with `type = "persisted"`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PersistedConfig {
+    /// Directory (default `<data_dir>/queue/<pipeline>`).
+    #[serde(default)]
+    pub path: Option<PathBuf>,
+    /// Writer shards (default: number of cores).
+    #[serde(default)]
+    pub shards: Option<usize>,
+    /// Segment file size.
+    #[serde(default = "default_segment")]
+    pub segment_size: ByteSize,
+    /// Unacknowledged bytes allowed before sources wait.
+    #[serde(default = "default_max_bytes")]
+    pub max_bytes: ByteSize,
+    /// `"always"`, `"never"`, or an interval such as `"1s"`.
+    #[serde(default = "default_fsync")]
+    pub fsync: String,
+}
+
+fn default_segment() -> ByteSize {
+    ByteSize(64 << 20)
+}
+fn default_max_bytes() -> ByteSize {
+    ByteSize(1 << 30)
+}
+fn default_fsync() -> String {
+    "1s".into()
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawQueue {
+    #[serde(rename = "type", default = "default_queue_type")]
+    kind: String,
+    #[serde(default)]
+    max_events: Option<usize>,
+    #[serde(default)]
+    path: Option<PathBuf>,
+    #[serde(default)]
+    shards: Option<usize>,
+    #[serde(default)]
+    segment_size: Option<ByteSize>,
+    #[serde(default)]
+    max_bytes: Option<ByteSize>,
+    #[serde(default)]
+    fsync: Option<String>,
+}
+
+fn default_queue_type() -> String {
+    "memory".into()
+}
+
+/// `[pipelines.<name>]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PipelineConfig {
+    /// Pipeline name.
+    pub name: String,
+    /// Worker threads running the filters (default: number of cores).
+    pub workers: usize,
+    /// Events per batch handed to filters and sinks.
+    pub batch_size: usize,
+    /// How long a worker waits to fill a batch.
+    pub batch_delay: HumanDuration,
+    /// The queue.
+    pub queue: QueueConfig,
+    /// Sources by id, as TOML tables.
+    pub sources: BTreeMap<String, toml::Value>,
+    /// Filters in order, as TOML tables.
+    pub filters: Vec<toml::Value>,
+    /// Sinks by id, as TOML tables.
+    pub sinks: BTreeMap<String, toml::Value>,
+    /// The pipeline's whole table, to detect changes on reload.
+    pub raw: toml::Value,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPipeline {
+    #[serde(default)]
+    workers: Option<usize>,
+    #[serde(default = "default_batch_size")]
+    batch_size: usize,
+    #[serde(default = "default_batch_delay")]
+    batch_delay: HumanDuration,
+    #[serde(default)]
+    queue: Option<toml::Value>,
+    #[serde(default)]
+    sources: BTreeMap<String, toml::Value>,
+    #[serde(default)]
+    filters: Vec<toml::Value>,
+    #[serde(default)]
+    sinks: BTreeMap<String, toml::Value>,
+}
+
+fn default_batch_size() -> usize {
+    128
+}
+fn default_batch_delay() -> HumanDuration {
+    HumanDuration(std::time::Duration::from_millis(50))
+}
+
+/// Number of cores, the default for workers and queue shards.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+/// Reads and parses a config file (structure only; components are checked by
+/// [`crate::topology::build`]).
+pub fn load_config(path: &Path) -> Result<Config, Vec<ConfigError>> {
+    let text = std::fs::read_to_string(path).map_err(|e| vec![ConfigError::new("", format!("cannot read {}: {e}", path.display()))])?;
+    parse_config(&text)
+}
+
+/// Parses config text (see [`load_config`]).
+pub fn parse_config(text: &str) -> Result<Config, Vec<ConfigError>> {
+    let root: toml::Value = toml::from_str(text).map_err(|e| {
+        let msg = e.message().to_string();
+        let at = e.span().map(|s| line_col(text, s.start)).map(|(l, c)| format!(" (line {l}, column {c})")).unwrap_or_default();
+        vec![ConfigError::new("", format!("invalid TOML{at}: {msg}"))]
+    })?;
+    let mut errors = Vec::new();
+    let Some(table) = root.as_table() else { return Err(vec![ConfigError::new("", "expected a table")]) };
+    for key in table.keys() {
+        if !["node", "api", "pipelines"].contains(&key.as_str()) {
+            errors.push(ConfigError::new(key.clone(), "unknown section (expected node, api or pipelines)"));
+        }
+    }
+    let node = match table.get("node") {
+        Some(v) => parse_table::<NodeConfig>(v.clone(), "node").map_err(|e| errors.push(e)).unwrap_or_default(),
+        None => NodeConfig::default(),
+    };
+    let api = match table.get("api") {
+        Some(v) => parse_table::<ApiConfig>(v.clone(), "api").map_err(|e| errors.push(e)).unwrap_or_default(),
+        None => ApiConfig::default(),
+    };
+    let mut pipelines = BTreeMap::new();
+    match table.get("pipelines").map(|p| p.as_table()) {
+        None => errors.push(ConfigError::new("pipelines", "no pipelines defined")),
+        Some(None) => errors.push(ConfigError::new("pipelines", "expected a table of pipelines")),
+        Some(Some(ps)) => {
+            if ps.is_empty() {
+                errors.push(ConfigError::new("pipelines", "no pipelines defined"));
+            }
+            for (name, v) in ps {
+                match parse_pipeline(name, v) {
+                    Ok(p) => {
+                        pipelines.insert(name.clone(), p);
+                    }
+                    Err(mut es) => errors.append(&mut es),
+                }
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(Config { node, api, pipelines })
+    } else {
+        Err(errors)
+    }
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
+    (line, col)
+}
+
+fn parse_pipeline(name: &str, v: &toml::Value) -> Result<PipelineConfig, Vec<ConfigError>> {
+    let path = format!("pipelines.{name}");
+    let mut errors = Vec::new();
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+        errors.push(ConfigError::new(&path, "pipeline names may use letters, digits, '_' and '-'"));
+    }
+    let raw: RawPipeline = parse_table(v.clone(), &path).map_err(|e| vec![e])?;
+    let workers = raw.workers.unwrap_or_else(cores);
+    if workers == 0 {
+        errors.push(ConfigError::new(format!("{path}.workers"), "must be at least 1"));
+    }
+    if raw.batch_size == 0 {
+        errors.push(ConfigError::new(format!("{path}.batch_size"), "must be at least 1"));
+    }
+    if raw.sources.is_empty() {
+        errors.push(ConfigError::new(format!("{path}.sources"), "a pipeline needs at least one source"));
+    }
+    if raw.sinks.is_empty() {
+        errors.push(ConfigError::new(format!("{path}.sinks"), "a pipeline needs at least one sink"));
+    }
+    let queue = match raw.queue {
+        None => QueueConfig::Memory { max_events: 16 * 1024 },
+        Some(q) => match parse_queue(q, &format!("{path}.queue")) {
+            Ok(q) => q,
+            Err(e) => {
+                errors.push(e);
+                QueueConfig::Memory { max_events: 1 }
+            }
+        },
+    };
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok(PipelineConfig {
+        name: name.to_string(),
+        workers,
+        batch_size: raw.batch_size,
+        batch_delay: raw.batch_delay,
+        queue,
+        sources: raw.sources,
+        filters: raw.filters,
+        sinks: raw.sinks,
+        raw: v.clone(),
+    })
+}
+
+fn parse_queue(v: toml::Value, path: &str) -> Result<QueueConfig, ConfigError> {
+    let q: RawQueue = parse_table(v, path)?;
+    match q.kind.as_str() {
+        "memory" => {
+            for (k, set) in [("path", q.path.is_some()), ("shards", q.shards.is_some()), ("segment_size", q.segment_size.is_some()), ("max_bytes", q.max_bytes.is_some()), ("fsync", q.fsync.is_some())] {
+                if set {
+                    return Err(ConfigError::new(format!("{path}.{k}"), "only valid with type = \"persisted\""));
+                }
+            }
+            let max_events = q.max_events.unwrap_or(16 * 1024);
+            if max_events == 0 {
+                return Err(ConfigError::new(format!("{path}.max_events"), "must be at least 1"));
+            }
+            Ok(QueueConfig::Memory { max_events })
+        }
+        "persisted" => {
+            if q.max_events.is_some() {
+                return Err(ConfigError::new(format!("{path}.max_events"), "only valid with type = \"memory\" (use max_bytes)"));
+            }
+            let p = PersistedConfig {
+                path: q.path,
+                shards: q.shards,
+                segment_size: q.segment_size.unwrap_or_else(default_segment),
+                max_bytes: q.max_bytes.unwrap_or_else(default_max_bytes),
+                fsync: q.fsync.unwrap_or_else(default_fsync),
+            };
+            if p.shards == Some(0) {
+                return Err(ConfigError::new(format!("{path}.shards"), "must be at least 1"));
+            }
+            if p.segment_size.0 < 4096 {
+                return Err(ConfigError::new(format!("{path}.segment_size"), "must be at least 4KiB"));
+            }
+            parse_fsync(&p.fsync).map_err(|m| ConfigError::new(format!("{path}.fsync"), m))?;
+            Ok(QueueConfig::Persisted(p))
+        }
+        other => Err(ConfigError::new(format!("{path}.type"), format!("unknown queue type {other:?} (expected \"memory\" or \"persisted\")"))),
+    }
+}
+
+/// Parses the `fsync` setting of a persisted queue.
+pub fn parse_fsync(s: &str) -> Result<sluice_queue::FsyncPolicy, String> {
+    match s {
+        "always" => Ok(sluice_queue::FsyncPolicy::Always),
+        "never" => Ok(sluice_queue::FsyncPolicy::Never),
+        other => HumanDuration::parse(other)
+            .map(|d| sluice_queue::FsyncPolicy::Interval(d.0))
+            .map_err(|e| format!("expected \"always\", \"never\" or an interval such as \"1s\": {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn errs(text: &str) -> Vec<String> {
+        parse_config(text).err().unwrap_or_default().iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn minimal_config() {
+        let c = parse_config("[pipelines.main.sources.g]\ntype = \"generator\"\n[pipelines.main.sinks.b]\ntype = \"blackhole\"\n").unwrap();
+        let p = &c.pipelines["main"];
+        assert_eq!(p.batch_size, 128);
+        assert_eq!(p.queue, QueueConfig::Memory { max_events: 16384 });
+        assert_eq!(c.api.address, "127.0.0.1:9600");
+    }
+
+    #[test]
+    fn every_error_has_its_path() {
+        let e = errs(
+            "bogus = 1\n[node]\nnmae = \"x\"\n[pipelines.a]\nworkers = 0\n[pipelines.a.queue]\ntype = \"disk\"\n[pipelines.b]\nbatch_size = \"big\"\n",
+        );
+        assert!(e.contains(&"bogus: unknown section (expected node, api or pipelines)".to_string()), "{e:?}");
+        assert!(e.iter().any(|m| m.starts_with("node: unknown field `nmae`")), "{e:?}");
+        assert!(e.contains(&"pipelines.a.workers: must be at least 1".to_string()), "{e:?}");
+        assert!(e.contains(&"pipelines.a.queue.type: unknown queue type \"disk\" (expected \"memory\" or \"persisted\")".to_string()), "{e:?}");
+        assert!(e.contains(&"pipelines.a.sources: a pipeline needs at least one source".to_string()), "{e:?}");
+        assert!(e.iter().any(|m| m.starts_with("pipelines.b.batch_size: invalid type")), "{e:?}");
+    }
+
+    #[test]
+    fn toml_syntax_error_has_position() {
+        let e = errs("[pipelines\n");
+        assert!(e[0].starts_with("invalid TOML (line 1, column"), "{e:?}");
+    }
+
+    #[test]
+    fn queue_options() {
+        let e = errs("[pipelines.a.queue]\ntype = \"memory\"\nfsync = \"always\"\n[pipelines.a.sources.s]\ntype=\"x\"\n[pipelines.a.sinks.s]\ntype=\"x\"\n");
+        assert_eq!(e, vec!["pipelines.a.queue.fsync: only valid with type = \"persisted\"".to_string()]);
+        let e = errs("[pipelines.a.queue]\ntype = \"persisted\"\nfsync = \"sometimes\"\n[pipelines.a.sources.s]\ntype=\"x\"\n[pipelines.a.sinks.s]\ntype=\"x\"\n");
+        assert!(e[0].starts_with("pipelines.a.queue.fsync: expected \"always\""), "{e:?}");
+    }
+}

@@ -1,0 +1,367 @@
+//! Running one pipeline: sources → queue → workers (filters) → sink tasks.
+//!
+//! Workers are OS threads (filters are CPU-bound and synchronous). Each takes
+//! up to `batch_size` events from the queue (waiting at most `batch_delay` to
+//! fill a batch), runs the filters, and hands the batch to every sink whose
+//! `when` matches (dead-lettered events only to `dead_letter` sinks, or to
+//! every sink when there is none). Each sink is a task that retries failed
+//! writes with exponential backoff and resolves its clone of the batch's ack
+//! token only after a successful write. The queue releases a batch only when
+//! all clones were delivered.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use sluice_core::component::{Filter, Output, Sink, SourceContext};
+use sluice_core::condition::Condition;
+use sluice_core::metrics::{ComponentMetrics, PipelineMetrics};
+use sluice_core::{AckToken, Delivery, Event, Identity};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use async_trait::async_trait;
+use sluice_core::component::Closed;
+
+use crate::config::{NodeConfig, QueueConfig};
+use crate::queue::{PipelineQueue, QueueOutput, WorkItem};
+use crate::topology::BuiltPipeline;
+
+struct SinkItem {
+    events: Arc<Vec<Event>>,
+    token: AckToken,
+}
+
+struct SinkRoute {
+    tx: mpsc::Sender<SinkItem>,
+    when: Option<Condition>,
+    dead_letter: bool,
+}
+
+/// A pipeline that is running.
+pub struct RunningPipeline {
+    /// Its name.
+    pub name: String,
+    /// The config it runs (for change detection on reload).
+    pub raw: toml::Value,
+    sources_cancel: CancellationToken,
+    hard_cancel: CancellationToken,
+    sources: Vec<JoinHandle<()>>,
+    workers: Vec<std::thread::JoinHandle<()>>,
+    sinks: Vec<JoinHandle<()>>,
+    queue: Arc<PipelineQueue>,
+}
+
+/// Adds identity and source name to what a source emits.
+struct Stamp {
+    inner: Arc<QueueOutput>,
+    identity: Option<Arc<Identity>>,
+    source_name: Arc<str>,
+}
+
+#[async_trait]
+impl Output for Stamp {
+    async fn send(&self, mut events: Vec<Event>) -> Result<(), Closed> {
+        for e in events.iter_mut() {
+            if let Some(id) = &self.identity {
+                e.identity = Arc::clone(id);
+            }
+            if e.source.is_empty() {
+                e.source = Arc::clone(&self.source_name);
+            }
+        }
+        self.inner.send(events).await
+    }
+}
+
+/// Opens the queue and starts workers, sinks and sources.
+pub fn start(built: BuiltPipeline, node: &NodeConfig) -> Result<RunningPipeline, String> {
+    let cfg = built.config;
+    let name = cfg.name.clone();
+    let metrics = built.metrics;
+    let queue = match &cfg.queue {
+        QueueConfig::Memory { max_events } => PipelineQueue::memory(*max_events, Arc::clone(&metrics)),
+        QueueConfig::Persisted(p) => {
+            let dir = p.path.clone().unwrap_or_else(|| node.data_dir.join("queue").join(&name));
+            let (q, report) = PipelineQueue::persisted(p, dir.clone(), cfg.workers, Arc::clone(&metrics))
+                .map_err(|e| format!("pipeline {name}: cannot open queue {}: {e}", dir.display()))?;
+            tracing::info!(
+                pipeline = %name,
+                records = report.records_recovered,
+                events = report.events_recovered,
+                truncated_bytes = report.truncated_bytes,
+                corrupt_records = report.corrupt_records,
+                "persisted queue opened"
+            );
+            q
+        }
+    };
+    let queue = Arc::new(queue);
+    queue.refresh_gauges();
+    let hard_cancel = CancellationToken::new();
+
+    // Sinks.
+    let has_dead_letter_sink = built.sinks.iter().any(|s| s.dead_letter);
+    let mut routes = Vec::new();
+    let mut sink_tasks = Vec::new();
+    for s in built.sinks {
+        let (tx, rx) = mpsc::channel::<SinkItem>(4);
+        routes.push(SinkRoute { tx, when: s.when, dead_letter: s.dead_letter });
+        let hard = hard_cancel.clone();
+        let pname = name.clone();
+        sink_tasks.push(tokio::spawn(run_sink(s.sink, rx, s.metrics, hard, pname, s.id)));
+    }
+    let routes = Arc::new(routes);
+
+    // Workers.
+    let filters: Arc<Vec<Box<dyn Filter>>> = Arc::new(built.filters);
+    let mut workers = Vec::new();
+    for i in 0..cfg.workers {
+        let work = queue.work.clone();
+        let filters = Arc::clone(&filters);
+        let routes = Arc::clone(&routes);
+        let metrics = Arc::clone(&metrics);
+        let batch_size = cfg.batch_size;
+        let delay = cfg.batch_delay.0;
+        let h = std::thread::Builder::new()
+            .name(format!("{name}-worker-{i}"))
+            .spawn(move || worker(&work, &filters, &routes, &metrics, batch_size, delay, has_dead_letter_sink))
+            .map_err(|e| format!("pipeline {name}: cannot start worker: {e}"))?;
+        workers.push(h);
+    }
+    drop(routes);
+
+    // Sources.
+    let sources_cancel = CancellationToken::new();
+    let mut source_tasks = Vec::new();
+    for s in built.sources {
+        let out: Arc<dyn Output> = Arc::new(Stamp { inner: queue.output(), identity: s.identity, source_name: Arc::from(s.id.as_str()) });
+        let cx = SourceContext { id: s.id.clone(), pipeline: name.clone(), out, shutdown: sources_cancel.clone(), metrics: s.metrics };
+        let id = s.id;
+        let pname = name.clone();
+        let src = s.source;
+        source_tasks.push(tokio::spawn(async move {
+            let span = tracing::info_span!("source", pipeline = %pname, id = %id);
+            let _e = span.enter();
+            drop(_e);
+            if let Err(e) = src.run(cx).await {
+                tracing::error!(pipeline = %pname, source = %id, error = %e, "source stopped with an error");
+            }
+        }));
+    }
+    Ok(RunningPipeline {
+        name,
+        raw: cfg.raw,
+        sources_cancel,
+        hard_cancel,
+        sources: source_tasks,
+        workers,
+        sinks: sink_tasks,
+        queue,
+    })
+}
+
+impl RunningPipeline {
+    /// Refreshes queue gauges (persisted queues).
+    pub fn refresh_gauges(&self) {
+        self.queue.refresh_gauges();
+    }
+
+    /// Whether every source has finished on its own (finite generators).
+    pub fn sources_done(&self) -> bool {
+        self.sources.iter().all(JoinHandle::is_finished)
+    }
+
+    /// Graceful stop: sources stop, in-flight batches drain to the sinks (a
+    /// memory queue drains completely), sinks close. After `timeout`, sinks
+    /// that still fail give up; their batches stay unacknowledged.
+    pub async fn stop(self, timeout: Duration) {
+        let name = self.name.clone();
+        self.sources_cancel.cancel();
+        for s in self.sources {
+            let _ = s.await;
+        }
+        self.queue.close_input();
+        let hard = self.hard_cancel.clone();
+        let timer = tokio::spawn(async move {
+            tokio::time::sleep(timeout).await;
+            hard.cancel();
+        });
+        let workers = self.workers;
+        let _ = tokio::task::spawn_blocking(move || {
+            for w in workers {
+                let _ = w.join();
+            }
+        })
+        .await;
+        for s in self.sinks {
+            let _ = s.await;
+        }
+        timer.abort();
+        let q = Arc::clone(&self.queue);
+        let _ = tokio::task::spawn_blocking(move || q.finish()).await;
+        tracing::info!(pipeline = %name, "pipeline stopped");
+    }
+}
+
+fn worker(
+    work: &crossbeam_channel::Receiver<WorkItem>,
+    filters: &[Box<dyn Filter>],
+    routes: &[SinkRoute],
+    metrics: &Arc<PipelineMetrics>,
+    batch_size: usize,
+    delay: Duration,
+    has_dead_letter_sink: bool,
+) {
+    let mut last_flush = Instant::now();
+    loop {
+        let first = match work.recv_timeout(Duration::from_secs(1)) {
+            Ok(item) => item,
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                flush(filters, routes, has_dead_letter_sink, metrics);
+                last_flush = Instant::now();
+                continue;
+            }
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
+        };
+        let started = Instant::now();
+        let mut events = first.events;
+        let mut tokens = vec![first.token];
+        let deadline = started + delay;
+        while events.len() < batch_size {
+            match work.recv_deadline(deadline) {
+                Ok(mut item) => {
+                    events.append(&mut item.events);
+                    tokens.push(item.token);
+                }
+                Err(_) => break,
+            }
+        }
+        let n_in = events.len() as u64;
+        let token = {
+            let metrics = Arc::clone(metrics);
+            let parents = AckToken::merge(tokens);
+            AckToken::new(move |d| {
+                metrics.batch_latency.record(started.elapsed());
+                match d {
+                    Delivery::Delivered => {
+                        metrics.events_out.add(n_in);
+                        parents.delivered();
+                    }
+                    Delivery::Failed => parents.failed(),
+                }
+            })
+        };
+        for f in filters {
+            f.process(&mut events);
+        }
+        let n_out = events.len() as u64;
+        metrics.events_filtered.add(n_in.saturating_sub(n_out));
+        route(events, token, routes, has_dead_letter_sink);
+        if last_flush.elapsed() >= Duration::from_secs(1) {
+            flush(filters, routes, has_dead_letter_sink, metrics);
+            last_flush = Instant::now();
+        }
+    }
+    flush(filters, routes, has_dead_letter_sink, metrics);
+}
+
+fn flush(filters: &[Box<dyn Filter>], routes: &[SinkRoute], has_dead_letter_sink: bool, _metrics: &PipelineMetrics) {
+    let mut emitted = Vec::new();
+    for (i, f) in filters.iter().enumerate() {
+        let mut out = Vec::new();
+        f.flush(&mut out);
+        if out.is_empty() {
+            continue;
+        }
+        // Events a filter emits on its own pass through the filters after it.
+        for g in &filters[i + 1..] {
+            g.process(&mut out);
+        }
+        emitted.append(&mut out);
+    }
+    if !emitted.is_empty() {
+        route(emitted, AckToken::none(), routes, has_dead_letter_sink);
+    }
+}
+
+fn route(events: Vec<Event>, token: AckToken, routes: &[SinkRoute], has_dead_letter_sink: bool) {
+    if events.is_empty() {
+        token.delivered();
+        return;
+    }
+    let any_dead = has_dead_letter_sink && events.iter().any(|e| e.dead_letter);
+    let simple = routes.len() == 1 && routes[0].when.is_none() && !routes[0].dead_letter && !any_dead;
+    if simple {
+        let _ = routes[0].tx.blocking_send(SinkItem { events: Arc::new(events), token });
+        return;
+    }
+    let shared = Arc::new(events);
+    let all_plain = routes.iter().all(|r| r.when.is_none() && !r.dead_letter) && !any_dead;
+    for r in routes {
+        let selected: Arc<Vec<Event>> = if all_plain {
+            Arc::clone(&shared)
+        } else {
+            let v: Vec<Event> = shared
+                .iter()
+                .filter(|e| {
+                    let lane_ok = if has_dead_letter_sink { e.dead_letter == r.dead_letter } else { true };
+                    lane_ok && r.when.as_ref().is_none_or(|c| c.eval(e))
+                })
+                .cloned()
+                .collect();
+            if v.is_empty() {
+                continue;
+            }
+            Arc::new(v)
+        };
+        // A send error means the sink task is gone (forced shutdown): the
+        // dropped clone fails the batch, so it is not acknowledged.
+        let _ = r.tx.blocking_send(SinkItem { events: selected, token: token.clone() });
+    }
+    token.delivered();
+}
+
+async fn run_sink(
+    mut sink: Box<dyn Sink>,
+    mut rx: mpsc::Receiver<SinkItem>,
+    metrics: Arc<ComponentMetrics>,
+    hard: CancellationToken,
+    pipeline: String,
+    id: String,
+) {
+    while let Some(item) = rx.recv().await {
+        let n = item.events.len() as u64;
+        metrics.events_in.add(n);
+        let mut backoff = Duration::from_millis(100);
+        loop {
+            match sink.write(&item.events).await {
+                Ok(()) => {
+                    metrics.events_out.add(n);
+                    item.token.delivered();
+                    break;
+                }
+                Err(e) => {
+                    metrics.errors.inc();
+                    tracing::warn!(pipeline = %pipeline, sink = %id, error = %e, retry_in = ?backoff, "sink write failed; retrying");
+                    tokio::select! {
+                        _ = tokio::time::sleep(backoff) => {}
+                        _ = hard.cancelled() => {
+                            tracing::error!(pipeline = %pipeline, sink = %id, events = n, "giving up on a batch at shutdown; it stays unacknowledged");
+                            item.token.failed();
+                            break;
+                        }
+                    }
+                    backoff = (backoff * 2).min(Duration::from_secs(30));
+                }
+            }
+        }
+        if hard.is_cancelled() {
+            // Fail everything still queued for this sink.
+            rx.close();
+        }
+    }
+    if let Err(e) = sink.close().await {
+        tracing::warn!(pipeline = %pipeline, sink = %id, error = %e, "sink close failed");
+    }
+}

@@ -1,0 +1,257 @@
+//! The queue between a pipeline's sources and its workers.
+//!
+//! Sources see an [`Output`]; workers see a channel of [`WorkItem`]s, each
+//! carrying an [`AckToken`] whose resolution releases the queue's hold on
+//! those events: the memory queue returns their permits (its capacity is
+//! counted in unacknowledged events, so a slow sink back-pressures sources);
+//! the persisted queue acknowledges the record, which lets it checkpoint and
+//! delete segments. A batch whose token fails (shutdown mid-flight) is not
+//! acknowledged: the persisted queue delivers it again after a restart.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use crossbeam_channel::{Receiver, Sender};
+use parking_lot::Mutex;
+use sluice_core::codec::{decode_batch, encode_batch};
+use sluice_core::component::{Closed, Output};
+use sluice_core::metrics::PipelineMetrics;
+use sluice_core::{AckToken, Delivery, Event};
+use sluice_queue::{OpenReport, PersistedQueue, QueueError};
+use tokio::sync::Semaphore;
+
+use crate::config::{cores, parse_fsync, PersistedConfig};
+
+/// A batch on its way from the queue to a worker.
+pub struct WorkItem {
+    /// The events.
+    pub events: Vec<Event>,
+    /// Resolved once every sink took the batch.
+    pub token: AckToken,
+}
+
+/// The queue of one pipeline.
+pub struct PipelineQueue {
+    output: Arc<QueueOutput>,
+    /// Workers read here.
+    pub work: Receiver<WorkItem>,
+    reader: Mutex<Option<JoinHandle<()>>>,
+    stop_reading: Arc<AtomicBool>,
+    persisted: Option<Arc<PersistedQueue>>,
+}
+
+enum Backend {
+    Memory { tx: Mutex<Option<Sender<WorkItem>>>, permits: Arc<Semaphore>, max: usize },
+    Persisted { q: Arc<PersistedQueue>, next_shard: AtomicUsize },
+}
+
+/// The queue as sources see it.
+pub struct QueueOutput {
+    backend: Backend,
+    metrics: Arc<PipelineMetrics>,
+    closed: AtomicBool,
+}
+
+impl PipelineQueue {
+    /// A bounded memory queue holding at most `max_events` unacknowledged events.
+    pub fn memory(max_events: usize, metrics: Arc<PipelineMetrics>) -> Self {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let output = Arc::new(QueueOutput {
+            backend: Backend::Memory { tx: Mutex::new(Some(tx)), permits: Arc::new(Semaphore::new(max_events)), max: max_events },
+            metrics,
+            closed: AtomicBool::new(false),
+        });
+        Self { output, work: rx, reader: Mutex::new(None), stop_reading: Arc::new(AtomicBool::new(false)), persisted: None }
+    }
+
+    /// Opens (and recovers) a persisted queue and starts its reader thread.
+    pub fn persisted(cfg: &PersistedConfig, dir: PathBuf, workers: usize, metrics: Arc<PipelineMetrics>) -> Result<(Self, OpenReport), QueueError> {
+        let qc = sluice_queue::QueueConfig {
+            dir,
+            shards: cfg.shards.unwrap_or_else(cores),
+            segment_bytes: cfg.segment_size.0,
+            max_bytes: cfg.max_bytes.0,
+            // INVARIANT: validated by the config parser.
+            fsync: parse_fsync(&cfg.fsync).unwrap_or(sluice_queue::FsyncPolicy::Interval(Duration::from_secs(1))),
+            ..Default::default()
+        };
+        let dir_for_err = qc.dir.clone();
+        let (q, report) = PersistedQueue::open(qc)?;
+        let q = Arc::new(q);
+        let (tx, rx) = crossbeam_channel::bounded(workers.max(1) * 2);
+        let stop = Arc::new(AtomicBool::new(false));
+        let reader = {
+            let q = Arc::clone(&q);
+            let stop = Arc::clone(&stop);
+            let metrics = Arc::clone(&metrics);
+            std::thread::Builder::new()
+                .name(format!("queue-reader-{}", metrics.name))
+                .spawn(move || read_loop(&q, &tx, &stop, &metrics))
+                .map_err(|e| QueueError::Io { path: dir_for_err, source: e })?
+        };
+        let output = Arc::new(QueueOutput {
+            backend: Backend::Persisted { q: Arc::clone(&q), next_shard: AtomicUsize::new(0) },
+            metrics,
+            closed: AtomicBool::new(false),
+        });
+        Ok((Self { output, work: rx, reader: Mutex::new(Some(reader)), stop_reading: stop, persisted: Some(q) }, report))
+    }
+
+    /// The handle sources write to.
+    pub fn output(&self) -> Arc<QueueOutput> {
+        Arc::clone(&self.output)
+    }
+
+    /// Stops accepting events. A memory queue then drains to the workers; a
+    /// persisted queue stops reading new records too (they stay on disk).
+    pub fn close_input(&self) {
+        self.output.closed.store(true, Ordering::SeqCst);
+        if let Backend::Memory { tx, .. } = &self.output.backend {
+            tx.lock().take();
+        }
+        self.stop_reading.store(true, Ordering::SeqCst);
+    }
+
+    /// Waits for the reader thread; syncs and closes a persisted queue.
+    pub fn finish(&self) {
+        if let Some(h) = self.reader.lock().take() {
+            let _ = h.join();
+        }
+        if let Some(q) = &self.persisted {
+            if let Err(e) = q.sync() {
+                tracing::error!(pipeline = %self.output.metrics.name, error = %e, "queue sync at shutdown failed");
+            }
+            q.close();
+        }
+    }
+
+    /// Refreshes depth gauges from a persisted queue's stats.
+    pub fn refresh_gauges(&self) {
+        if let Some(q) = &self.persisted {
+            let s = q.stats();
+            self.output.metrics.queue_events.set(s.events);
+            self.output.metrics.queue_bytes.set(s.bytes);
+        }
+    }
+}
+
+fn read_loop(q: &Arc<PersistedQueue>, tx: &Sender<WorkItem>, stop: &AtomicBool, metrics: &Arc<PipelineMetrics>) {
+    while !stop.load(Ordering::SeqCst) {
+        let rec = match q.next(Duration::from_millis(100)) {
+            Ok(Some(r)) => r,
+            Ok(None) => continue,
+            Err(QueueError::Closed) => return,
+            Err(e) => {
+                tracing::error!(pipeline = %metrics.name, error = %e, "queue read failed");
+                std::thread::sleep(Duration::from_millis(200));
+                continue;
+            }
+        };
+        let events = match decode_batch(&rec.payload) {
+            Ok(ev) => ev,
+            Err(e) => {
+                // The record passed its checksum, so this is a bug or a format
+                // change; it is logged, counted and skipped (kept on disk until
+                // the frontier passes it).
+                tracing::error!(pipeline = %metrics.name, record = ?rec.id, error = %e, "undecodable queue record skipped");
+                continue;
+            }
+        };
+        let id = rec.id;
+        let q2 = Arc::clone(q);
+        let name = metrics.name.clone();
+        let token = AckToken::new(move |d| {
+            if d == Delivery::Delivered {
+                if let Err(e) = q2.ack(id) {
+                    tracing::error!(pipeline = %name, record = ?id, error = %e, "queue ack failed");
+                }
+            }
+        });
+        let mut item = WorkItem { events, token };
+        loop {
+            match tx.send_timeout(item, Duration::from_millis(100)) {
+                Ok(()) => break,
+                Err(crossbeam_channel::SendTimeoutError::Timeout(back)) => {
+                    if stop.load(Ordering::SeqCst) {
+                        return; // dropped token: not acked, redelivered after restart
+                    }
+                    item = back;
+                }
+                Err(crossbeam_channel::SendTimeoutError::Disconnected(_)) => return,
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl Output for QueueOutput {
+    async fn send(&self, events: Vec<Event>) -> Result<(), Closed> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(Closed);
+        }
+        let n = events.len();
+        match &self.backend {
+            Backend::Memory { tx, permits, max } => {
+                let want = n.min(*max) as u32;
+                let permit = permits.acquire_many(want).await.map_err(|_| Closed)?;
+                permit.forget();
+                let permits = Arc::clone(permits);
+                let metrics = Arc::clone(&self.metrics);
+                let token = AckToken::new(move |_| {
+                    // Delivered or failed, a memory queue cannot keep the events:
+                    // a failure (forced shutdown) was already logged by the sink task.
+                    permits.add_permits(want as usize);
+                    metrics.queue_events.sub(n as u64);
+                });
+                let guard = tx.lock();
+                let Some(tx) = guard.as_ref() else { return Err(Closed) };
+                self.metrics.queue_events.add(n as u64);
+                self.metrics.events_in.add(n as u64);
+                tx.send(WorkItem { events, token }).map_err(|_| Closed)
+            }
+            Backend::Persisted { q, next_shard } => {
+                let mut buf = Vec::with_capacity(n * 256);
+                encode_batch(&events, &mut buf);
+                drop(events);
+                let shard = next_shard.fetch_add(1, Ordering::Relaxed);
+                let mut backoff = Duration::from_millis(50);
+                loop {
+                    let q = Arc::clone(q);
+                    let payload = std::mem::take(&mut buf);
+                    let res = tokio::task::spawn_blocking(move || {
+                        let r = q.append(shard, &payload, n as u32);
+                        (r, payload)
+                    })
+                    .await;
+                    let (r, payload) = match res {
+                        Ok(x) => x,
+                        Err(_) => return Err(Closed),
+                    };
+                    match r {
+                        Ok(_) => {
+                            self.metrics.events_in.add(n as u64);
+                            return Ok(());
+                        }
+                        Err(QueueError::Closed) => return Err(Closed),
+                        Err(e) => {
+                            tracing::error!(pipeline = %self.metrics.name, error = %e, "queue append failed; retrying");
+                            buf = payload;
+                            tokio::time::sleep(backoff).await;
+                            backoff = (backoff * 2).min(Duration::from_secs(5));
+                            if self.closed.load(Ordering::SeqCst) {
+                                return Err(Closed);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -542,7 +542,13 @@ impl Shard {
                     let Some(idx) = st.index_of(st.cursor.0) else {
                         return Ok(None);
                     };
-                    if let Some(end) = st.acked.get(&st.cursor).copied() {
+                    let covering = st
+                        .acked
+                        .range(..=st.cursor)
+                        .next_back()
+                        .filter(|(k, e)| k.0 == st.cursor.0 && **e > st.cursor.1)
+                        .map(|(_, e)| *e);
+                    if let Some(end) = covering {
                         // Acknowledged before the last restart: skip.
                         let before = st.frontier();
                         st.cursor.1 = end;
@@ -645,8 +651,12 @@ impl Shard {
                 start = prev;
             }
         }
-        if let Some(next_end) = st.acked.remove(&(pos.0, end)) {
-            end = next_end;
+        // Only merge with a successor that was delivered in this lifetime;
+        // ranges at or after the cursor are skip ranges for readers.
+        if (pos.0, end) < st.cursor {
+            if let Some(next_end) = st.acked.remove(&(pos.0, end)) {
+                end = next_end;
+            }
         }
         st.acked.insert(start, end);
         st.dirty = true;
@@ -668,8 +678,15 @@ impl Shard {
         if after == before {
             return Ok(());
         }
-        // Ranges behind the frontier are implied by it.
-        st.acked = st.acked.split_off(&after);
+        // Ranges behind the frontier are implied by it; a range reaching
+        // over the frontier (a skip range at the cursor) keeps its tail.
+        let mut keep = st.acked.split_off(&after);
+        if let Some((&k, &e)) = st.acked.iter().next_back() {
+            if k.0 == after.0 && e > after.1 {
+                keep.insert(after, e);
+            }
+        }
+        st.acked = keep;
         let deletable = st
             .segments
             .iter()

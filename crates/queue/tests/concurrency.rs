@@ -50,14 +50,18 @@ fn concurrent_writers_and_readers_deliver_each_record_once() {
 
     let readers: Vec<_> = (0..READERS)
         .map(|_| {
-            let (q, done, seen, payloads) = (q.clone(), done.clone(), seen.clone(), payloads.clone());
+            let (q, done, seen, payloads) =
+                (q.clone(), done.clone(), seen.clone(), payloads.clone());
             std::thread::spawn(move || {
                 let mut n = 0usize;
                 loop {
                     match q.next(Duration::from_millis(20)).unwrap() {
                         Some(r) => {
                             assert!(seen.lock().unwrap().insert(r.id), "duplicate id {:?}", r.id);
-                            assert!(payloads.lock().unwrap().insert(r.payload), "duplicate payload");
+                            assert!(
+                                payloads.lock().unwrap().insert(r.payload),
+                                "duplicate payload"
+                            );
                             q.ack(r.id).unwrap();
                             n += 1;
                         }
@@ -102,7 +106,11 @@ fn concurrent_writers_and_readers_deliver_each_record_once() {
     // Let readers drain, then stop them.
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     while q.stats().acked_total < (WRITERS * PER_WRITER) as u64 {
-        assert!(std::time::Instant::now() < deadline, "readers stalled: {:?}", q.stats());
+        assert!(
+            std::time::Instant::now() < deadline,
+            "readers stalled: {:?}",
+            q.stats()
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
     done.store(true, Ordering::SeqCst);

@@ -6,6 +6,7 @@
 //! - [`config`]: config primitives (durations, sizes) and errors carrying key paths;
 //! - [`metrics`]: per-component counters, EWMA rates and latency histograms;
 //! - [`codec`]: event encodings (ndjson output, the queue's internal record encoding);
+//! - [`condition`]: the conditional-routing expression language (`if [a] == 1`);
 //! - [`path`]: field paths (`a.b.c` and Logstash's `[a][b][c]`).
 //!
 //! Dependencies flow one way: everything depends on this crate; it depends on no
@@ -14,11 +15,13 @@
 pub mod ack;
 pub mod codec;
 pub mod component;
+pub mod condition;
 pub mod config;
 pub mod event;
 pub mod metrics;
 pub mod path;
 
 pub use ack::{AckToken, Delivery};
+pub use condition::{Condition, ConditionError};
 pub use event::{Event, Identity};
 pub use sonic_rs::{json, JsonContainerTrait, JsonValueMutTrait, JsonValueTrait, Object, Value};

@@ -1,0 +1,1566 @@
+//! Conditions: the small expression language of conditional routing (`if` /
+//! `else if` / `else` filter blocks and a sink's `when`).
+//!
+//! It is modelled on Logstash conditionals so Logstash users feel at home:
+//!
+//! ```text
+//! [status] >= 500 and [service] == "api"
+//! "_grokparsefailure" in [tags]
+//! [message] =~ /timeout|refused/ or ![user][id]
+//! [@group] in ["acme", "globex"] and exists([trace_id])
+//! ```
+//!
+//! Conditions are parsed once at config time into an AST ([`Condition`]) with
+//! pre-parsed field paths and pre-compiled regexes; [`Condition::eval`] then
+//! runs per event without allocating.
+//!
+//! # Language
+//!
+//! - **Field references** are written in brackets only: `[field]`, `[a][b]`.
+//!   A bare `a.b` is rejected (it would be ambiguous with keywords). Inside the
+//!   brackets any characters but `[ ] , " '` are allowed; a bracket group
+//!   without quotes or commas is always a field reference, so `[1]` is the
+//!   field named `1`, not a list.
+//! - **Special references** read the event's typed data: `[@timestamp]`
+//!   (a number, nanoseconds since the epoch), `[@group]`, `[@subgroup]`,
+//!   `[@host]`, `[@source]` (strings). They shadow fields of the same name and
+//!   have no sub-fields. They always exist.
+//! - **Literals**: strings `"..."` or `'...'` (escapes `\" \' \\ \n \t \r \0`),
+//!   numbers (`42`, `-1.5`, `1e3`), `true`, `false`, `null`, lists
+//!   `["a", 1, true]` and regexes `/.../` (`\/` is a literal slash; use `(?i)`
+//!   for flags). A regex may only appear after `=~` or `!~`, where a string is
+//!   also accepted and compiled as a regex.
+//! - **Comparisons** `==`, `!=`, `<`, `<=`, `>`, `>=`: numbers compare
+//!   numerically (integers exactly, `1 == 1.0`), strings lexicographically by
+//!   bytes, booleans and `null` by equality, arrays element-wise and objects
+//!   structurally. Values of different types are never equal and never
+//!   ordered (`"200" == 200` is false) — this is never a run-time error. A
+//!   missing field equals `null`. `!=` is exactly the negation of `==`, so
+//!   `[missing] != "x"` is true.
+//! - **Regex match** `=~` is true when the left value is a string that the
+//!   regex matches (anywhere; anchor with `^…$`); non-strings never match.
+//!   `!~` is its negation.
+//! - **Membership** `in`: `x in [list literal]` or `x in [array field]` test
+//!   equality with any element; `"foo" in [message]` on a string is a
+//!   substring test; `"key" in [object field]` tests for a key. Anything else
+//!   (missing haystack, number haystack) is false. `not in` is its negation,
+//!   so `"_grokparsefailure" not in [tags]` is true when there are no tags.
+//! - **Truthiness**: a bare value (`if [field]`) is true when it exists and is
+//!   neither `null` nor `false`, as in Logstash (`""` and `0` are true).
+//!   `exists([field])` is a pure existence test (true even for `null`).
+//! - **Logic**: `and`, `nand`, `xor`, `or`, `!` / `not`, parentheses.
+//!   Precedence, tightest first: `!`/`not` > comparison > `and`/`nand` >
+//!   `xor` > `or`; binary operators are left-associative. Because `!` binds
+//!   tighter than comparisons, `![a] == 1` is a parse error: write
+//!   `!([a] == 1)` or `[a] != 1`.
+//!
+//! Parse errors carry the 0-based byte offset of the problem
+//! (`expected ']' at position 9`).
+
+use std::cmp::Ordering;
+use std::fmt;
+
+use regex::Regex;
+use sonic_rs::{JsonContainerTrait, JsonNumberTrait, JsonType, JsonValueTrait, Value};
+
+use crate::event::Event;
+use crate::path::FieldPath;
+
+/// A condition that could not be parsed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message} at position {position}")]
+pub struct ConditionError {
+    /// 0-based byte offset into the condition text where the problem is.
+    pub position: usize,
+    /// What is wrong there (lowercase, no position).
+    pub message: String,
+}
+
+impl ConditionError {
+    fn new(position: usize, message: impl Into<String>) -> Self {
+        Self {
+            position,
+            message: message.into(),
+        }
+    }
+}
+
+/// A parsed condition, ready to be evaluated against events.
+#[derive(Clone, Debug)]
+pub struct Condition {
+    source: Box<str>,
+    root: Node,
+}
+
+/// The condition AST.
+#[derive(Clone, Debug)]
+enum Node {
+    And(Box<Node>, Box<Node>),
+    Nand(Box<Node>, Box<Node>),
+    Xor(Box<Node>, Box<Node>),
+    Or(Box<Node>, Box<Node>),
+    Not(Box<Node>),
+    /// A bare value: exists and is neither `null` nor `false`.
+    Truthy(Operand),
+    /// `exists([field])`.
+    Exists(Ref),
+    Compare(Operand, CmpOp, Operand),
+    /// `value =~ regex` (or `!~` when `negated`).
+    Match {
+        value: Operand,
+        regex: Regex,
+        negated: bool,
+    },
+    /// `needle in haystack` (or `not in` when `negated`).
+    In {
+        needle: Operand,
+        haystack: Operand,
+        negated: bool,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl CmpOp {
+    fn symbol(self) -> &'static str {
+        match self {
+            CmpOp::Eq => "==",
+            CmpOp::Ne => "!=",
+            CmpOp::Lt => "<",
+            CmpOp::Le => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::Ge => ">=",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Operand {
+    Ref(Ref),
+    Lit(Literal),
+}
+
+#[derive(Clone, Debug)]
+enum Ref {
+    Field(FieldPath),
+    Timestamp,
+    Group,
+    Subgroup,
+    Host,
+    Source,
+}
+
+#[derive(Clone, Debug)]
+enum Literal {
+    Str(Box<str>),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Null,
+    List(Vec<Literal>),
+}
+
+impl Condition {
+    /// Parses a condition.
+    pub fn parse(source: &str) -> Result<Condition, ConditionError> {
+        let mut parser = Parser {
+            lexer: Lexer {
+                src: source,
+                pos: 0,
+                list_depth: 0,
+            },
+            peeked: None,
+        };
+        let first = parser.peek()?;
+        if matches!(first.tok, Tok::Eof) {
+            return Err(ConditionError::new(0, "empty condition"));
+        }
+        let root = parser.parse_or()?;
+        let next = parser.peek()?;
+        if !matches!(next.tok, Tok::Eof) {
+            return Err(ConditionError::new(
+                next.pos,
+                format!(
+                    "expected 'and', 'or', 'xor', 'nand' or end of condition, found {}",
+                    next.tok.describe()
+                ),
+            ));
+        }
+        Ok(Condition {
+            source: source.into(),
+            root,
+        })
+    }
+
+    /// The condition as written.
+    pub fn as_str(&self) -> &str {
+        &self.source
+    }
+
+    /// Evaluates the condition against an event. Never fails: type mismatches
+    /// and missing fields make comparisons false.
+    pub fn eval(&self, event: &Event) -> bool {
+        self.root.eval(event)
+    }
+}
+
+impl fmt::Display for Condition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.source)
+    }
+}
+
+impl std::str::FromStr for Condition {
+    type Err = ConditionError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Condition::parse(s)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Condition {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Condition::parse(&s)
+            .map_err(|e| serde::de::Error::custom(format!("invalid condition {s:?}: {e}")))
+    }
+}
+
+impl serde::Serialize for Condition {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.source)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Evaluation
+// ---------------------------------------------------------------------------
+
+/// A number as read from an event or a literal.
+#[derive(Clone, Copy, Debug)]
+enum Num {
+    I(i64),
+    U(u64),
+    F(f64),
+}
+
+impl Num {
+    fn as_f64(self) -> f64 {
+        match self {
+            Num::I(i) => i as f64,
+            Num::U(u) => u as f64,
+            Num::F(f) => f,
+        }
+    }
+
+    fn as_i128(self) -> Option<i128> {
+        match self {
+            Num::I(i) => Some(i128::from(i)),
+            Num::U(u) => Some(i128::from(u)),
+            Num::F(_) => None,
+        }
+    }
+
+    fn compare(self, other: Num) -> Option<Ordering> {
+        match (self.as_i128(), other.as_i128()) {
+            (Some(a), Some(b)) => Some(a.cmp(&b)),
+            _ => self.as_f64().partial_cmp(&other.as_f64()),
+        }
+    }
+}
+
+/// A borrowed view of a value during evaluation: no allocation, no copies.
+#[derive(Clone, Copy, Debug)]
+enum Val<'a> {
+    Missing,
+    Null,
+    Bool(bool),
+    Num(Num),
+    Str(&'a str),
+    Array(&'a sonic_rs::Array),
+    List(&'a [Literal]),
+    Object(&'a Value),
+}
+
+impl<'a> Val<'a> {
+    fn from_json(v: &'a Value) -> Val<'a> {
+        match v.get_type() {
+            JsonType::Null => Val::Null,
+            JsonType::Boolean => Val::Bool(v.as_bool().unwrap_or(false)),
+            JsonType::Number => match v.as_number() {
+                Some(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+                    (Some(i), _, _) => Val::Num(Num::I(i)),
+                    (None, Some(u), _) => Val::Num(Num::U(u)),
+                    (None, None, Some(f)) => Val::Num(Num::F(f)),
+                    (None, None, None) => Val::Null,
+                },
+                None => Val::Null,
+            },
+            JsonType::String => Val::Str(v.as_str().unwrap_or("")),
+            JsonType::Array => match v.as_array() {
+                Some(a) => Val::Array(a),
+                None => Val::Null,
+            },
+            JsonType::Object => Val::Object(v),
+        }
+    }
+
+    fn from_literal(l: &'a Literal) -> Val<'a> {
+        match l {
+            Literal::Str(s) => Val::Str(s),
+            Literal::Int(i) => Val::Num(Num::I(*i)),
+            Literal::Float(f) => Val::Num(Num::F(*f)),
+            Literal::Bool(b) => Val::Bool(*b),
+            Literal::Null => Val::Null,
+            Literal::List(items) => Val::List(items),
+        }
+    }
+
+    fn truthy(self) -> bool {
+        match self {
+            Val::Missing | Val::Null => false,
+            Val::Bool(b) => b,
+            _ => true,
+        }
+    }
+
+    /// Element count and accessor when this is a sequence (array field or list literal).
+    fn seq_len(self) -> Option<usize> {
+        match self {
+            Val::Array(a) => Some(a.len()),
+            Val::List(l) => Some(l.len()),
+            _ => None,
+        }
+    }
+
+    fn seq_get(self, i: usize) -> Val<'a> {
+        match self {
+            Val::Array(a) => a.get(i).map_or(Val::Missing, Val::from_json),
+            Val::List(l) => l.get(i).map_or(Val::Missing, Val::from_literal),
+            _ => Val::Missing,
+        }
+    }
+
+    fn equals(self, other: Val<'_>) -> bool {
+        match (self, other) {
+            (Val::Missing | Val::Null, Val::Missing | Val::Null) => true,
+            (Val::Bool(a), Val::Bool(b)) => a == b,
+            (Val::Num(a), Val::Num(b)) => a.compare(b) == Some(Ordering::Equal),
+            (Val::Str(a), Val::Str(b)) => a == b,
+            (Val::Object(a), Val::Object(b)) => a == b,
+            (Val::Array(_) | Val::List(_), Val::Array(_) | Val::List(_)) => {
+                let (Some(n), Some(m)) = (self.seq_len(), other.seq_len()) else {
+                    return false;
+                };
+                n == m && (0..n).all(|i| self.seq_get(i).equals(other.seq_get(i)))
+            }
+            _ => false,
+        }
+    }
+
+    fn order(self, other: Val<'_>) -> Option<Ordering> {
+        match (self, other) {
+            (Val::Num(a), Val::Num(b)) => a.compare(b),
+            (Val::Str(a), Val::Str(b)) => Some(a.cmp(b)),
+            _ => None,
+        }
+    }
+
+    /// Whether `self` (the haystack) contains `needle`.
+    fn contains(self, needle: Val<'_>) -> bool {
+        match self {
+            Val::Array(_) | Val::List(_) => {
+                let n = self.seq_len().unwrap_or(0);
+                (0..n).any(|i| self.seq_get(i).equals(needle))
+            }
+            Val::Str(hay) => match needle {
+                Val::Str(s) => hay.contains(s),
+                _ => false,
+            },
+            Val::Object(obj) => match (needle, obj.as_object()) {
+                (Val::Str(key), Some(o)) => o.get(&key).is_some(),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+}
+
+impl Ref {
+    fn resolve<'a>(&'a self, e: &'a Event) -> Val<'a> {
+        match self {
+            Ref::Field(path) => e.get(path).map_or(Val::Missing, Val::from_json),
+            Ref::Timestamp => Val::Num(Num::I(e.timestamp)),
+            Ref::Group => Val::Str(&e.identity.group),
+            Ref::Subgroup => Val::Str(&e.identity.subgroup),
+            Ref::Host => Val::Str(&e.identity.host),
+            Ref::Source => Val::Str(&e.source),
+        }
+    }
+
+    fn exists(&self, e: &Event) -> bool {
+        match self {
+            Ref::Field(path) => e.get(path).is_some(),
+            _ => true,
+        }
+    }
+}
+
+impl Operand {
+    fn resolve<'a>(&'a self, e: &'a Event) -> Val<'a> {
+        match self {
+            Operand::Ref(r) => r.resolve(e),
+            Operand::Lit(l) => Val::from_literal(l),
+        }
+    }
+}
+
+impl Node {
+    fn eval(&self, e: &Event) -> bool {
+        match self {
+            Node::And(a, b) => a.eval(e) && b.eval(e),
+            Node::Nand(a, b) => !(a.eval(e) && b.eval(e)),
+            Node::Xor(a, b) => a.eval(e) ^ b.eval(e),
+            Node::Or(a, b) => a.eval(e) || b.eval(e),
+            Node::Not(a) => !a.eval(e),
+            Node::Truthy(v) => v.resolve(e).truthy(),
+            Node::Exists(r) => r.exists(e),
+            Node::Compare(l, op, r) => {
+                let (l, r) = (l.resolve(e), r.resolve(e));
+                match op {
+                    CmpOp::Eq => l.equals(r),
+                    CmpOp::Ne => !l.equals(r),
+                    CmpOp::Lt => l.order(r) == Some(Ordering::Less),
+                    CmpOp::Le => matches!(l.order(r), Some(Ordering::Less | Ordering::Equal)),
+                    CmpOp::Gt => l.order(r) == Some(Ordering::Greater),
+                    CmpOp::Ge => matches!(l.order(r), Some(Ordering::Greater | Ordering::Equal)),
+                }
+            }
+            Node::Match {
+                value,
+                regex,
+                negated,
+            } => {
+                let matched = match value.resolve(e) {
+                    Val::Str(s) => regex.is_match(s),
+                    _ => false,
+                };
+                matched != *negated
+            }
+            Node::In {
+                needle,
+                haystack,
+                negated,
+            } => haystack.resolve(e).contains(needle.resolve(e)) != *negated,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Lexer
+// ---------------------------------------------------------------------------
+
+#[derive(Debug)]
+enum Tok {
+    Ref(Ref),
+    /// `[` opening a list literal.
+    ListOpen,
+    RBracket,
+    Comma,
+    LParen,
+    RParen,
+    Str(String),
+    Int(i64),
+    Float(f64),
+    /// Regex source (escapes resolved), compiled by the parser.
+    Regex(String),
+    Cmp(CmpOp),
+    Match,
+    NotMatch,
+    Bang,
+    And,
+    Or,
+    Xor,
+    Nand,
+    Not,
+    In,
+    True,
+    False,
+    Null,
+    Exists,
+    Eof,
+}
+
+impl Tok {
+    fn describe(&self) -> String {
+        match self {
+            Tok::Ref(_) => "a field reference".into(),
+            Tok::ListOpen => "a list".into(),
+            Tok::RBracket => "']'".into(),
+            Tok::Comma => "','".into(),
+            Tok::LParen => "'('".into(),
+            Tok::RParen => "')'".into(),
+            Tok::Str(_) => "a string".into(),
+            Tok::Int(_) | Tok::Float(_) => "a number".into(),
+            Tok::Regex(_) => "a regex".into(),
+            Tok::Cmp(op) => format!("'{}'", op.symbol()),
+            Tok::Match => "'=~'".into(),
+            Tok::NotMatch => "'!~'".into(),
+            Tok::Bang => "'!'".into(),
+            Tok::And => "'and'".into(),
+            Tok::Or => "'or'".into(),
+            Tok::Xor => "'xor'".into(),
+            Tok::Nand => "'nand'".into(),
+            Tok::Not => "'not'".into(),
+            Tok::In => "'in'".into(),
+            Tok::True => "'true'".into(),
+            Tok::False => "'false'".into(),
+            Tok::Null => "'null'".into(),
+            Tok::Exists => "'exists'".into(),
+            Tok::Eof => "end of condition".into(),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Token {
+    tok: Tok,
+    pos: usize,
+}
+
+struct Lexer<'s> {
+    src: &'s str,
+    pos: usize,
+    /// How many list literals enclose the current position.
+    list_depth: usize,
+}
+
+/// Characters that may not appear inside a field reference's brackets.
+fn forbidden_in_field(c: char) -> bool {
+    matches!(c, '[' | ']' | ',' | '"' | '\'') || c.is_control()
+}
+
+impl Lexer<'_> {
+    fn rest(&self) -> &str {
+        &self.src[self.pos..]
+    }
+
+    fn peek_char(&self) -> Option<char> {
+        self.rest().chars().next()
+    }
+
+    fn skip_ws(&mut self) {
+        let rest = self.rest();
+        self.pos += rest.len() - rest.trim_start().len();
+    }
+
+    fn next_token(&mut self) -> Result<Token, ConditionError> {
+        self.skip_ws();
+        let start = self.pos;
+        let Some(c) = self.peek_char() else {
+            return Ok(Token {
+                tok: Tok::Eof,
+                pos: start,
+            });
+        };
+        let rest = self.rest();
+        let two = rest.get(..2).unwrap_or("");
+        let (tok, len) = match c {
+            '[' => return self.bracket(),
+            ']' => (Tok::RBracket, 1),
+            ',' => (Tok::Comma, 1),
+            '(' => (Tok::LParen, 1),
+            ')' => (Tok::RParen, 1),
+            '"' | '\'' => return self.string(c),
+            '/' => return self.regex(),
+            '0'..='9' | '-' => return self.number(),
+            _ if c.is_ascii_alphabetic() || c == '_' => return self.word(),
+            _ => match two {
+                "==" => (Tok::Cmp(CmpOp::Eq), 2),
+                "!=" => (Tok::Cmp(CmpOp::Ne), 2),
+                "<=" => (Tok::Cmp(CmpOp::Le), 2),
+                ">=" => (Tok::Cmp(CmpOp::Ge), 2),
+                "=~" => (Tok::Match, 2),
+                "!~" => (Tok::NotMatch, 2),
+                "&&" => return Err(ConditionError::new(start, "unexpected '&&'; use 'and'")),
+                "||" => return Err(ConditionError::new(start, "unexpected '||'; use 'or'")),
+                _ => match c {
+                    '<' => (Tok::Cmp(CmpOp::Lt), 1),
+                    '>' => (Tok::Cmp(CmpOp::Gt), 1),
+                    '!' => (Tok::Bang, 1),
+                    '=' => return Err(ConditionError::new(start, "expected '==' or '=~'")),
+                    _ => {
+                        return Err(ConditionError::new(
+                            start,
+                            format!("unexpected character {c:?}"),
+                        ))
+                    }
+                },
+            },
+        };
+        self.pos += len;
+        Ok(Token { tok, pos: start })
+    }
+
+    /// `[`: a list literal when followed by a quote, `[`, `]`, or when the
+    /// bracket holds a comma; a field reference otherwise.
+    fn bracket(&mut self) -> Result<Token, ConditionError> {
+        let start = self.pos;
+        let inner = &self.src[start + 1..];
+        let first = inner.trim_start().chars().next();
+        let before_close = inner.find(']').map_or(inner, |end| &inner[..end]);
+        let trimmed = before_close.trim();
+        // Inside a list, `[` opens a nested list when it holds a literal.
+        let nested_list = self.list_depth > 0
+            && (matches!(first, Some('0'..='9' | '-'))
+                || matches!(trimmed, "true" | "false" | "null"));
+        if nested_list
+            || matches!(first, Some('"' | '\'' | '[' | ']'))
+            || before_close.contains(',')
+        {
+            self.pos += 1;
+            return Ok(Token {
+                tok: Tok::ListOpen,
+                pos: start,
+            });
+        }
+        // Field reference: one or more `[name]` groups with nothing between them.
+        let mut segments = Vec::new();
+        let mut seg_starts = Vec::new();
+        while self.peek_char() == Some('[') {
+            seg_starts.push(self.pos);
+            self.pos += 1;
+            let name_start = self.pos;
+            let len = self
+                .rest()
+                .find(forbidden_in_field)
+                .unwrap_or(self.rest().len());
+            self.pos += len;
+            if self.peek_char() != Some(']') {
+                return Err(ConditionError::new(self.pos, "expected ']'"));
+            }
+            if len == 0 {
+                return Err(ConditionError::new(self.pos, "empty field name"));
+            }
+            segments.push(&self.src[name_start..self.pos]);
+            self.pos += 1;
+        }
+        let special = match segments.first().copied() {
+            Some("@timestamp") => Some(Ref::Timestamp),
+            Some("@group") => Some(Ref::Group),
+            Some("@subgroup") => Some(Ref::Subgroup),
+            Some("@host") => Some(Ref::Host),
+            Some("@source") => Some(Ref::Source),
+            _ => None,
+        };
+        let r = match special {
+            Some(r) => {
+                if let Some(&second) = seg_starts.get(1) {
+                    return Err(ConditionError::new(
+                        second,
+                        format!(
+                            "[{}] has no sub-fields",
+                            segments.first().copied().unwrap_or_default()
+                        ),
+                    ));
+                }
+                r
+            }
+            None => {
+                let path = FieldPath::parse(&self.src[start..self.pos])
+                    .map_err(|e| ConditionError::new(start, e.to_string()))?;
+                Ref::Field(path)
+            }
+        };
+        Ok(Token {
+            tok: Tok::Ref(r),
+            pos: start,
+        })
+    }
+
+    fn string(&mut self, quote: char) -> Result<Token, ConditionError> {
+        let start = self.pos;
+        self.pos += 1;
+        let mut out = String::new();
+        let mut chars = self.src[self.pos..].char_indices();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                _ if c == quote => {
+                    self.pos += i + 1;
+                    return Ok(Token {
+                        tok: Tok::Str(out),
+                        pos: start,
+                    });
+                }
+                '\\' => {
+                    let esc_pos = self.pos + i;
+                    let Some((_, e)) = chars.next() else { break };
+                    out.push(match e {
+                        '"' => '"',
+                        '\'' => '\'',
+                        '\\' => '\\',
+                        'n' => '\n',
+                        't' => '\t',
+                        'r' => '\r',
+                        '0' => '\0',
+                        _ => {
+                            return Err(ConditionError::new(
+                                esc_pos,
+                                format!("unknown escape '\\{e}'"),
+                            ))
+                        }
+                    });
+                }
+                _ => out.push(c),
+            }
+        }
+        Err(ConditionError::new(start, "unterminated string"))
+    }
+
+    fn regex(&mut self) -> Result<Token, ConditionError> {
+        let start = self.pos;
+        let mut out = String::new();
+        let mut chars = self.src[start + 1..].char_indices();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '/' => {
+                    self.pos = start + 1 + i + 1;
+                    return Ok(Token {
+                        tok: Tok::Regex(out),
+                        pos: start,
+                    });
+                }
+                '\\' => match chars.next() {
+                    Some((_, '/')) => out.push('/'),
+                    Some((_, e)) => {
+                        out.push('\\');
+                        out.push(e);
+                    }
+                    None => break,
+                },
+                _ => out.push(c),
+            }
+        }
+        Err(ConditionError::new(start, "unterminated regex"))
+    }
+
+    fn number(&mut self) -> Result<Token, ConditionError> {
+        let start = self.pos;
+        let bytes = self.src.as_bytes();
+        let mut i = start;
+        let digits = |i: &mut usize| {
+            let from = *i;
+            while bytes.get(*i).is_some_and(u8::is_ascii_digit) {
+                *i += 1;
+            }
+            *i - from
+        };
+        if bytes.get(i) == Some(&b'-') {
+            i += 1;
+        }
+        if digits(&mut i) == 0 {
+            return Err(ConditionError::new(start, "unexpected '-'"));
+        }
+        let mut float = false;
+        if bytes.get(i) == Some(&b'.') {
+            i += 1;
+            float = true;
+            if digits(&mut i) == 0 {
+                return Err(ConditionError::new(start, "invalid number"));
+            }
+        }
+        if matches!(bytes.get(i), Some(b'e' | b'E')) {
+            i += 1;
+            float = true;
+            if matches!(bytes.get(i), Some(b'+' | b'-')) {
+                i += 1;
+            }
+            if digits(&mut i) == 0 {
+                return Err(ConditionError::new(start, "invalid number"));
+            }
+        }
+        if bytes
+            .get(i)
+            .is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.'))
+        {
+            return Err(ConditionError::new(start, "invalid number"));
+        }
+        let text = &self.src[start..i];
+        let tok = if float {
+            match text.parse::<f64>() {
+                Ok(f) if f.is_finite() => Tok::Float(f),
+                _ => return Err(ConditionError::new(start, "number out of range")),
+            }
+        } else {
+            match text.parse::<i64>() {
+                Ok(n) => Tok::Int(n),
+                Err(_) => return Err(ConditionError::new(start, "number out of range")),
+            }
+        };
+        self.pos = i;
+        Ok(Token { tok, pos: start })
+    }
+
+    fn word(&mut self) -> Result<Token, ConditionError> {
+        let start = self.pos;
+        let len = self
+            .rest()
+            .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '@' | '-')))
+            .unwrap_or(self.rest().len());
+        let word = &self.src[start..start + len];
+        let tok = match word {
+            "and" => Tok::And,
+            "or" => Tok::Or,
+            "xor" => Tok::Xor,
+            "nand" => Tok::Nand,
+            "not" => Tok::Not,
+            "in" => Tok::In,
+            "true" => Tok::True,
+            "false" => Tok::False,
+            "null" => Tok::Null,
+            "exists" => Tok::Exists,
+            _ => {
+                let hint = word.replace('.', "][");
+                return Err(ConditionError::new(
+                    start,
+                    format!("unknown word '{word}'; field references are written [{hint}]"),
+                ));
+            }
+        };
+        self.pos += len;
+        Ok(Token { tok, pos: start })
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Parser
+// ---------------------------------------------------------------------------
+
+struct Parser<'s> {
+    lexer: Lexer<'s>,
+    peeked: Option<Token>,
+}
+
+impl Parser<'_> {
+    fn peek(&mut self) -> Result<&Token, ConditionError> {
+        let t = match self.peeked.take() {
+            Some(t) => t,
+            None => self.lexer.next_token()?,
+        };
+        Ok(self.peeked.insert(t))
+    }
+
+    fn next(&mut self) -> Result<Token, ConditionError> {
+        match self.peeked.take() {
+            Some(t) => Ok(t),
+            None => self.lexer.next_token(),
+        }
+    }
+
+    fn expect(&mut self, want: fn(&Tok) -> bool, message: &str) -> Result<Token, ConditionError> {
+        let t = self.next()?;
+        if want(&t.tok) {
+            Ok(t)
+        } else {
+            Err(ConditionError::new(t.pos, message))
+        }
+    }
+
+    fn parse_or(&mut self) -> Result<Node, ConditionError> {
+        let mut left = self.parse_xor()?;
+        while matches!(self.peek()?.tok, Tok::Or) {
+            self.next()?;
+            let right = self.parse_xor()?;
+            left = Node::Or(Box::new(left), Box::new(right));
+        }
+        Ok(left)
+    }
+
+    fn parse_xor(&mut self) -> Result<Node, ConditionError> {
+        let mut left = self.parse_and()?;
+        while matches!(self.peek()?.tok, Tok::Xor) {
+            self.next()?;
+            let right = self.parse_and()?;
+            left = Node::Xor(Box::new(left), Box::new(right));
+        }
+        Ok(left)
+    }
+
+    fn parse_and(&mut self) -> Result<Node, ConditionError> {
+        let mut left = self.parse_unary()?;
+        loop {
+            let nand = match self.peek()?.tok {
+                Tok::And => false,
+                Tok::Nand => true,
+                _ => return Ok(left),
+            };
+            self.next()?;
+            let right = self.parse_unary()?;
+            left = if nand {
+                Node::Nand(Box::new(left), Box::new(right))
+            } else {
+                Node::And(Box::new(left), Box::new(right))
+            };
+        }
+    }
+
+    fn parse_unary(&mut self) -> Result<Node, ConditionError> {
+        if matches!(self.peek()?.tok, Tok::Bang | Tok::Not) {
+            self.next()?;
+            let inner = self.parse_unary_operand()?;
+            return Ok(Node::Not(Box::new(inner)));
+        }
+        self.parse_primary(true)
+    }
+
+    /// What `!` applies to: another negation or a primary that is not compared.
+    fn parse_unary_operand(&mut self) -> Result<Node, ConditionError> {
+        if matches!(self.peek()?.tok, Tok::Bang | Tok::Not) {
+            return self.parse_unary();
+        }
+        self.parse_primary(false)
+    }
+
+    /// A parenthesised condition, `exists(...)`, or a value optionally
+    /// followed by a comparison (only when `allow_compare`).
+    fn parse_primary(&mut self, allow_compare: bool) -> Result<Node, ConditionError> {
+        match self.peek()?.tok {
+            Tok::LParen => {
+                self.next()?;
+                let inner = self.parse_or()?;
+                self.expect(|t| matches!(t, Tok::RParen), "expected ')'")?;
+                return Ok(inner);
+            }
+            Tok::Exists => {
+                self.next()?;
+                self.expect(|t| matches!(t, Tok::LParen), "expected '(' after 'exists'")?;
+                let t = self.next()?;
+                let Tok::Ref(r) = t.tok else {
+                    return Err(ConditionError::new(t.pos, "expected a field reference"));
+                };
+                self.expect(|t| matches!(t, Tok::RParen), "expected ')'")?;
+                return Ok(Node::Exists(r));
+            }
+            _ => {}
+        }
+        let left = self.parse_operand("expected a condition")?;
+        let op = self.peek()?;
+        let op_pos = op.pos;
+        let is_op = matches!(
+            op.tok,
+            Tok::Cmp(_) | Tok::Match | Tok::NotMatch | Tok::In | Tok::Not
+        );
+        if !is_op {
+            return Ok(Node::Truthy(left));
+        }
+        if !allow_compare {
+            return Err(ConditionError::new(
+                op_pos,
+                format!(
+                    "{} cannot follow a negated value; write !( ... ) around the comparison",
+                    op.tok.describe()
+                ),
+            ));
+        }
+        let op = self.next()?;
+        match op.tok {
+            Tok::Cmp(cmp) => {
+                let right = self.parse_operand("expected a value")?;
+                Ok(Node::Compare(left, cmp, right))
+            }
+            Tok::Match | Tok::NotMatch => {
+                let negated = matches!(op.tok, Tok::NotMatch);
+                let t = self.next()?;
+                let (Tok::Regex(src) | Tok::Str(src)) = t.tok else {
+                    return Err(ConditionError::new(
+                        t.pos,
+                        "expected a regex /.../ or a string",
+                    ));
+                };
+                let regex =
+                    Regex::new(&src).map_err(|e| ConditionError::new(t.pos, regex_message(&e)))?;
+                Ok(Node::Match {
+                    value: left,
+                    regex,
+                    negated,
+                })
+            }
+            Tok::In => {
+                let haystack = self.parse_operand("expected a value")?;
+                Ok(Node::In {
+                    needle: left,
+                    haystack,
+                    negated: false,
+                })
+            }
+            Tok::Not => {
+                self.expect(|t| matches!(t, Tok::In), "expected 'in' after 'not'")?;
+                let haystack = self.parse_operand("expected a value")?;
+                Ok(Node::In {
+                    needle: left,
+                    haystack,
+                    negated: true,
+                })
+            }
+            // INVARIANT: `is_op` above admits only the token kinds handled here.
+            _ => unreachable!("operator token checked above"),
+        }
+    }
+
+    fn parse_operand(&mut self, expected: &str) -> Result<Operand, ConditionError> {
+        let t = self.next()?;
+        if let Tok::Ref(r) = t.tok {
+            return Ok(Operand::Ref(r));
+        }
+        self.literal_from(t, expected).map(Operand::Lit)
+    }
+
+    fn literal_from(&mut self, t: Token, expected: &str) -> Result<Literal, ConditionError> {
+        Ok(match t.tok {
+            Tok::Str(s) => Literal::Str(s.into()),
+            Tok::Int(i) => Literal::Int(i),
+            Tok::Float(f) => Literal::Float(f),
+            Tok::True => Literal::Bool(true),
+            Tok::False => Literal::Bool(false),
+            Tok::Null => Literal::Null,
+            Tok::ListOpen => self.list()?,
+            Tok::Regex(_) => {
+                return Err(ConditionError::new(
+                    t.pos,
+                    "a regex may only follow '=~' or '!~'",
+                ))
+            }
+            _ => return Err(ConditionError::new(t.pos, expected)),
+        })
+    }
+
+    /// The rest of a list literal, after its `[`.
+    fn list(&mut self) -> Result<Literal, ConditionError> {
+        self.lexer.list_depth += 1;
+        let result = self.list_items();
+        self.lexer.list_depth -= 1;
+        result
+    }
+
+    fn list_items(&mut self) -> Result<Literal, ConditionError> {
+        let mut items = Vec::new();
+        if matches!(self.peek()?.tok, Tok::RBracket) {
+            self.next()?;
+            return Ok(Literal::List(items));
+        }
+        loop {
+            let t = self.next()?;
+            if let Tok::Ref(_) = t.tok {
+                return Err(ConditionError::new(
+                    t.pos,
+                    "lists may only hold literals, not field references",
+                ));
+            }
+            items.push(self.literal_from(t, "expected a literal")?);
+            let sep = self.next()?;
+            match sep.tok {
+                Tok::Comma => {}
+                Tok::RBracket => return Ok(Literal::List(items)),
+                _ => return Err(ConditionError::new(sep.pos, "expected ',' or ']'")),
+            }
+        }
+    }
+}
+
+/// The one-line cause from a regex error (the crate's messages span lines).
+fn regex_message(e: &regex::Error) -> String {
+    let text = e.to_string();
+    let cause = text
+        .lines()
+        .rev()
+        .find_map(|l| l.trim().strip_prefix("error: "))
+        .map_or_else(
+            || text.split_whitespace().collect::<Vec<_>>().join(" "),
+            str::to_string,
+        );
+    format!("invalid regex: {cause}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::Identity;
+    use std::sync::Arc;
+
+    fn event(json: &str) -> Event {
+        let fields: sonic_rs::Object = sonic_rs::from_str(json).unwrap();
+        let mut e = Event::from_fields(fields);
+        e.timestamp = 1_700_000_000_123_456_789;
+        e.identity = Arc::new(Identity::new("acme", "prod", "web-1"));
+        e.source = Arc::from("/var/log/app.log");
+        e
+    }
+
+    fn eval(expr: &str, json: &str) -> bool {
+        Condition::parse(expr)
+            .unwrap_or_else(|e| panic!("{expr:?}: {e}"))
+            .eval(&event(json))
+    }
+
+    fn err(expr: &str) -> (usize, String) {
+        let e = Condition::parse(expr).unwrap_err();
+        (e.position, e.message)
+    }
+
+    const E: &str = r#"{
+        "message": "GET /index.html failed: connection refused",
+        "status": 503, "latency": 12.5, "big": 18446744073709551615,
+        "service": "api", "ok": false, "flag": true, "nothing": null,
+        "empty": "", "zero": 0,
+        "tags": ["_grokparsefailure", "beta"],
+        "http": {"request": {"method": "GET", "bytes": 512}},
+        "codes": [200, 404], "weird name": "x"
+    }"#;
+
+    #[test]
+    fn equality_and_inequality() {
+        assert!(eval(r#"[service] == "api""#, E));
+        assert!(!eval(r#"[service] == "API""#, E));
+        assert!(eval(r#"[service] != "web""#, E));
+        assert!(!eval(r#"[service] != "api""#, E));
+        assert!(eval("[status] == 503", E));
+        assert!(eval("[status] == 503.0", E));
+        assert!(eval("[latency] == 12.5", E));
+        assert!(eval("[ok] == false", E));
+        assert!(eval("[flag] == true", E));
+        assert!(eval("[nothing] == null", E));
+        assert!(eval("[missing] == null", E));
+        assert!(!eval("[zero] == null", E));
+        assert!(eval("[codes] == [200, 404]", E));
+        assert!(!eval("[codes] == [404, 200]", E));
+        assert!(eval("[http] == [http]", E));
+        assert!(eval("[big] == 18446744073709551615.0", E));
+        assert!(eval("[big] > 9223372036854775807", E));
+    }
+
+    #[test]
+    fn ordering() {
+        assert!(eval("[status] > 500", E));
+        assert!(!eval("[status] > 503", E));
+        assert!(eval("[status] >= 503", E));
+        assert!(eval("[status] < 503.5", E));
+        assert!(!eval("[status] < 503", E));
+        assert!(eval("[status] <= 503", E));
+        assert!(eval("[latency] < 13", E));
+        assert!(eval(r#"[service] < "b""#, E));
+        assert!(eval(r#"[service] >= "api""#, E));
+        assert!(!eval(r#"[service] > "api""#, E));
+        assert!(eval("-1 < 0", E));
+        assert!(eval("1e3 == 1000", E));
+    }
+
+    #[test]
+    fn type_mismatches_are_false() {
+        assert!(!eval(r#"[status] == "503""#, E));
+        assert!(eval(r#"[status] != "503""#, E));
+        assert!(!eval(r#"[status] > "100""#, E));
+        assert!(!eval(r#"[status] < "100""#, E));
+        assert!(!eval("[service] > 1", E));
+        assert!(!eval("[service] <= 1", E));
+        assert!(!eval("[missing] < 1", E));
+        assert!(!eval("[missing] >= 1", E));
+        assert!(!eval("[tags] > 1", E));
+        assert!(!eval("[ok] < true", E));
+        assert!(!eval("[status] =~ /503/", E));
+        assert!(eval("[status] !~ /503/", E));
+        assert!(!eval(r#""x" in [status]"#, E));
+        assert!(!eval("1 in [message]", E));
+    }
+
+    #[test]
+    fn regex_match() {
+        assert!(eval("[message] =~ /connection (refused|reset)/", E));
+        assert!(!eval("[message] =~ /^connection/", E));
+        assert!(eval("[message] !~ /^connection/", E));
+        assert!(!eval("[message] !~ /refused/", E));
+        assert!(eval(r"[message] =~ /GET \/index\.html/", E));
+        assert!(eval("[service] =~ /(?i)^API$/", E));
+        assert!(eval(r#"[service] =~ "^a.i$""#, E));
+        assert!(!eval("[missing] =~ /.*/", E));
+        assert!(eval("[missing] !~ /.*/", E));
+    }
+
+    #[test]
+    fn membership() {
+        assert!(eval(r#""_grokparsefailure" in [tags]"#, E));
+        assert!(!eval(r#""_jsonparsefailure" in [tags]"#, E));
+        assert!(eval(r#""_jsonparsefailure" not in [tags]"#, E));
+        assert!(!eval(r#""_grokparsefailure" not in [tags]"#, E));
+        assert!(eval(r#""x" not in [missing]"#, E));
+        assert!(!eval(r#""x" in [missing]"#, E));
+        assert!(eval(r#"[service] in ["web", "api"]"#, E));
+        assert!(!eval(r#"[service] in ["web", "db"]"#, E));
+        assert!(eval(r#"[service] not in ["web", "db"]"#, E));
+        assert!(eval("[status] in [500, 502, 503]", E));
+        assert!(eval("404 in [codes]", E));
+        assert!(!eval("500 in [codes]", E));
+        assert!(!eval("[status] in []", E));
+        assert!(eval(r#""request" in [http]"#, E));
+        assert!(!eval(r#""response" in [http]"#, E));
+        assert!(eval(r#"[service] in [service]"#, E));
+    }
+
+    #[test]
+    fn substring_in() {
+        assert!(eval(r#""refused" in [message]"#, E));
+        assert!(!eval(r#""accepted" in [message]"#, E));
+        assert!(eval(r#""accepted" not in [message]"#, E));
+        assert!(eval(r#""" in [empty]"#, E));
+        assert!(eval(r#""pi" in "api""#, E));
+    }
+
+    #[test]
+    fn truthiness_and_exists() {
+        assert!(eval("[service]", E));
+        assert!(eval("[flag]", E));
+        assert!(!eval("[ok]", E));
+        assert!(!eval("[nothing]", E));
+        assert!(!eval("[missing]", E));
+        assert!(eval("[empty]", E));
+        assert!(eval("[zero]", E));
+        assert!(eval("[tags]", E));
+        assert!(eval("![missing]", E));
+        assert!(eval("exists([nothing])", E));
+        assert!(eval("exists([ok])", E));
+        assert!(!eval("exists([missing])", E));
+        assert!(eval("exists([http][request][method])", E));
+        assert!(!eval("exists([http][request][path])", E));
+        assert!(eval("exists([@host])", E));
+        assert!(eval("not exists([missing])", E));
+        assert!(eval("true", E));
+        assert!(!eval("false", E));
+        assert!(!eval("null", E));
+    }
+
+    #[test]
+    fn nested_fields() {
+        assert!(eval(r#"[http][request][method] == "GET""#, E));
+        assert!(eval("[http][request][bytes] > 500", E));
+        assert!(!eval("[http][request][bytes][deeper] > 500", E));
+        assert!(!eval("[message][x]", E));
+        assert!(eval(r#"[weird name] == "x""#, E));
+        assert!(eval(
+            r#"[a.b] == 1 and [a][b] == 2"#,
+            r#"{"a.b": 1, "a": {"b": 2}}"#
+        ));
+    }
+
+    #[test]
+    fn identity_refs() {
+        assert!(eval(r#"[@group] == "acme""#, E));
+        assert!(eval(r#"[@subgroup] == "prod""#, E));
+        assert!(eval(r#"[@host] =~ /^web-\d+$/"#, E));
+        assert!(eval(r#"[@source] == "/var/log/app.log""#, E));
+        assert!(eval(r#""app" in [@source]"#, E));
+        assert!(eval("[@timestamp] == 1700000000123456789", E));
+        assert!(eval("[@timestamp] > 1700000000123456788", E));
+        assert!(!eval("[@timestamp] > 1700000000123456789", E));
+        assert!(eval(r#"[@group] in ["globex", "acme"]"#, E));
+        // Typed identity shadows a field of the same name.
+        assert!(eval(r#"[@group] == "acme""#, r#"{"@group": "evil"}"#));
+        // Other @-names are ordinary fields.
+        assert!(eval(
+            r#"[@metadata][index] == "logs""#,
+            r#"{"@metadata": {"index": "logs"}}"#
+        ));
+    }
+
+    #[test]
+    fn logic_operators() {
+        assert!(eval("[flag] and [service]", E));
+        assert!(!eval("[flag] and [ok]", E));
+        assert!(eval("[ok] or [flag]", E));
+        assert!(!eval("[ok] or [missing]", E));
+        assert!(eval("[flag] xor [ok]", E));
+        assert!(!eval("[flag] xor [service]", E));
+        assert!(!eval("[ok] xor [missing]", E));
+        assert!(!eval("[flag] nand [service]", E));
+        assert!(eval("[flag] nand [ok]", E));
+        assert!(eval("[ok] nand [missing]", E));
+        assert!(eval("![ok]", E));
+        assert!(eval("not [ok]", E));
+        assert!(eval("!![flag]", E));
+        assert!(eval("! not [flag]", E));
+        assert!(eval("!([status] == 200)", E));
+    }
+
+    #[test]
+    fn precedence() {
+        // and binds tighter than or.
+        assert!(eval("true or false and false", E));
+        assert!(!eval("(true or false) and false", E));
+        // and binds tighter than xor: true xor (true and false) = true.
+        assert!(eval("true xor true and false", E));
+        assert!(!eval("(true xor true) and false", E));
+        // xor binds tighter than or: (false xor false) or true = true; true or ... = true.
+        assert!(eval("false xor false or true", E));
+        // or is loosest: true or (true xor true) = true, (true or true) xor true = false.
+        assert!(eval("true or true xor true", E));
+        assert!(!eval("(true or true) xor true", E));
+        // nand at the level of and, left-assoc: (true nand true) and true = false.
+        assert!(!eval("true nand true and true", E));
+        assert!(eval("true nand (true and false)", E));
+        // ! binds to the primary only.
+        assert!(eval("!false and true", E));
+        assert!(!eval("!(false or true)", E));
+        assert!(eval("!false or false", E));
+        // Comparisons bind tighter than and/or.
+        assert!(eval(r#"[status] == 503 and [service] == "api""#, E));
+        assert!(eval(r#"[status] == 200 or [service] == "api""#, E));
+        // xor is left-assoc: (true xor true) xor true = true.
+        assert!(eval("true xor true xor true", E));
+    }
+
+    #[test]
+    fn parse_error_positions() {
+        assert_eq!(err("[foo == 1"), (9, "expected ']'".into()));
+        assert_eq!(err("[a][b == 1"), (10, "expected ']'".into()));
+        assert_eq!(err("[a] == \"abc"), (7, "unterminated string".into()));
+        assert_eq!(err("[a] == 'abc\\'"), (7, "unterminated string".into()));
+        assert_eq!(err("[a] =="), (6, "expected a value".into()));
+        assert_eq!(err("[a] == 1 and"), (12, "expected a condition".into()));
+        assert_eq!(err("[a] == 1 or or"), (12, "expected a condition".into()));
+        assert_eq!(
+            err("[a] =~ /(abc/"),
+            (7, "invalid regex: unclosed group".into())
+        );
+        assert_eq!(
+            err("[a] =~ \"[z-a]\""),
+            (
+                7,
+                "invalid regex: invalid character class range, the start must be <= the end".into()
+            )
+        );
+        assert_eq!(err("[a] =~ /abc"), (7, "unterminated regex".into()));
+        assert_eq!(err(""), (0, "empty condition".into()));
+        assert_eq!(err("   "), (0, "empty condition".into()));
+        assert_eq!(err("([a] == 1"), (9, "expected ')'".into()));
+        assert_eq!(
+            err("[a] [b]"),
+            (
+                4,
+                "expected 'and', 'or', 'xor', 'nand' or end of condition, found a field reference"
+                    .into()
+            )
+        );
+        assert_eq!(
+            err("[a] == 1 == 2"),
+            (
+                9,
+                "expected 'and', 'or', 'xor', 'nand' or end of condition, found '=='".into()
+            )
+        );
+        assert_eq!(err("[a][] == 1"), (4, "empty field name".into()));
+        assert_eq!(
+            err("a.b == 1"),
+            (
+                0,
+                "unknown word 'a.b'; field references are written [a][b]".into()
+            )
+        );
+        assert_eq!(err("[a] = 1"), (4, "expected '==' or '=~'".into()));
+        assert_eq!(err("[a] && [b]"), (4, "unexpected '&&'; use 'and'".into()));
+        assert_eq!(err("[a] == 1 # x"), (9, "unexpected character '#'".into()));
+        assert_eq!(
+            err("![a] == 1"),
+            (
+                5,
+                "'==' cannot follow a negated value; write !( ... ) around the comparison".into()
+            )
+        );
+        assert_eq!(err("[a] not [b]"), (8, "expected 'in' after 'not'".into()));
+        assert_eq!(
+            err("[a] == /x/"),
+            (7, "a regex may only follow '=~' or '!~'".into())
+        );
+        assert_eq!(
+            err("[a] =~ 1"),
+            (7, "expected a regex /.../ or a string".into())
+        );
+        assert_eq!(err("[a] in [\"x\", 1"), (14, "expected ',' or ']'".into()));
+        assert_eq!(err("[a] in [\"x\" 1]"), (12, "expected ',' or ']'".into()));
+        assert_eq!(
+            err("[a] in [\"x\", [b]]"),
+            (
+                13,
+                "lists may only hold literals, not field references".into()
+            )
+        );
+        assert_eq!(err("[a] == \"\\q\""), (8, "unknown escape '\\q'".into()));
+        assert_eq!(err("[a] == 12ab"), (7, "invalid number".into()));
+        assert_eq!(
+            err("[a] == 99999999999999999999"),
+            (7, "number out of range".into())
+        );
+        assert_eq!(err("[a] == - 1"), (7, "unexpected '-'".into()));
+        assert_eq!(err("exists [a]"), (7, "expected '(' after 'exists'".into()));
+        assert_eq!(
+            err("exists(\"a\")"),
+            (7, "expected a field reference".into())
+        );
+        assert_eq!(err("exists([a]"), (10, "expected ')'".into()));
+        assert_eq!(
+            err("[@host][x] == 1"),
+            (7, "[@host] has no sub-fields".into())
+        );
+        assert_eq!(err("[a] == )"), (7, "expected a value".into()));
+        // Positions are byte offsets.
+        assert_eq!(err("[é] == \"ü"), (8, "unterminated string".into()));
+    }
+
+    #[test]
+    fn error_display_and_serde() {
+        let e = Condition::parse("[foo == 1").unwrap_err();
+        assert_eq!(e.to_string(), "expected ']' at position 9");
+        #[derive(serde::Deserialize, Debug)]
+        struct Cfg {
+            when: Condition,
+        }
+        let cfg: Cfg =
+            toml::from_str(r#"when = '[status] >= 500 and "_grokparsefailure" not in [tags]'"#)
+                .unwrap();
+        assert_eq!(
+            cfg.when.as_str(),
+            r#"[status] >= 500 and "_grokparsefailure" not in [tags]"#
+        );
+        assert!(cfg.when.eval(&event(r#"{"status": 500}"#)));
+        assert!(!cfg
+            .when
+            .eval(&event(r#"{"status": 500, "tags": ["_grokparsefailure"]}"#)));
+        let bad = toml::from_str::<Cfg>(r#"when = '[a] =='"#).unwrap_err();
+        assert!(
+            bad.to_string()
+                .contains(r#"invalid condition "[a] ==": expected a value at position 6"#),
+            "{bad}"
+        );
+        let c: Condition = "[a]".parse().unwrap();
+        assert_eq!(c.to_string(), "[a]");
+    }
+
+    #[test]
+    fn condition_is_send_sync_clone() {
+        fn assert_traits<T: Clone + std::fmt::Debug + Send + Sync>() {}
+        assert_traits::<Condition>();
+        let c = Condition::parse("[a] =~ /x/").unwrap();
+        let d = c.clone();
+        assert!(d.eval(&event(r#"{"a": "xyz"}"#)));
+    }
+
+    #[test]
+    fn strings_and_escapes() {
+        assert!(eval(r#"[q] == "say \"hi\"""#, r#"{"q": "say \"hi\""}"#));
+        assert!(eval(r#"[q] == 'it\'s'"#, r#"{"q": "it's"}"#));
+        assert!(eval(r#"[q] == 'a"b'"#, r#"{"q": "a\"b"}"#));
+        assert!(eval(r#"[q] == "a\tb\\""#, r#"{"q": "a\tb\\"}"#));
+        assert!(eval(r#"[q] == "x\ny""#, r#"{"q": "x\ny"}"#));
+        assert!(eval(r#"[q] in ['a', "b"]"#, r#"{"q": "a"}"#));
+        assert!(eval("[q] in [[1, 2], [3]]", r#"{"q": [3]}"#));
+        assert!(eval("[q] == []", r#"{"q": []}"#));
+        assert!(eval("[q] in [[true], [null, -1]]", r#"{"q": [null, -1]}"#));
+        assert!(!eval("[q] in [[true], [null, -1]]", r#"{"q": [-1, null]}"#));
+        // Outside a list, a bracket without quotes or commas is a field.
+        assert!(eval("[1] == [true]", r#"{"1": "x", "true": "x"}"#));
+    }
+
+    #[test]
+    fn table() {
+        const T: &[(&str, &str, bool)] = &[
+            (r#"[type] == "nginx""#, r#"{"type": "nginx"}"#, true),
+            (r#"[type] == "nginx""#, r#"{"type": "apache"}"#, false),
+            (r#"[type] == "nginx""#, r#"{}"#, false),
+            (r#"[type] != "nginx""#, r#"{}"#, true),
+            (
+                "[response] >= 400 and [response] < 500",
+                r#"{"response": 404}"#,
+                true,
+            ),
+            (
+                "[response] >= 400 and [response] < 500",
+                r#"{"response": 500}"#,
+                false,
+            ),
+            (
+                "[response] >= 400 and [response] < 500",
+                r#"{"response": "404"}"#,
+                false,
+            ),
+            (
+                r#"[loglevel] in ["ERROR", "FATAL"]"#,
+                r#"{"loglevel": "FATAL"}"#,
+                true,
+            ),
+            (
+                r#"[loglevel] in ["ERROR", "FATAL"]"#,
+                r#"{"loglevel": "WARN"}"#,
+                false,
+            ),
+            (
+                r#""_grokparsefailure" in [tags]"#,
+                r#"{"tags": ["_grokparsefailure"]}"#,
+                true,
+            ),
+            (
+                r#""_grokparsefailure" in [tags]"#,
+                r#"{"tags": "_grokparsefailure"}"#,
+                true,
+            ),
+            (r#""_grokparsefailure" in [tags]"#, r#"{"tags": []}"#, false),
+            (r#""_grokparsefailure" not in [tags]"#, r#"{}"#, true),
+            (
+                r#""error" in [message]"#,
+                r#"{"message": "an error occurred"}"#,
+                true,
+            ),
+            (
+                r#""error" in [message]"#,
+                r#"{"message": "all good"}"#,
+                false,
+            ),
+            (
+                r"[message] =~ /^\d{4}-\d{2}-\d{2}/",
+                r#"{"message": "2024-01-02 boot"}"#,
+                true,
+            ),
+            (
+                r"[message] =~ /^\d{4}-\d{2}-\d{2}/",
+                r#"{"message": "boot 2024-01-02"}"#,
+                false,
+            ),
+            ("[message] !~ /DEBUG/", r#"{"message": "INFO ok"}"#, true),
+            ("[user][id]", r#"{"user": {"id": 0}}"#, true),
+            ("[user][id]", r#"{"user": {"id": null}}"#, false),
+            ("[user][id]", r#"{"user": "bob"}"#, false),
+            ("![user][id]", r#"{"user": {}}"#, true),
+            ("exists([user][id])", r#"{"user": {"id": null}}"#, true),
+            ("[a] == 1 or [b] == 2 and [c] == 3", r#"{"a": 1}"#, true),
+            ("([a] == 1 or [b] == 2) and [c] == 3", r#"{"a": 1}"#, false),
+            ("[a] xor [b]", r#"{"a": true, "b": true}"#, false),
+            ("[a] xor [b]", r#"{"a": true}"#, true),
+            ("[a] nand [b]", r#"{"a": true, "b": true}"#, false),
+            ("[n] > 1.5", r#"{"n": 2}"#, true),
+            ("[n] > 1.5", r#"{"n": 1.5}"#, false),
+            ("[n] == -3", r#"{"n": -3}"#, true),
+            ("[n] < [m]", r#"{"n": 1, "m": 2}"#, true),
+            ("[n] < [m]", r#"{"n": 1, "m": "2"}"#, false),
+            (r#"[@group] == "acme" and [@host] != "db-1""#, r#"{}"#, true),
+            ("[flag] == true", r#"{"flag": "true"}"#, false),
+            ("not [flag]", r#"{"flag": false}"#, true),
+        ];
+        for (expr, json, want) in T {
+            assert_eq!(eval(expr, json), *want, "{expr} on {json}");
+        }
+    }
+}

@@ -1,0 +1,766 @@
+//! One writer shard: a directory of segment files with its own locks.
+//!
+//! Two locks per shard so readers are not stalled by a writer's fsync:
+//! * `writer` – the active segment file, its write position, the reusable
+//!   encode buffer and sync bookkeeping. Held for the duration of an append
+//!   (one `pwrite` per segment touched, plus the fsync the policy asks for).
+//! * `read` – the segment list with each segment's *committed* end, the read
+//!   cursor, the delivered-but-unacknowledged ("in flight") records and the
+//!   persisted checkpoint. Held briefly; payload reads happen outside it.
+//!
+//! Lock order is always `writer` then `read`.
+//!
+//! The ack frontier (first unacknowledged record) is
+//! `min(first in-flight, first retry, read cursor)`: every record before the
+//! cursor was delivered, and delivered records leave the in-flight map only
+//! when acknowledged. Segments entirely before the frontier are deleted.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::{Mutex, MutexGuard};
+use tracing::warn;
+
+use crate::config::{FsyncPolicy, QueueConfig};
+use crate::error::QueueError;
+use crate::format::{
+    decode_checkpoint, decode_record_header, encode_checkpoint, encode_record,
+    encode_segment_header, parse_segment_name, segment_path, verify_record, Checkpoint,
+    CheckpointCheck, CHECKPOINT_FILE, CHECKPOINT_TMP_FILE, RECORD_HEADER_LEN, SEGMENT_HEADER_LEN,
+};
+use crate::queue::{OpenReport, Record, RecordId};
+use crate::recovery::scan_segment;
+use crate::shared::Shared;
+
+/// Position of a record: (segment id, byte offset).
+type Pos = (u64, u64);
+
+struct SegmentInfo {
+    id: u64,
+    path: PathBuf,
+    file: Arc<File>,
+    /// Committed end: readers may read any record below it.
+    end: u64,
+    /// No more appends will go to this segment.
+    sealed: bool,
+    /// A header failed validation at read time; skip the rest once sealed.
+    broken: bool,
+}
+
+struct InFlight {
+    bytes: u64,
+    events: u32,
+}
+
+struct ReadState {
+    segments: VecDeque<SegmentInfo>,
+    cursor: Pos,
+    inflight: BTreeMap<Pos, InFlight>,
+    /// Records whose payload read failed; handed out again first.
+    retry: BTreeSet<Pos>,
+    /// Acknowledged ranges after the frontier: start -> end offset (same
+    /// segment). Readers skip ranges loaded from the checkpoint.
+    acked: BTreeMap<Pos, u64>,
+    /// Acks happened since the last checkpoint write.
+    dirty: bool,
+    /// Frontier written in the checkpoint file.
+    persisted: Pos,
+    last_checkpoint: Instant,
+}
+
+impl ReadState {
+    fn frontier(&self) -> Pos {
+        let mut f = self.cursor;
+        if let Some((p, _)) = self.inflight.first_key_value() {
+            f = f.min(*p);
+        }
+        if let Some(p) = self.retry.first() {
+            f = f.min(*p);
+        }
+        f
+    }
+
+    fn index_of(&self, segment: u64) -> Option<usize> {
+        self.segments.binary_search_by_key(&segment, |s| s.id).ok()
+    }
+}
+
+struct WriteState {
+    segment: u64,
+    path: PathBuf,
+    file: Arc<File>,
+    pos: u64,
+    buf: Vec<u8>,
+    next_seq: u64,
+    unsynced: u64,
+    last_sync: Instant,
+}
+
+/// A payload located by a reader, to be read outside the read lock.
+struct Located {
+    pos: Pos,
+    file: Arc<File>,
+    path: PathBuf,
+    header: [u8; RECORD_HEADER_LEN],
+    len: u32,
+    events: u32,
+}
+
+pub(crate) struct Shard {
+    id: u32,
+    dir: PathBuf,
+    fsync: FsyncPolicy,
+    segment_bytes: u64,
+    checkpoint_interval: Duration,
+    shared: Arc<Shared>,
+    force_roll: AtomicBool,
+    writer: Mutex<WriteState>,
+    read: Mutex<ReadState>,
+}
+
+fn io_at(path: &Path) -> impl FnOnce(io::Error) -> QueueError + '_ {
+    move |e| QueueError::io(path, e)
+}
+
+fn sync_dir(dir: &Path) -> Result<(), QueueError> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io_at(dir))
+}
+
+fn create_segment(dir: &Path, id: u64, fsync: FsyncPolicy) -> Result<(PathBuf, File), QueueError> {
+    let path = segment_path(dir, id);
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .map_err(io_at(&path))?;
+    file.write_all_at(&encode_segment_header(id), 0)
+        .map_err(io_at(&path))?;
+    if fsync != FsyncPolicy::Never {
+        file.sync_data().map_err(io_at(&path))?;
+        sync_dir(dir)?;
+    }
+    Ok((path, file))
+}
+
+fn read_checkpoint(dir: &Path) -> Result<Option<Checkpoint>, QueueError> {
+    let path = dir.join(CHECKPOINT_FILE);
+    let bytes = match fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(QueueError::io(&path, e)),
+    };
+    match decode_checkpoint(&bytes) {
+        CheckpointCheck::Ok(cp) => Ok(Some(cp)),
+        CheckpointCheck::Invalid(reason) => {
+            // Falling back to "no checkpoint" re-delivers acked records
+            // (at-least-once) but never loses unacked ones.
+            warn!(path = %path.display(), offset = 0, reason, "ignoring damaged queue checkpoint");
+            Ok(None)
+        }
+        CheckpointCheck::UnsupportedVersion(found) => Err(QueueError::UnsupportedVersion {
+            path,
+            offset: 4,
+            found,
+        }),
+    }
+}
+
+impl Shard {
+    /// Opens (creating if needed) shard `id` in `dir` and recovers its state,
+    /// adding what it found to `report` and to the shared counters.
+    pub fn open(
+        dir: PathBuf,
+        id: u32,
+        cfg: &QueueConfig,
+        shared: Arc<Shared>,
+        report: &mut OpenReport,
+    ) -> Result<Shard, QueueError> {
+        fs::create_dir_all(&dir).map_err(io_at(&dir))?;
+        let tmp = dir.join(CHECKPOINT_TMP_FILE);
+        match fs::remove_file(&tmp) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(QueueError::io(&tmp, e)),
+        }
+        let stored = read_checkpoint(&dir)?;
+        let checkpoint = stored.as_ref().map(|c| c.frontier);
+        // Acked ranges by segment; only kept for segments that still exist
+        // and clamped to their valid end, so records appended later at the
+        // same positions (after a lost tail) are never skipped.
+        let mut stored_ranges: BTreeMap<u64, Vec<(u64, u64)>> = BTreeMap::new();
+        for (seg, start, end) in stored.iter().flat_map(|c| c.acked.iter().copied()) {
+            stored_ranges.entry(seg).or_default().push((start, end));
+        }
+        let mut acked: BTreeMap<Pos, u64> = BTreeMap::new();
+
+        let mut ids = Vec::new();
+        for entry in fs::read_dir(&dir).map_err(io_at(&dir))? {
+            let entry = entry.map_err(io_at(&dir))?;
+            if let Some(sid) = entry.file_name().to_str().and_then(parse_segment_name) {
+                ids.push(sid);
+            }
+        }
+        ids.sort_unstable();
+
+        // Segments entirely before the checkpoint's segment are fully acked.
+        if let Some((cs, _)) = checkpoint {
+            for sid in ids.iter().filter(|s| **s < cs) {
+                let p = segment_path(&dir, *sid);
+                fs::remove_file(&p).map_err(io_at(&p))?;
+            }
+            ids.retain(|s| *s >= cs);
+        }
+
+        let mut segments = VecDeque::with_capacity(ids.len() + 1);
+        let mut cursor: Option<Pos> = None;
+        let mut next_seq = 0u64;
+        for (i, &sid) in ids.iter().enumerate() {
+            let is_last = i + 1 == ids.len();
+            let path = segment_path(&dir, sid);
+            let file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(&path)
+                .map_err(io_at(&path))?;
+            let scan = scan_segment(&file, &path, sid)?;
+            let mut good_end = scan.good_end;
+            if let Some(reason) = scan.bad_header {
+                if is_last {
+                    warn!(path = %path.display(), offset = 0, reason, "rewriting torn segment header");
+                    file.set_len(0).map_err(io_at(&path))?;
+                    file.write_all_at(&encode_segment_header(sid), 0)
+                        .map_err(io_at(&path))?;
+                    report.truncated_bytes += scan.file_len;
+                } else {
+                    warn!(path = %path.display(), offset = 0, reason, "skipping segment with corrupt header");
+                    report.corrupt_records += 1;
+                }
+                good_end = SEGMENT_HEADER_LEN;
+            } else if let Some((off, reason)) = scan.bad_record {
+                if is_last {
+                    warn!(path = %path.display(), offset = off, reason,
+                        truncated = scan.file_len - off, "truncating torn queue tail");
+                    file.set_len(off).map_err(io_at(&path))?;
+                    report.truncated_bytes += scan.file_len - off;
+                } else {
+                    warn!(path = %path.display(), offset = off, reason,
+                        "corrupt record in queue segment; skipping rest of segment");
+                    report.corrupt_records += 1;
+                }
+            }
+            if is_last && cfg.fsync != FsyncPolicy::Never && scan.file_len != good_end {
+                file.sync_data().map_err(io_at(&path))?;
+            }
+
+            let start = match checkpoint {
+                Some((cs, co)) if cs == sid => {
+                    if co >= good_end {
+                        good_end
+                    } else if co <= SEGMENT_HEADER_LEN
+                        || scan.records.binary_search_by_key(&co, |r| r.offset).is_ok()
+                    {
+                        co.max(SEGMENT_HEADER_LEN)
+                    } else {
+                        warn!(path = %path.display(), offset = co,
+                            "checkpoint is not on a record boundary; re-delivering whole segment");
+                        SEGMENT_HEADER_LEN
+                    }
+                }
+                _ => SEGMENT_HEADER_LEN,
+            };
+            if cursor.is_none() {
+                cursor = Some((sid, start));
+            }
+            let ranges: Vec<(u64, u64)> = stored_ranges
+                .remove(&sid)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|(a, b)| *a >= start && a < b)
+                .map(|(a, b)| (a, b.min(good_end)))
+                .filter(|(a, b)| a < b)
+                .collect();
+            let is_acked = |off: u64| ranges.iter().any(|(a, b)| off >= *a && off < *b);
+            for r in scan.records.iter().filter(|r| r.offset >= start) {
+                if is_acked(r.offset) {
+                    continue;
+                }
+                report.records_recovered += 1;
+                report.events_recovered += u64::from(r.events);
+                report.bytes_recovered += r.total;
+            }
+            if let Some(last) = scan.records.last() {
+                next_seq = next_seq.max(last.seq + 1);
+            }
+            for (a, b) in ranges {
+                acked.insert((sid, a), b);
+            }
+            segments.push_back(SegmentInfo {
+                id: sid,
+                path,
+                file: Arc::new(file),
+                end: good_end,
+                sealed: true,
+                broken: false,
+            });
+        }
+
+        let reuse_last = segments
+            .back()
+            .is_some_and(|s| s.end < cfg.segment_bytes && s.end >= SEGMENT_HEADER_LEN);
+        if !reuse_last {
+            let new_id = segments
+                .back()
+                .map(|s| s.id + 1)
+                .unwrap_or_else(|| checkpoint.map_or(0, |c| c.0));
+            let (path, file) = create_segment(&dir, new_id, cfg.fsync)?;
+            segments.push_back(SegmentInfo {
+                id: new_id,
+                path,
+                file: Arc::new(file),
+                end: SEGMENT_HEADER_LEN,
+                sealed: true,
+                broken: false,
+            });
+        }
+        // INVARIANT: either reused an existing segment or just pushed one.
+        let active = segments.back_mut().expect("active segment exists");
+        active.sealed = false;
+        let writer = WriteState {
+            segment: active.id,
+            path: active.path.clone(),
+            file: Arc::clone(&active.file),
+            pos: active.end,
+            buf: Vec::with_capacity(64 * 1024),
+            next_seq,
+            unsynced: 0,
+            last_sync: Instant::now(),
+        };
+        let cursor = cursor.unwrap_or((active.id, SEGMENT_HEADER_LEN));
+
+        shared
+            .segments
+            .fetch_add(segments.len() as u64, Ordering::SeqCst);
+        let read = ReadState {
+            segments,
+            cursor,
+            inflight: BTreeMap::new(),
+            retry: BTreeSet::new(),
+            acked,
+            dirty: false,
+            persisted: checkpoint.unwrap_or((0, 0)),
+            last_checkpoint: Instant::now(),
+        };
+        Ok(Shard {
+            id,
+            dir,
+            fsync: cfg.fsync,
+            segment_bytes: cfg.segment_bytes,
+            checkpoint_interval: cfg.checkpoint_interval,
+            shared,
+            force_roll: AtomicBool::new(false),
+            writer: Mutex::new(writer),
+            read: Mutex::new(read),
+        })
+    }
+
+    /// Appends `records` (payload, events). Capacity must already be reserved
+    /// for `total_bytes`; on error the unwritten part is released here.
+    pub fn append_batch(
+        &self,
+        records: &[(&[u8], u32)],
+        total_bytes: u64,
+    ) -> Result<Vec<RecordId>, QueueError> {
+        let mut committed = 0u64;
+        let result = self.append_inner(records, &mut committed);
+        if result.is_err() {
+            self.shared.release(total_bytes - committed);
+        }
+        result
+    }
+
+    fn append_inner(
+        &self,
+        records: &[(&[u8], u32)],
+        committed: &mut u64,
+    ) -> Result<Vec<RecordId>, QueueError> {
+        let mut ids = Vec::with_capacity(records.len());
+        let mut w = self.writer.lock();
+        let mut i = 0;
+        while i < records.len() {
+            let first_total = RECORD_HEADER_LEN as u64 + records[i].0.len() as u64;
+            let full = w.pos > SEGMENT_HEADER_LEN && w.pos + first_total > self.segment_bytes;
+            if full || self.force_roll.load(Ordering::SeqCst) {
+                self.roll(&mut w)?;
+            }
+            let start = w.pos;
+            let mut end = start;
+            let mut events = 0u64;
+            let chunk_start = i;
+            let mut seq = w.next_seq;
+            let mut buf = std::mem::take(&mut w.buf);
+            buf.clear();
+            while i < records.len() {
+                let (payload, ev) = records[i];
+                let total = RECORD_HEADER_LEN as u64 + payload.len() as u64;
+                if end > start && end + total > self.segment_bytes {
+                    break;
+                }
+                encode_record(&mut buf, payload, ev, seq);
+                ids.push(RecordId {
+                    shard: self.id,
+                    segment: w.segment,
+                    offset: end,
+                });
+                seq += 1;
+                end += total;
+                events += u64::from(ev);
+                i += 1;
+            }
+            let res = w.file.write_all_at(&buf, start);
+            w.buf = buf;
+            w.next_seq = seq;
+            if let Err(e) = res {
+                ids.truncate(chunk_start);
+                return Err(QueueError::io(&w.path, e));
+            }
+            w.pos = end;
+            w.unsynced += end - start;
+            {
+                let mut st = self.read.lock();
+                // INVARIANT: the active segment is always the last one listed.
+                let seg = st.segments.back_mut().expect("active segment listed");
+                debug_assert_eq!(seg.id, w.segment);
+                seg.end = end;
+            }
+            let n = (i - chunk_start) as u64;
+            *committed += end - start;
+            self.shared.records.fetch_add(n, Ordering::SeqCst);
+            self.shared.events.fetch_add(events, Ordering::SeqCst);
+            self.shared.appended_total.fetch_add(n, Ordering::SeqCst);
+        }
+        let due = match self.fsync {
+            FsyncPolicy::Always => true,
+            FsyncPolicy::Interval(d) => w.last_sync.elapsed() >= d,
+            FsyncPolicy::EveryBytes(b) => w.unsynced >= b,
+            FsyncPolicy::Never => false,
+        };
+        if due && w.unsynced > 0 {
+            w.file.sync_data().map_err(io_at(&w.path))?;
+            w.unsynced = 0;
+            w.last_sync = Instant::now();
+        }
+        Ok(ids)
+    }
+
+    fn roll(&self, w: &mut MutexGuard<'_, WriteState>) -> Result<(), QueueError> {
+        if self.fsync != FsyncPolicy::Never && w.unsynced > 0 {
+            w.file.sync_data().map_err(io_at(&w.path))?;
+        }
+        let id = w.segment + 1;
+        let (path, file) = create_segment(&self.dir, id, self.fsync)?;
+        let file = Arc::new(file);
+        {
+            let mut st = self.read.lock();
+            if let Some(last) = st.segments.back_mut() {
+                last.sealed = true;
+            }
+            st.segments.push_back(SegmentInfo {
+                id,
+                path: path.clone(),
+                file: Arc::clone(&file),
+                end: SEGMENT_HEADER_LEN,
+                sealed: false,
+                broken: false,
+            });
+        }
+        self.shared.segments.fetch_add(1, Ordering::SeqCst);
+        self.force_roll.store(false, Ordering::SeqCst);
+        w.segment = id;
+        w.path = path;
+        w.file = file;
+        w.pos = SEGMENT_HEADER_LEN;
+        w.unsynced = 0;
+        w.last_sync = Instant::now();
+        Ok(())
+    }
+
+    /// Hands out the next unread record of this shard, if any.
+    pub fn try_next(&self) -> Result<Option<Record>, QueueError> {
+        loop {
+            let Some(loc) = self.locate_next()? else {
+                return Ok(None);
+            };
+            let mut payload = vec![0u8; loc.len as usize];
+            if let Err(e) = loc
+                .file
+                .read_exact_at(&mut payload, loc.pos.1 + RECORD_HEADER_LEN as u64)
+            {
+                let mut st = self.read.lock();
+                st.inflight.remove(&loc.pos);
+                st.retry.insert(loc.pos);
+                return Err(QueueError::io(&loc.path, e));
+            }
+            let header = decode_record_header(&loc.header);
+            let ok = header.is_ok_and(|h| verify_record(&loc.header, &h, &payload));
+            if !ok {
+                warn!(path = %loc.path.display(), offset = loc.pos.1,
+                    "record crc mismatch at read time; skipping record");
+                self.shared.corrupt_total.fetch_add(1, Ordering::SeqCst);
+                self.complete(loc.pos)?;
+                continue;
+            }
+            return Ok(Some(Record {
+                id: RecordId {
+                    shard: self.id,
+                    segment: loc.pos.0,
+                    offset: loc.pos.1,
+                },
+                events: loc.events,
+                payload,
+            }));
+        }
+    }
+
+    /// Under the read lock: picks the next record position, reads and checks
+    /// its header and marks it in flight.
+    fn locate_next(&self) -> Result<Option<Located>, QueueError> {
+        let mut st = self.read.lock();
+        loop {
+            let from_retry = st.retry.first().copied();
+            let pos = match from_retry {
+                Some(p) => p,
+                None => {
+                    let Some(idx) = st.index_of(st.cursor.0) else {
+                        return Ok(None);
+                    };
+                    let covering = st
+                        .acked
+                        .range(..=st.cursor)
+                        .next_back()
+                        .filter(|(k, e)| k.0 == st.cursor.0 && **e > st.cursor.1)
+                        .map(|(_, e)| *e);
+                    if let Some(end) = covering {
+                        // Acknowledged before the last restart: skip.
+                        let before = st.frontier();
+                        st.cursor.1 = end;
+                        self.frontier_moved(&mut st, before)?;
+                        continue;
+                    }
+                    let seg = &st.segments[idx];
+                    if st.cursor.1 < seg.end && !seg.broken {
+                        st.cursor
+                    } else if seg.sealed && idx + 1 < st.segments.len() {
+                        if seg.broken && seg.end > st.cursor.1 {
+                            self.shared.release(seg.end - st.cursor.1);
+                        }
+                        let before = st.frontier();
+                        st.cursor = (st.segments[idx + 1].id, SEGMENT_HEADER_LEN);
+                        self.frontier_moved(&mut st, before)?;
+                        continue;
+                    } else {
+                        return Ok(None);
+                    }
+                }
+            };
+            let Some(idx) = st.index_of(pos.0) else {
+                // Cannot happen: unacked positions keep their segment alive.
+                st.retry.remove(&pos);
+                continue;
+            };
+            let seg = &st.segments[idx];
+            let (file, path) = (Arc::clone(&seg.file), seg.path.clone());
+            let mut header = [0u8; RECORD_HEADER_LEN];
+            file.read_exact_at(&mut header, pos.1)
+                .map_err(io_at(&path))?;
+            let h = match decode_record_header(&header) {
+                Ok(h) if pos.1 + h.total_len() <= seg.end => h,
+                Ok(_) | Err(_) => {
+                    warn!(path = %path.display(), offset = pos.1,
+                        "invalid record header at read time; skipping rest of segment");
+                    self.shared.corrupt_total.fetch_add(1, Ordering::SeqCst);
+                    if from_retry.is_some() {
+                        st.retry.remove(&pos);
+                    } else {
+                        st.segments[idx].broken = true;
+                        if idx + 1 == st.segments.len() {
+                            self.force_roll.store(true, Ordering::SeqCst);
+                        }
+                    }
+                    continue;
+                }
+            };
+            if from_retry.is_some() {
+                st.retry.remove(&pos);
+            } else {
+                st.cursor.1 += h.total_len();
+            }
+            st.inflight.insert(
+                pos,
+                InFlight {
+                    bytes: h.total_len(),
+                    events: h.events,
+                },
+            );
+            return Ok(Some(Located {
+                pos,
+                file,
+                path,
+                header,
+                len: h.len,
+                events: h.events,
+            }));
+        }
+    }
+
+    /// Acknowledges the in-flight record `id` (which must belong to this shard).
+    pub fn ack(&self, id: RecordId) -> Result<(), QueueError> {
+        if !self.complete((id.segment, id.offset))? {
+            return Err(QueueError::UnknownRecord(id));
+        }
+        self.shared.acked_total.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// Removes an in-flight record, frees its capacity, advances the frontier.
+    /// Returns `false` if `pos` was not in flight.
+    fn complete(&self, pos: Pos) -> Result<bool, QueueError> {
+        let mut st = self.read.lock();
+        let before = st.frontier();
+        let Some(done) = st.inflight.remove(&pos) else {
+            return Ok(false);
+        };
+        self.shared.records.fetch_sub(1, Ordering::SeqCst);
+        self.shared
+            .events
+            .fetch_sub(u64::from(done.events), Ordering::SeqCst);
+        self.shared.release(done.bytes);
+        // Record the acked range, merged with its neighbours.
+        let mut start = pos;
+        let mut end = pos.1 + done.bytes;
+        if let Some((&prev, &prev_end)) = st.acked.range(..pos).next_back() {
+            if prev.0 == pos.0 && prev_end == pos.1 {
+                start = prev;
+            }
+        }
+        // Only merge with a successor that was delivered in this lifetime;
+        // ranges at or after the cursor are skip ranges for readers.
+        if (pos.0, end) < st.cursor {
+            if let Some(next_end) = st.acked.remove(&(pos.0, end)) {
+                end = next_end;
+            }
+        }
+        st.acked.insert(start, end);
+        st.dirty = true;
+        let after = st.frontier();
+        if after == before
+            && (self.fsync == FsyncPolicy::Always
+                || st.last_checkpoint.elapsed() >= self.checkpoint_interval)
+        {
+            self.write_checkpoint(&mut st, after)?;
+        }
+        self.frontier_moved(&mut st, before)?;
+        Ok(true)
+    }
+
+    /// Called after anything that may advance the frontier: persists the
+    /// checkpoint when due and deletes segments entirely behind the frontier.
+    fn frontier_moved(&self, st: &mut ReadState, before: Pos) -> Result<(), QueueError> {
+        let after = st.frontier();
+        if after == before {
+            return Ok(());
+        }
+        // Ranges behind the frontier are implied by it; a range reaching
+        // over the frontier (a skip range at the cursor) keeps its tail.
+        let mut keep = st.acked.split_off(&after);
+        if let Some((&k, &e)) = st.acked.iter().next_back() {
+            if k.0 == after.0 && e > after.1 {
+                keep.insert(after, e);
+            }
+        }
+        st.acked = keep;
+        let deletable = st
+            .segments
+            .iter()
+            .take_while(|s| s.id < after.0 && s.sealed)
+            .count();
+        let due = deletable > 0
+            || self.fsync == FsyncPolicy::Always
+            || st.last_checkpoint.elapsed() >= self.checkpoint_interval;
+        if due {
+            // Checkpoint first: a crash between the two steps then leaves an
+            // already-acked segment behind (deleted on next open), never a
+            // checkpoint pointing behind deleted data.
+            self.write_checkpoint(st, after)?;
+        }
+        for _ in 0..deletable {
+            // INVARIANT: `deletable` counts existing front segments.
+            let seg = st.segments.pop_front().expect("counted segment");
+            self.shared.segments.fetch_sub(1, Ordering::SeqCst);
+            match fs::remove_file(&seg.path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(QueueError::io(&seg.path, e)),
+            }
+        }
+        Ok(())
+    }
+
+    fn write_checkpoint(&self, st: &mut ReadState, frontier: Pos) -> Result<(), QueueError> {
+        let tmp = self.dir.join(CHECKPOINT_TMP_FILE);
+        let dst = self.dir.join(CHECKPOINT_FILE);
+        {
+            let mut f = File::create(&tmp).map_err(io_at(&tmp))?;
+            let cp = Checkpoint {
+                frontier,
+                acked: st
+                    .acked
+                    .range(frontier..)
+                    .map(|(&(seg, start), &end)| (seg, start, end))
+                    .collect(),
+            };
+            f.write_all(&encode_checkpoint(&cp)).map_err(io_at(&tmp))?;
+            if self.fsync != FsyncPolicy::Never {
+                f.sync_data().map_err(io_at(&tmp))?;
+            }
+        }
+        fs::rename(&tmp, &dst).map_err(io_at(&dst))?;
+        if self.fsync == FsyncPolicy::Always {
+            sync_dir(&self.dir)?;
+        }
+        st.persisted = frontier;
+        st.dirty = false;
+        st.last_checkpoint = Instant::now();
+        Ok(())
+    }
+
+    /// Syncs the active segment and persists the current frontier.
+    /// `data`: also fdatasync the segment (skipped for `Never` on drop).
+    pub fn flush(&self, data: bool) -> Result<(), QueueError> {
+        {
+            let mut w = self.writer.lock();
+            if data && w.unsynced > 0 {
+                w.file.sync_data().map_err(io_at(&w.path))?;
+                w.unsynced = 0;
+                w.last_sync = Instant::now();
+            }
+        }
+        let mut st = self.read.lock();
+        let frontier = st.frontier();
+        if st.dirty || frontier != st.persisted || !self.dir.join(CHECKPOINT_FILE).exists() {
+            self.write_checkpoint(&mut st, frontier)?;
+        }
+        if data {
+            sync_dir(&self.dir)?;
+        }
+        Ok(())
+    }
+}

@@ -1,1 +1,206 @@
-//! sluice-api
+//! sluice-api: the node's HTTP API.
+//!
+//! - `GET /_node/stats`: JSON shaped after Logstash's node stats API —
+//!   process (RSS, CPU, threads, open files), and per pipeline its events
+//!   in/out/filtered with 1m/5m/15m rates, queue depth, batch latency
+//!   percentiles and every component's counters.
+//! - `GET /metrics`: the same counters in Prometheus text format.
+//!
+//! [`router`] builds the routes without binding, so tests call it directly.
+
+pub mod process;
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::extract::State;
+use axum::http::header;
+use axum::response::IntoResponse;
+use axum::routing::get;
+use axum::{Json, Router};
+use serde_json::{json, Value};
+use sluice_core::metrics::Registry;
+
+/// What the handlers read.
+#[derive(Clone)]
+pub struct ApiState {
+    /// The node's counters.
+    pub registry: Arc<Registry>,
+    /// Node name.
+    pub name: String,
+    /// Process start.
+    pub started: Instant,
+}
+
+/// The API's routes.
+pub fn router(state: ApiState) -> Router {
+    Router::new()
+        .route("/_node/stats", get(node_stats))
+        .route("/metrics", get(prometheus))
+        .route("/", get(|| async { "sluice\n" }))
+        .with_state(state)
+}
+
+/// Serves the API on `listener` until the future is dropped.
+pub async fn serve(listener: tokio::net::TcpListener, state: ApiState) -> std::io::Result<()> {
+    axum::serve(listener, router(state)).await
+}
+
+async fn node_stats(State(s): State<ApiState>) -> Json<Value> {
+    Json(stats_json(&s))
+}
+
+/// The `/_node/stats` document.
+pub fn stats_json(s: &ApiState) -> Value {
+    let p = process::sample();
+    let comps = s.registry.components();
+    let mut pipelines = serde_json::Map::new();
+    for pm in s.registry.pipelines() {
+        let r = pm.rates();
+        let (n, p50, p90, p99, max) = pm.batch_latency.summary();
+        let mut plugins = json!({"sources": [], "filters": [], "sinks": []});
+        for (pname, c) in comps.iter().filter(|(p, _)| *p == pm.name) {
+            let _ = pname;
+            let cr = c.rates();
+            let extra: serde_json::Map<String, Value> = c.extra().into_iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
+            let entry = json!({
+                "id": c.id, "type": c.type_name,
+                "events": {"in": c.events_in.get(), "out": c.events_out.get(), "failed": c.events_failed.get(), "dropped": c.events_dropped.get()},
+                "bytes": {"in": c.bytes_in.get(), "out": c.bytes_out.get()},
+                "errors": c.errors.get(),
+                "rates": {"1m": cr.m1, "5m": cr.m5, "15m": cr.m15},
+                "counters": extra,
+            });
+            let key = match c.kind {
+                "source" => "sources",
+                "filter" => "filters",
+                _ => "sinks",
+            };
+            if let Some(arr) = plugins.get_mut(key).and_then(Value::as_array_mut) {
+                arr.push(entry);
+            }
+        }
+        pipelines.insert(
+            pm.name.clone(),
+            json!({
+                "events": {"in": pm.events_in.get(), "out": pm.events_out.get(), "filtered": pm.events_filtered.get()},
+                "rates": {"1m": r.m1, "5m": r.m5, "15m": r.m15},
+                "queue": {"type": pm.queue_type, "events": pm.queue_events.get(), "bytes": pm.queue_bytes.get()},
+                "batch_latency_us": {"count": n, "p50": p50, "p90": p90, "p99": p99, "max": max},
+                "plugins": plugins,
+            }),
+        );
+    }
+    json!({
+        "name": s.name,
+        "version": env!("CARGO_PKG_VERSION"),
+        "uptime_ms": s.started.elapsed().as_millis() as u64,
+        "process": {
+            "rss_bytes": p.rss_bytes, "cpu_seconds": p.cpu_seconds, "threads": p.threads, "open_files": p.open_files,
+        },
+        "pipelines": pipelines,
+    })
+}
+
+async fn prometheus(State(s): State<ApiState>) -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], prometheus_text(&s))
+}
+
+fn esc(v: &str) -> String {
+    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
+
+/// The `/metrics` document.
+pub fn prometheus_text(s: &ApiState) -> String {
+    let mut out = String::new();
+    let p = process::sample();
+    let _ = writeln!(out, "# TYPE sluice_process_resident_memory_bytes gauge\nsluice_process_resident_memory_bytes {}", p.rss_bytes);
+    let _ = writeln!(out, "# TYPE sluice_process_cpu_seconds_total counter\nsluice_process_cpu_seconds_total {}", p.cpu_seconds);
+    let _ = writeln!(out, "# TYPE sluice_process_threads gauge\nsluice_process_threads {}", p.threads);
+    let _ = writeln!(out, "# TYPE sluice_process_open_fds gauge\nsluice_process_open_fds {}", p.open_files);
+    let pipes = s.registry.pipelines();
+    let series: [(&str, &str, fn(&sluice_core::metrics::PipelineMetrics) -> u64); 5] = [
+        ("sluice_pipeline_events_in_total", "counter", |p| p.events_in.get()),
+        ("sluice_pipeline_events_out_total", "counter", |p| p.events_out.get()),
+        ("sluice_pipeline_events_filtered_total", "counter", |p| p.events_filtered.get()),
+        ("sluice_pipeline_queue_events", "gauge", |p| p.queue_events.get()),
+        ("sluice_pipeline_queue_bytes", "gauge", |p| p.queue_bytes.get()),
+    ];
+    for (name, kind, f) in series {
+        let _ = writeln!(out, "# TYPE {name} {kind}");
+        for pm in &pipes {
+            let _ = writeln!(out, "{name}{{pipeline=\"{}\"}} {}", esc(&pm.name), f(pm));
+        }
+    }
+    let _ = writeln!(out, "# TYPE sluice_pipeline_batch_latency_seconds summary");
+    for pm in &pipes {
+        let (n, p50, p90, p99, _) = pm.batch_latency.summary();
+        for (q, v) in [("0.5", p50), ("0.9", p90), ("0.99", p99)] {
+            let _ = writeln!(out, "sluice_pipeline_batch_latency_seconds{{pipeline=\"{}\",quantile=\"{q}\"}} {}", esc(&pm.name), v as f64 / 1e6);
+        }
+        let _ = writeln!(out, "sluice_pipeline_batch_latency_seconds_count{{pipeline=\"{}\"}} {n}", esc(&pm.name));
+    }
+    let comps = s.registry.components();
+    let cseries: [(&str, fn(&sluice_core::metrics::ComponentMetrics) -> u64); 7] = [
+        ("sluice_component_events_in_total", |c| c.events_in.get()),
+        ("sluice_component_events_out_total", |c| c.events_out.get()),
+        ("sluice_component_events_failed_total", |c| c.events_failed.get()),
+        ("sluice_component_events_dropped_total", |c| c.events_dropped.get()),
+        ("sluice_component_bytes_in_total", |c| c.bytes_in.get()),
+        ("sluice_component_bytes_out_total", |c| c.bytes_out.get()),
+        ("sluice_component_errors_total", |c| c.errors.get()),
+    ];
+    for (name, f) in cseries {
+        let _ = writeln!(out, "# TYPE {name} counter");
+        for (p, c) in &comps {
+            let _ = writeln!(out, "{name}{{pipeline=\"{}\",kind=\"{}\",id=\"{}\",type=\"{}\"}} {}", esc(p), c.kind, esc(&c.id), esc(&c.type_name), f(c));
+        }
+    }
+    let _ = writeln!(out, "# TYPE sluice_component_counter_total counter");
+    for (p, c) in &comps {
+        for (k, v) in c.extra() {
+            let _ = writeln!(out, "sluice_component_counter_total{{pipeline=\"{}\",kind=\"{}\",id=\"{}\",name=\"{k}\"}} {v}", esc(p), c.kind, esc(&c.id));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::body::Body;
+    use axum::http::Request;
+    use sluice_core::metrics::{ComponentMetrics, PipelineMetrics};
+    use tower::ServiceExt;
+
+    fn state() -> ApiState {
+        let registry = Arc::new(Registry::default());
+        let pm = registry.pipeline(PipelineMetrics::new("main", "memory"));
+        pm.events_in.add(10);
+        pm.events_out.add(7);
+        let c = registry.component("main", ComponentMetrics::new("source", "in", "tcp"));
+        c.events_in.add(10);
+        c.counter("oversized_frames").add(2);
+        ApiState { registry, name: "n1".into(), started: Instant::now() }
+    }
+
+    #[tokio::test]
+    async fn node_stats_shape() {
+        let resp = router(state()).oneshot(Request::get("/_node/stats").body(Body::empty()).unwrap()).await.unwrap();
+        assert_eq!(resp.status(), 200);
+        let body = axum::body::to_bytes(resp.into_body(), 1 << 20).await.unwrap();
+        let v: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(v["pipelines"]["main"]["events"]["in"], 10);
+        assert_eq!(v["pipelines"]["main"]["events"]["out"], 7);
+        assert_eq!(v["pipelines"]["main"]["plugins"]["sources"][0]["counters"]["oversized_frames"], 2);
+        assert!(v["process"]["rss_bytes"].as_u64().unwrap() > 0);
+    }
+
+    #[tokio::test]
+    async fn prometheus_text_has_series() {
+        let t = prometheus_text(&state());
+        assert!(t.contains("sluice_pipeline_events_in_total{pipeline=\"main\"} 10"), "{t}");
+        assert!(t.contains("sluice_component_counter_total{pipeline=\"main\",kind=\"source\",id=\"in\",name=\"oversized_frames\"} 2"), "{t}");
+    }
+}

@@ -2,12 +2,13 @@
 
 use sluice_core::component::FilterSpec;
 
+pub mod conditional;
 pub mod drop;
 pub mod json;
 pub mod mutate;
 
 /// Every filter type, by config `type` name.
-pub const SPECS: &[&FilterSpec] = &[&drop::SPEC, &json::SPEC, &mutate::SPEC];
+pub const SPECS: &[&FilterSpec] = &[&conditional::SPEC, &drop::SPEC, &json::SPEC, &mutate::SPEC];
 
 /// The spec for a `type` name.
 pub fn find(name: &str) -> Option<&'static FilterSpec> {

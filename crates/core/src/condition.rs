@@ -828,6 +828,16 @@ impl Lexer<'_> {
             "null" => Tok::Null,
             "exists" => Tok::Exists,
             _ => {
+                const KEYWORDS: [&str; 10] = [
+                    "and", "or", "xor", "nand", "not", "in", "true", "false", "null", "exists",
+                ];
+                let lower = word.to_ascii_lowercase();
+                if KEYWORDS.contains(&lower.as_str()) {
+                    return Err(ConditionError::new(
+                        start,
+                        format!("unknown word '{word}'; keywords are lowercase: '{lower}'"),
+                    ));
+                }
                 let hint = word.replace('.', "][");
                 return Err(ConditionError::new(
                     start,
@@ -1367,6 +1377,13 @@ mod tests {
             (
                 0,
                 "unknown word 'a.b'; field references are written [a][b]".into()
+            )
+        );
+        assert_eq!(
+            err("[a] == 1 AND [b]"),
+            (
+                9,
+                "unknown word 'AND'; keywords are lowercase: 'and'".into()
             )
         );
         assert_eq!(err("[a] = 1"), (4, "expected '==' or '=~'".into()));

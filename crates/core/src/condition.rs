@@ -828,6 +828,16 @@ impl Lexer<'_> {
             "null" => Tok::Null,
             "exists" => Tok::Exists,
             _ => {
+                const KEYWORDS: [&str; 10] = [
+                    "and", "or", "xor", "nand", "not", "in", "true", "false", "null", "exists",
+                ];
+                let lower = word.to_ascii_lowercase();
+                if KEYWORDS.contains(&lower.as_str()) {
+                    return Err(ConditionError::new(
+                        start,
+                        format!("unknown word '{word}'; keywords are lowercase: '{lower}'"),
+                    ));
+                }
                 let hint = word.replace('.', "][");
                 return Err(ConditionError::new(
                     start,
@@ -843,6 +853,13 @@ impl Lexer<'_> {
 // ---------------------------------------------------------------------------
 // Parser
 // ---------------------------------------------------------------------------
+
+/// The operator after a value, as decided by one token of lookahead.
+enum OpKind {
+    Cmp(CmpOp),
+    Match { negated: bool },
+    In { negated: bool },
+}
 
 struct Parser<'s> {
     lexer: Lexer<'s>,
@@ -953,31 +970,30 @@ impl Parser<'_> {
         }
         let left = self.parse_operand("expected a condition")?;
         let op = self.peek()?;
-        let op_pos = op.pos;
-        let is_op = matches!(
-            op.tok,
-            Tok::Cmp(_) | Tok::Match | Tok::NotMatch | Tok::In | Tok::Not
-        );
-        if !is_op {
-            return Ok(Node::Truthy(left));
-        }
+        let kind = match op.tok {
+            Tok::Cmp(cmp) => OpKind::Cmp(cmp),
+            Tok::Match => OpKind::Match { negated: false },
+            Tok::NotMatch => OpKind::Match { negated: true },
+            Tok::In => OpKind::In { negated: false },
+            Tok::Not => OpKind::In { negated: true },
+            _ => return Ok(Node::Truthy(left)),
+        };
         if !allow_compare {
             return Err(ConditionError::new(
-                op_pos,
+                op.pos,
                 format!(
                     "{} cannot follow a negated value; write !( ... ) around the comparison",
                     op.tok.describe()
                 ),
             ));
         }
-        let op = self.next()?;
-        match op.tok {
-            Tok::Cmp(cmp) => {
+        self.next()?;
+        match kind {
+            OpKind::Cmp(cmp) => {
                 let right = self.parse_operand("expected a value")?;
                 Ok(Node::Compare(left, cmp, right))
             }
-            Tok::Match | Tok::NotMatch => {
-                let negated = matches!(op.tok, Tok::NotMatch);
+            OpKind::Match { negated } => {
                 let t = self.next()?;
                 let (Tok::Regex(src) | Tok::Str(src)) = t.tok else {
                     return Err(ConditionError::new(
@@ -993,25 +1009,17 @@ impl Parser<'_> {
                     negated,
                 })
             }
-            Tok::In => {
+            OpKind::In { negated } => {
+                if negated {
+                    self.expect(|t| matches!(t, Tok::In), "expected 'in' after 'not'")?;
+                }
                 let haystack = self.parse_operand("expected a value")?;
                 Ok(Node::In {
                     needle: left,
                     haystack,
-                    negated: false,
+                    negated,
                 })
             }
-            Tok::Not => {
-                self.expect(|t| matches!(t, Tok::In), "expected 'in' after 'not'")?;
-                let haystack = self.parse_operand("expected a value")?;
-                Ok(Node::In {
-                    needle: left,
-                    haystack,
-                    negated: true,
-                })
-            }
-            // INVARIANT: `is_op` above admits only the token kinds handled here.
-            _ => unreachable!("operator token checked above"),
         }
     }
 
@@ -1369,6 +1377,13 @@ mod tests {
             (
                 0,
                 "unknown word 'a.b'; field references are written [a][b]".into()
+            )
+        );
+        assert_eq!(
+            err("[a] == 1 AND [b]"),
+            (
+                9,
+                "unknown word 'AND'; keywords are lowercase: 'and'".into()
             )
         );
         assert_eq!(err("[a] = 1"), (4, "expected '==' or '=~'".into()));

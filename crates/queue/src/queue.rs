@@ -328,3 +328,49 @@ impl Drop for PersistedQueue {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queue_is_send_and_sync() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<PersistedQueue>();
+    }
+
+    #[test]
+    fn stats_track_append_and_ack() {
+        let d = tempfile::tempdir().unwrap();
+        let (q, _) = PersistedQueue::open(QueueConfig {
+            dir: d.path().to_path_buf(),
+            shards: 2,
+            fsync: FsyncPolicy::Never,
+            ..QueueConfig::default()
+        })
+        .unwrap();
+        q.append(0, b"abc", 4).unwrap();
+        q.append(1, b"defgh", 6).unwrap();
+        let st = q.stats();
+        assert_eq!(
+            st,
+            QueueStats {
+                records: 2,
+                events: 10,
+                bytes: 24 * 2 + 8,
+                segments: 2,
+                shards: 2,
+                appended_total: 2,
+                acked_total: 0,
+                corrupt_total: 0,
+            }
+        );
+        let r = q.next(Duration::ZERO).unwrap().unwrap();
+        q.ack(r.id).unwrap();
+        let st = q.stats();
+        assert_eq!((st.records, st.acked_total), (1, 1));
+        q.sync().unwrap();
+        assert!(d.path().join("shard-0000/checkpoint").exists());
+        assert!(d.path().join("LOCK").exists());
+    }
+}

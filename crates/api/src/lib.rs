@@ -63,7 +63,8 @@ pub fn stats_json(s: &ApiState) -> Value {
         for (pname, c) in comps.iter().filter(|(p, _)| *p == pm.name) {
             let _ = pname;
             let cr = c.rates();
-            let extra: serde_json::Map<String, Value> = c.extra().into_iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
+            let extra: serde_json::Map<String, Value> =
+                c.extra().into_iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
             let entry = json!({
                 "id": c.id, "type": c.type_name,
                 "events": {"in": c.events_in.get(), "out": c.events_out.get(), "failed": c.events_failed.get(), "dropped": c.events_dropped.get()},
@@ -115,8 +116,16 @@ fn esc(v: &str) -> String {
 pub fn prometheus_text(s: &ApiState) -> String {
     let mut out = String::new();
     let p = process::sample();
-    let _ = writeln!(out, "# TYPE sluice_process_resident_memory_bytes gauge\nsluice_process_resident_memory_bytes {}", p.rss_bytes);
-    let _ = writeln!(out, "# TYPE sluice_process_cpu_seconds_total counter\nsluice_process_cpu_seconds_total {}", p.cpu_seconds);
+    let _ = writeln!(
+        out,
+        "# TYPE sluice_process_resident_memory_bytes gauge\nsluice_process_resident_memory_bytes {}",
+        p.rss_bytes
+    );
+    let _ = writeln!(
+        out,
+        "# TYPE sluice_process_cpu_seconds_total counter\nsluice_process_cpu_seconds_total {}",
+        p.cpu_seconds
+    );
     let _ = writeln!(out, "# TYPE sluice_process_threads gauge\nsluice_process_threads {}", p.threads);
     let _ = writeln!(out, "# TYPE sluice_process_open_fds gauge\nsluice_process_open_fds {}", p.open_files);
     let pipes = s.registry.pipelines();
@@ -137,7 +146,12 @@ pub fn prometheus_text(s: &ApiState) -> String {
     for pm in &pipes {
         let (n, p50, p90, p99, _) = pm.batch_latency.summary();
         for (q, v) in [("0.5", p50), ("0.9", p90), ("0.99", p99)] {
-            let _ = writeln!(out, "sluice_pipeline_batch_latency_seconds{{pipeline=\"{}\",quantile=\"{q}\"}} {}", esc(&pm.name), v as f64 / 1e6);
+            let _ = writeln!(
+                out,
+                "sluice_pipeline_batch_latency_seconds{{pipeline=\"{}\",quantile=\"{q}\"}} {}",
+                esc(&pm.name),
+                v as f64 / 1e6
+            );
         }
         let _ = writeln!(out, "sluice_pipeline_batch_latency_seconds_count{{pipeline=\"{}\"}} {n}", esc(&pm.name));
     }
@@ -154,13 +168,27 @@ pub fn prometheus_text(s: &ApiState) -> String {
     for (name, f) in cseries {
         let _ = writeln!(out, "# TYPE {name} counter");
         for (p, c) in &comps {
-            let _ = writeln!(out, "{name}{{pipeline=\"{}\",kind=\"{}\",id=\"{}\",type=\"{}\"}} {}", esc(p), c.kind, esc(&c.id), esc(&c.type_name), f(c));
+            let _ = writeln!(
+                out,
+                "{name}{{pipeline=\"{}\",kind=\"{}\",id=\"{}\",type=\"{}\"}} {}",
+                esc(p),
+                c.kind,
+                esc(&c.id),
+                esc(&c.type_name),
+                f(c)
+            );
         }
     }
     let _ = writeln!(out, "# TYPE sluice_component_counter_total counter");
     for (p, c) in &comps {
         for (k, v) in c.extra() {
-            let _ = writeln!(out, "sluice_component_counter_total{{pipeline=\"{}\",kind=\"{}\",id=\"{}\",name=\"{k}\"}} {v}", esc(p), c.kind, esc(&c.id));
+            let _ = writeln!(
+                out,
+                "sluice_component_counter_total{{pipeline=\"{}\",kind=\"{}\",id=\"{}\",name=\"{k}\"}} {v}",
+                esc(p),
+                c.kind,
+                esc(&c.id)
+            );
         }
     }
     out

@@ -90,7 +90,10 @@ pub fn build_chain(
         };
         let Some(spec) = find(&type_name) else {
             let known: Vec<&str> = SPECS.iter().map(|s| s.name).collect();
-            errors.push(ConfigError::new(format!("{item_path}.type"), format!("unknown filter type {type_name:?} (known: {})", known.join(", "))));
+            errors.push(ConfigError::new(
+                format!("{item_path}.type"),
+                format!("unknown filter type {type_name:?} (known: {})", known.join(", ")),
+            ));
             continue;
         };
         let child = cx.child("filter", &id, spec.name, &item_path);

@@ -157,7 +157,8 @@ struct RecordIn(i64, String, String, String, String, u8, Object);
 pub fn encode_batch(events: &[Event], out: &mut Vec<u8>) {
     for e in events {
         let id = &e.identity;
-        let rec = RecordOut(e.timestamp, &id.group, &id.subgroup, &id.host, &e.source, u8::from(e.dead_letter), &e.fields);
+        let rec =
+            RecordOut(e.timestamp, &id.group, &id.subgroup, &id.host, &e.source, u8::from(e.dead_letter), &e.fields);
         let _ = sonic_rs::to_writer(&mut *out, &rec);
         out.push(b'\n');
     }

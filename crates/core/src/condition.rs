@@ -78,10 +78,7 @@ pub struct ConditionError {
 
 impl ConditionError {
     fn new(position: usize, message: impl Into<String>) -> Self {
-        Self {
-            position,
-            message: message.into(),
-        }
+        Self { position, message: message.into() }
     }
 }
 
@@ -171,14 +168,7 @@ enum Literal {
 impl Condition {
     /// Parses a condition.
     pub fn parse(source: &str) -> Result<Condition, ConditionError> {
-        let mut parser = Parser {
-            lexer: Lexer {
-                src: source,
-                pos: 0,
-                list_depth: 0,
-            },
-            peeked: None,
-        };
+        let mut parser = Parser { lexer: Lexer { src: source, pos: 0, list_depth: 0 }, peeked: None };
         let first = parser.peek()?;
         if matches!(first.tok, Tok::Eof) {
             return Err(ConditionError::new(0, "empty condition"));
@@ -188,16 +178,10 @@ impl Condition {
         if !matches!(next.tok, Tok::Eof) {
             return Err(ConditionError::new(
                 next.pos,
-                format!(
-                    "expected 'and', 'or', 'xor', 'nand' or end of condition, found {}",
-                    next.tok.describe()
-                ),
+                format!("expected 'and', 'or', 'xor', 'nand' or end of condition, found {}", next.tok.describe()),
             ));
         }
-        Ok(Condition {
-            source: source.into(),
-            root,
-        })
+        Ok(Condition { source: source.into(), root })
     }
 
     /// The condition as written.
@@ -229,8 +213,7 @@ impl std::str::FromStr for Condition {
 impl<'de> serde::Deserialize<'de> for Condition {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
-        Condition::parse(&s)
-            .map_err(|e| serde::de::Error::custom(format!("invalid condition {s:?}: {e}")))
+        Condition::parse(&s).map_err(|e| serde::de::Error::custom(format!("invalid condition {s:?}: {e}")))
     }
 }
 
@@ -444,22 +427,14 @@ impl Node {
                     CmpOp::Ge => matches!(l.order(r), Some(Ordering::Greater | Ordering::Equal)),
                 }
             }
-            Node::Match {
-                value,
-                regex,
-                negated,
-            } => {
+            Node::Match { value, regex, negated } => {
                 let matched = match value.resolve(e) {
                     Val::Str(s) => regex.is_match(s),
                     _ => false,
                 };
                 matched != *negated
             }
-            Node::In {
-                needle,
-                haystack,
-                negated,
-            } => haystack.resolve(e).contains(needle.resolve(e)) != *negated,
+            Node::In { needle, haystack, negated } => haystack.resolve(e).contains(needle.resolve(e)) != *negated,
         }
     }
 }
@@ -566,10 +541,7 @@ impl Lexer<'_> {
         self.skip_ws();
         let start = self.pos;
         let Some(c) = self.peek_char() else {
-            return Ok(Token {
-                tok: Tok::Eof,
-                pos: start,
-            });
+            return Ok(Token { tok: Tok::Eof, pos: start });
         };
         let rest = self.rest();
         let two = rest.get(..2).unwrap_or("");
@@ -597,12 +569,7 @@ impl Lexer<'_> {
                     '>' => (Tok::Cmp(CmpOp::Gt), 1),
                     '!' => (Tok::Bang, 1),
                     '=' => return Err(ConditionError::new(start, "expected '==' or '=~'")),
-                    _ => {
-                        return Err(ConditionError::new(
-                            start,
-                            format!("unexpected character {c:?}"),
-                        ))
-                    }
+                    _ => return Err(ConditionError::new(start, format!("unexpected character {c:?}"))),
                 },
             },
         };
@@ -620,17 +587,10 @@ impl Lexer<'_> {
         let trimmed = before_close.trim();
         // Inside a list, `[` opens a nested list when it holds a literal.
         let nested_list = self.list_depth > 0
-            && (matches!(first, Some('0'..='9' | '-'))
-                || matches!(trimmed, "true" | "false" | "null"));
-        if nested_list
-            || matches!(first, Some('"' | '\'' | '[' | ']'))
-            || before_close.contains(',')
-        {
+            && (matches!(first, Some('0'..='9' | '-')) || matches!(trimmed, "true" | "false" | "null"));
+        if nested_list || matches!(first, Some('"' | '\'' | '[' | ']')) || before_close.contains(',') {
             self.pos += 1;
-            return Ok(Token {
-                tok: Tok::ListOpen,
-                pos: start,
-            });
+            return Ok(Token { tok: Tok::ListOpen, pos: start });
         }
         // Field reference: one or more `[name]` groups with nothing between them.
         let mut segments = Vec::new();
@@ -639,10 +599,7 @@ impl Lexer<'_> {
             seg_starts.push(self.pos);
             self.pos += 1;
             let name_start = self.pos;
-            let len = self
-                .rest()
-                .find(forbidden_in_field)
-                .unwrap_or(self.rest().len());
+            let len = self.rest().find(forbidden_in_field).unwrap_or(self.rest().len());
             self.pos += len;
             if self.peek_char() != Some(']') {
                 return Err(ConditionError::new(self.pos, "expected ']'"));
@@ -666,10 +623,7 @@ impl Lexer<'_> {
                 if let Some(&second) = seg_starts.get(1) {
                     return Err(ConditionError::new(
                         second,
-                        format!(
-                            "[{}] has no sub-fields",
-                            segments.first().copied().unwrap_or_default()
-                        ),
+                        format!("[{}] has no sub-fields", segments.first().copied().unwrap_or_default()),
                     ));
                 }
                 r
@@ -680,10 +634,7 @@ impl Lexer<'_> {
                 Ref::Field(path)
             }
         };
-        Ok(Token {
-            tok: Tok::Ref(r),
-            pos: start,
-        })
+        Ok(Token { tok: Tok::Ref(r), pos: start })
     }
 
     fn string(&mut self, quote: char) -> Result<Token, ConditionError> {
@@ -695,10 +646,7 @@ impl Lexer<'_> {
             match c {
                 _ if c == quote => {
                     self.pos += i + 1;
-                    return Ok(Token {
-                        tok: Tok::Str(out),
-                        pos: start,
-                    });
+                    return Ok(Token { tok: Tok::Str(out), pos: start });
                 }
                 '\\' => {
                     let esc_pos = self.pos + i;
@@ -711,12 +659,7 @@ impl Lexer<'_> {
                         't' => '\t',
                         'r' => '\r',
                         '0' => '\0',
-                        _ => {
-                            return Err(ConditionError::new(
-                                esc_pos,
-                                format!("unknown escape '\\{e}'"),
-                            ))
-                        }
+                        _ => return Err(ConditionError::new(esc_pos, format!("unknown escape '\\{e}'"))),
                     });
                 }
                 _ => out.push(c),
@@ -733,10 +676,7 @@ impl Lexer<'_> {
             match c {
                 '/' => {
                     self.pos = start + 1 + i + 1;
-                    return Ok(Token {
-                        tok: Tok::Regex(out),
-                        pos: start,
-                    });
+                    return Ok(Token { tok: Tok::Regex(out), pos: start });
                 }
                 '\\' => match chars.next() {
                     Some((_, '/')) => out.push('/'),
@@ -787,10 +727,7 @@ impl Lexer<'_> {
                 return Err(ConditionError::new(start, "invalid number"));
             }
         }
-        if bytes
-            .get(i)
-            .is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.'))
-        {
+        if bytes.get(i).is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.')) {
             return Err(ConditionError::new(start, "invalid number"));
         }
         let text = &self.src[start..i];
@@ -828,9 +765,8 @@ impl Lexer<'_> {
             "null" => Tok::Null,
             "exists" => Tok::Exists,
             _ => {
-                const KEYWORDS: [&str; 10] = [
-                    "and", "or", "xor", "nand", "not", "in", "true", "false", "null", "exists",
-                ];
+                const KEYWORDS: [&str; 10] =
+                    ["and", "or", "xor", "nand", "not", "in", "true", "false", "null", "exists"];
                 let lower = word.to_ascii_lowercase();
                 if KEYWORDS.contains(&lower.as_str()) {
                     return Err(ConditionError::new(
@@ -981,10 +917,7 @@ impl Parser<'_> {
         if !allow_compare {
             return Err(ConditionError::new(
                 op.pos,
-                format!(
-                    "{} cannot follow a negated value; write !( ... ) around the comparison",
-                    op.tok.describe()
-                ),
+                format!("{} cannot follow a negated value; write !( ... ) around the comparison", op.tok.describe()),
             ));
         }
         self.next()?;
@@ -996,29 +929,17 @@ impl Parser<'_> {
             OpKind::Match { negated } => {
                 let t = self.next()?;
                 let (Tok::Regex(src) | Tok::Str(src)) = t.tok else {
-                    return Err(ConditionError::new(
-                        t.pos,
-                        "expected a regex /.../ or a string",
-                    ));
+                    return Err(ConditionError::new(t.pos, "expected a regex /.../ or a string"));
                 };
-                let regex =
-                    Regex::new(&src).map_err(|e| ConditionError::new(t.pos, regex_message(&e)))?;
-                Ok(Node::Match {
-                    value: left,
-                    regex,
-                    negated,
-                })
+                let regex = Regex::new(&src).map_err(|e| ConditionError::new(t.pos, regex_message(&e)))?;
+                Ok(Node::Match { value: left, regex, negated })
             }
             OpKind::In { negated } => {
                 if negated {
                     self.expect(|t| matches!(t, Tok::In), "expected 'in' after 'not'")?;
                 }
                 let haystack = self.parse_operand("expected a value")?;
-                Ok(Node::In {
-                    needle: left,
-                    haystack,
-                    negated,
-                })
+                Ok(Node::In { needle: left, haystack, negated })
             }
         }
     }
@@ -1040,12 +961,7 @@ impl Parser<'_> {
             Tok::False => Literal::Bool(false),
             Tok::Null => Literal::Null,
             Tok::ListOpen => self.list()?,
-            Tok::Regex(_) => {
-                return Err(ConditionError::new(
-                    t.pos,
-                    "a regex may only follow '=~' or '!~'",
-                ))
-            }
+            Tok::Regex(_) => return Err(ConditionError::new(t.pos, "a regex may only follow '=~' or '!~'")),
             _ => return Err(ConditionError::new(t.pos, expected)),
         })
     }
@@ -1067,10 +983,7 @@ impl Parser<'_> {
         loop {
             let t = self.next()?;
             if let Tok::Ref(_) = t.tok {
-                return Err(ConditionError::new(
-                    t.pos,
-                    "lists may only hold literals, not field references",
-                ));
+                return Err(ConditionError::new(t.pos, "lists may only hold literals, not field references"));
             }
             items.push(self.literal_from(t, "expected a literal")?);
             let sep = self.next()?;
@@ -1090,10 +1003,7 @@ fn regex_message(e: &regex::Error) -> String {
         .lines()
         .rev()
         .find_map(|l| l.trim().strip_prefix("error: "))
-        .map_or_else(
-            || text.split_whitespace().collect::<Vec<_>>().join(" "),
-            str::to_string,
-        );
+        .map_or_else(|| text.split_whitespace().collect::<Vec<_>>().join(" "), str::to_string);
     format!("invalid regex: {cause}")
 }
 
@@ -1113,9 +1023,7 @@ mod tests {
     }
 
     fn eval(expr: &str, json: &str) -> bool {
-        Condition::parse(expr)
-            .unwrap_or_else(|e| panic!("{expr:?}: {e}"))
-            .eval(&event(json))
+        Condition::parse(expr).unwrap_or_else(|e| panic!("{expr:?}: {e}")).eval(&event(json))
     }
 
     fn err(expr: &str) -> (usize, String) {
@@ -1260,10 +1168,7 @@ mod tests {
         assert!(!eval("[http][request][bytes][deeper] > 500", E));
         assert!(!eval("[message][x]", E));
         assert!(eval(r#"[weird name] == "x""#, E));
-        assert!(eval(
-            r#"[a.b] == 1 and [a][b] == 2"#,
-            r#"{"a.b": 1, "a": {"b": 2}}"#
-        ));
+        assert!(eval(r#"[a.b] == 1 and [a][b] == 2"#, r#"{"a.b": 1, "a": {"b": 2}}"#));
     }
 
     #[test]
@@ -1280,10 +1185,7 @@ mod tests {
         // Typed identity shadows a field of the same name.
         assert!(eval(r#"[@group] == "acme""#, r#"{"@group": "evil"}"#));
         // Other @-names are ordinary fields.
-        assert!(eval(
-            r#"[@metadata][index] == "logs""#,
-            r#"{"@metadata": {"index": "logs"}}"#
-        ));
+        assert!(eval(r#"[@metadata][index] == "logs""#, r#"{"@metadata": {"index": "logs"}}"#));
     }
 
     #[test]
@@ -1341,16 +1243,10 @@ mod tests {
         assert_eq!(err("[a] =="), (6, "expected a value".into()));
         assert_eq!(err("[a] == 1 and"), (12, "expected a condition".into()));
         assert_eq!(err("[a] == 1 or or"), (12, "expected a condition".into()));
-        assert_eq!(
-            err("[a] =~ /(abc/"),
-            (7, "invalid regex: unclosed group".into())
-        );
+        assert_eq!(err("[a] =~ /(abc/"), (7, "invalid regex: unclosed group".into()));
         assert_eq!(
             err("[a] =~ \"[z-a]\""),
-            (
-                7,
-                "invalid regex: invalid character class range, the start must be <= the end".into()
-            )
+            (7, "invalid regex: invalid character class range, the start must be <= the end".into())
         );
         assert_eq!(err("[a] =~ /abc"), (7, "unterminated regex".into()));
         assert_eq!(err(""), (0, "empty condition".into()));
@@ -1358,79 +1254,36 @@ mod tests {
         assert_eq!(err("([a] == 1"), (9, "expected ')'".into()));
         assert_eq!(
             err("[a] [b]"),
-            (
-                4,
-                "expected 'and', 'or', 'xor', 'nand' or end of condition, found a field reference"
-                    .into()
-            )
+            (4, "expected 'and', 'or', 'xor', 'nand' or end of condition, found a field reference".into())
         );
         assert_eq!(
             err("[a] == 1 == 2"),
-            (
-                9,
-                "expected 'and', 'or', 'xor', 'nand' or end of condition, found '=='".into()
-            )
+            (9, "expected 'and', 'or', 'xor', 'nand' or end of condition, found '=='".into())
         );
         assert_eq!(err("[a][] == 1"), (4, "empty field name".into()));
-        assert_eq!(
-            err("a.b == 1"),
-            (
-                0,
-                "unknown word 'a.b'; field references are written [a][b]".into()
-            )
-        );
-        assert_eq!(
-            err("[a] == 1 AND [b]"),
-            (
-                9,
-                "unknown word 'AND'; keywords are lowercase: 'and'".into()
-            )
-        );
+        assert_eq!(err("a.b == 1"), (0, "unknown word 'a.b'; field references are written [a][b]".into()));
+        assert_eq!(err("[a] == 1 AND [b]"), (9, "unknown word 'AND'; keywords are lowercase: 'and'".into()));
         assert_eq!(err("[a] = 1"), (4, "expected '==' or '=~'".into()));
         assert_eq!(err("[a] && [b]"), (4, "unexpected '&&'; use 'and'".into()));
         assert_eq!(err("[a] == 1 # x"), (9, "unexpected character '#'".into()));
         assert_eq!(
             err("![a] == 1"),
-            (
-                5,
-                "'==' cannot follow a negated value; write !( ... ) around the comparison".into()
-            )
+            (5, "'==' cannot follow a negated value; write !( ... ) around the comparison".into())
         );
         assert_eq!(err("[a] not [b]"), (8, "expected 'in' after 'not'".into()));
-        assert_eq!(
-            err("[a] == /x/"),
-            (7, "a regex may only follow '=~' or '!~'".into())
-        );
-        assert_eq!(
-            err("[a] =~ 1"),
-            (7, "expected a regex /.../ or a string".into())
-        );
+        assert_eq!(err("[a] == /x/"), (7, "a regex may only follow '=~' or '!~'".into()));
+        assert_eq!(err("[a] =~ 1"), (7, "expected a regex /.../ or a string".into()));
         assert_eq!(err("[a] in [\"x\", 1"), (14, "expected ',' or ']'".into()));
         assert_eq!(err("[a] in [\"x\" 1]"), (12, "expected ',' or ']'".into()));
-        assert_eq!(
-            err("[a] in [\"x\", [b]]"),
-            (
-                13,
-                "lists may only hold literals, not field references".into()
-            )
-        );
+        assert_eq!(err("[a] in [\"x\", [b]]"), (13, "lists may only hold literals, not field references".into()));
         assert_eq!(err("[a] == \"\\q\""), (8, "unknown escape '\\q'".into()));
         assert_eq!(err("[a] == 12ab"), (7, "invalid number".into()));
-        assert_eq!(
-            err("[a] == 99999999999999999999"),
-            (7, "number out of range".into())
-        );
+        assert_eq!(err("[a] == 99999999999999999999"), (7, "number out of range".into()));
         assert_eq!(err("[a] == - 1"), (7, "unexpected '-'".into()));
         assert_eq!(err("exists [a]"), (7, "expected '(' after 'exists'".into()));
-        assert_eq!(
-            err("exists(\"a\")"),
-            (7, "expected a field reference".into())
-        );
+        assert_eq!(err("exists(\"a\")"), (7, "expected a field reference".into()));
         assert_eq!(err("exists([a]"), (10, "expected ')'".into()));
-        assert_eq!(
-            err("[@host][x] == 1"),
-            (7, "[@host] has no sub-fields".into())
-        );
+        assert_eq!(err("[@host][x] == 1"), (7, "[@host] has no sub-fields".into()));
         assert_eq!(err("[a] == )"), (7, "expected a value".into()));
         // Positions are byte offsets.
         assert_eq!(err("[é] == \"ü"), (8, "unterminated string".into()));
@@ -1444,23 +1297,12 @@ mod tests {
         struct Cfg {
             when: Condition,
         }
-        let cfg: Cfg =
-            toml::from_str(r#"when = '[status] >= 500 and "_grokparsefailure" not in [tags]'"#)
-                .unwrap();
-        assert_eq!(
-            cfg.when.as_str(),
-            r#"[status] >= 500 and "_grokparsefailure" not in [tags]"#
-        );
+        let cfg: Cfg = toml::from_str(r#"when = '[status] >= 500 and "_grokparsefailure" not in [tags]'"#).unwrap();
+        assert_eq!(cfg.when.as_str(), r#"[status] >= 500 and "_grokparsefailure" not in [tags]"#);
         assert!(cfg.when.eval(&event(r#"{"status": 500}"#)));
-        assert!(!cfg
-            .when
-            .eval(&event(r#"{"status": 500, "tags": ["_grokparsefailure"]}"#)));
+        assert!(!cfg.when.eval(&event(r#"{"status": 500, "tags": ["_grokparsefailure"]}"#)));
         let bad = toml::from_str::<Cfg>(r#"when = '[a] =='"#).unwrap_err();
-        assert!(
-            bad.to_string()
-                .contains(r#"invalid condition "[a] ==": expected a value at position 6"#),
-            "{bad}"
-        );
+        assert!(bad.to_string().contains(r#"invalid condition "[a] ==": expected a value at position 6"#), "{bad}");
         let c: Condition = "[a]".parse().unwrap();
         assert_eq!(c.to_string(), "[a]");
     }
@@ -1497,63 +1339,19 @@ mod tests {
             (r#"[type] == "nginx""#, r#"{"type": "apache"}"#, false),
             (r#"[type] == "nginx""#, r#"{}"#, false),
             (r#"[type] != "nginx""#, r#"{}"#, true),
-            (
-                "[response] >= 400 and [response] < 500",
-                r#"{"response": 404}"#,
-                true,
-            ),
-            (
-                "[response] >= 400 and [response] < 500",
-                r#"{"response": 500}"#,
-                false,
-            ),
-            (
-                "[response] >= 400 and [response] < 500",
-                r#"{"response": "404"}"#,
-                false,
-            ),
-            (
-                r#"[loglevel] in ["ERROR", "FATAL"]"#,
-                r#"{"loglevel": "FATAL"}"#,
-                true,
-            ),
-            (
-                r#"[loglevel] in ["ERROR", "FATAL"]"#,
-                r#"{"loglevel": "WARN"}"#,
-                false,
-            ),
-            (
-                r#""_grokparsefailure" in [tags]"#,
-                r#"{"tags": ["_grokparsefailure"]}"#,
-                true,
-            ),
-            (
-                r#""_grokparsefailure" in [tags]"#,
-                r#"{"tags": "_grokparsefailure"}"#,
-                true,
-            ),
+            ("[response] >= 400 and [response] < 500", r#"{"response": 404}"#, true),
+            ("[response] >= 400 and [response] < 500", r#"{"response": 500}"#, false),
+            ("[response] >= 400 and [response] < 500", r#"{"response": "404"}"#, false),
+            (r#"[loglevel] in ["ERROR", "FATAL"]"#, r#"{"loglevel": "FATAL"}"#, true),
+            (r#"[loglevel] in ["ERROR", "FATAL"]"#, r#"{"loglevel": "WARN"}"#, false),
+            (r#""_grokparsefailure" in [tags]"#, r#"{"tags": ["_grokparsefailure"]}"#, true),
+            (r#""_grokparsefailure" in [tags]"#, r#"{"tags": "_grokparsefailure"}"#, true),
             (r#""_grokparsefailure" in [tags]"#, r#"{"tags": []}"#, false),
             (r#""_grokparsefailure" not in [tags]"#, r#"{}"#, true),
-            (
-                r#""error" in [message]"#,
-                r#"{"message": "an error occurred"}"#,
-                true,
-            ),
-            (
-                r#""error" in [message]"#,
-                r#"{"message": "all good"}"#,
-                false,
-            ),
-            (
-                r"[message] =~ /^\d{4}-\d{2}-\d{2}/",
-                r#"{"message": "2024-01-02 boot"}"#,
-                true,
-            ),
-            (
-                r"[message] =~ /^\d{4}-\d{2}-\d{2}/",
-                r#"{"message": "boot 2024-01-02"}"#,
-                false,
-            ),
+            (r#""error" in [message]"#, r#"{"message": "an error occurred"}"#, true),
+            (r#""error" in [message]"#, r#"{"message": "all good"}"#, false),
+            (r"[message] =~ /^\d{4}-\d{2}-\d{2}/", r#"{"message": "2024-01-02 boot"}"#, true),
+            (r"[message] =~ /^\d{4}-\d{2}-\d{2}/", r#"{"message": "boot 2024-01-02"}"#, false),
             ("[message] !~ /DEBUG/", r#"{"message": "INFO ok"}"#, true),
             ("[user][id]", r#"{"user": {"id": 0}}"#, true),
             ("[user][id]", r#"{"user": {"id": null}}"#, false),

@@ -73,7 +73,8 @@ impl HumanDuration {
         let s = s.trim();
         let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
         let (num, unit) = s.split_at(split);
-        let n: f64 = num.parse().map_err(|_| format!("invalid duration {s:?}: expected e.g. \"500ms\", \"5s\", \"1m\""))?;
+        let n: f64 =
+            num.parse().map_err(|_| format!("invalid duration {s:?}: expected e.g. \"500ms\", \"5s\", \"1m\""))?;
         let secs = match unit.trim() {
             "ns" => n / 1e9,
             "us" | "µs" => n / 1e6,
@@ -103,7 +104,9 @@ impl<'de> Deserialize<'de> for HumanDuration {
                 HumanDuration::parse(v).map_err(E::custom)
             }
             fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<HumanDuration, E> {
-                u64::try_from(v).map(|s| HumanDuration(Duration::from_secs(s))).map_err(|_| E::custom("negative duration"))
+                u64::try_from(v)
+                    .map(|s| HumanDuration(Duration::from_secs(s)))
+                    .map_err(|_| E::custom("negative duration"))
             }
             fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<HumanDuration, E> {
                 HumanDuration::parse(&v.to_string()).map_err(E::custom)
@@ -134,7 +137,9 @@ impl ByteSize {
             "gb" => 1e9,
             "t" | "tib" => 1024.0f64.powi(4),
             "tb" => 1e12,
-            u => return Err(format!("invalid size unit {u:?} in {s:?}: use B, KiB, MiB, GiB, TiB (or KB, MB, GB, TB)")),
+            u => {
+                return Err(format!("invalid size unit {u:?} in {s:?}: use B, KiB, MiB, GiB, TiB (or KB, MB, GB, TB)"))
+            }
         };
         let v = n * mult;
         if !v.is_finite() || v < 0.0 {

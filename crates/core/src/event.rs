@@ -70,13 +70,7 @@ impl Event {
 
     /// An event with the given fields, stamped now.
     pub fn from_fields(fields: Object) -> Self {
-        Self {
-            timestamp: now_ns(),
-            fields,
-            identity: Arc::default(),
-            source: Arc::from(""),
-            dead_letter: false,
-        }
+        Self { timestamp: now_ns(), fields, identity: Arc::default(), source: Arc::from(""), dead_letter: false }
     }
 
     /// The `message` field when it is a string.
@@ -201,7 +195,10 @@ mod tests {
         e.add_tag("_grokparsefailure");
         e.add_tag("_grokparsefailure");
         e.add_tag("_jsonparsefailure");
-        assert_eq!(sonic_rs::to_string(e.fields.get(&TAGS).unwrap()).unwrap(), r#"["_grokparsefailure","_jsonparsefailure"]"#);
+        assert_eq!(
+            sonic_rs::to_string(e.fields.get(&TAGS).unwrap()).unwrap(),
+            r#"["_grokparsefailure","_jsonparsefailure"]"#
+        );
         let mut e = Event::from_message("x");
         e.fields.insert(TAGS, Value::from("a"));
         e.add_tag("b");

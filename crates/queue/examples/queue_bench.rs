@@ -26,10 +26,7 @@ fn report(label: &str, n: usize, elapsed: Duration) {
 }
 
 fn run(shards: usize) -> Result<(), Box<dyn std::error::Error>> {
-    let dir = std::env::temp_dir().join(format!(
-        "sluice-queue-bench-{}-{shards}",
-        std::process::id()
-    ));
+    let dir = std::env::temp_dir().join(format!("sluice-queue-bench-{}-{shards}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let (q, _) = PersistedQueue::open(QueueConfig {
         dir: dir.clone(),
@@ -60,11 +57,7 @@ fn run(shards: usize) -> Result<(), Box<dyn std::error::Error>> {
         w.join().map_err(|_| "writer panicked")??;
     }
     let appended = per_writer / BATCH * BATCH * shards;
-    report(
-        &format!("append, {shards} shard(s)"),
-        appended,
-        start.elapsed(),
-    );
+    report(&format!("append, {shards} shard(s)"), appended, start.elapsed());
 
     let start = Instant::now();
     let readers: Vec<_> = (0..shards)
@@ -94,9 +87,7 @@ fn run(shards: usize) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let n = std::thread::available_parallelism()
-        .map_or(4, |n| n.get())
-        .max(2);
+    let n = std::thread::available_parallelism().map_or(4, |n| n.get()).max(2);
     run(1)?;
     run(n)?;
     Ok(())

@@ -57,9 +57,7 @@ impl Default for QueueConfig {
     fn default() -> Self {
         QueueConfig {
             dir: PathBuf::new(),
-            shards: std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1),
+            shards: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
             segment_bytes: 64 * 1024 * 1024,
             max_bytes: 1024 * 1024 * 1024,
             fsync: FsyncPolicy::Interval(Duration::from_secs(1)),

@@ -73,9 +73,6 @@ pub enum QueueError {
 impl QueueError {
     /// Builds an [`QueueError::Io`] for `path`.
     pub(crate) fn io(path: impl Into<PathBuf>, source: io::Error) -> Self {
-        QueueError::Io {
-            path: path.into(),
-            source,
-        }
+        QueueError::Io { path: path.into(), source }
     }
 }

@@ -189,8 +189,7 @@ pub const CHECKPOINT_RANGE_LEN: usize = 24;
 
 /// Encodes a checkpoint file.
 pub fn encode_checkpoint(cp: &Checkpoint) -> Vec<u8> {
-    let mut b =
-        Vec::with_capacity(CHECKPOINT_FIXED_LEN + cp.acked.len() * CHECKPOINT_RANGE_LEN + 4);
+    let mut b = Vec::with_capacity(CHECKPOINT_FIXED_LEN + cp.acked.len() * CHECKPOINT_RANGE_LEN + 4);
     b.extend_from_slice(&CHECKPOINT_MAGIC);
     b.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
     b.extend_from_slice(&cp.frontier.0.to_le_bytes());
@@ -228,9 +227,7 @@ pub fn decode_checkpoint(bytes: &[u8]) -> CheckpointCheck {
         return CheckpointCheck::Invalid("bad checkpoint magic");
     }
     let count = le_u32(&bytes[24..28]) as usize;
-    let expected = count
-        .checked_mul(CHECKPOINT_RANGE_LEN)
-        .and_then(|n| n.checked_add(CHECKPOINT_FIXED_LEN + 4));
+    let expected = count.checked_mul(CHECKPOINT_RANGE_LEN).and_then(|n| n.checked_add(CHECKPOINT_FIXED_LEN + 4));
     if expected != Some(bytes.len()) {
         return CheckpointCheck::Invalid("checkpoint length does not match range count");
     }
@@ -246,10 +243,7 @@ pub fn decode_checkpoint(bytes: &[u8]) -> CheckpointCheck {
         .chunks_exact(CHECKPOINT_RANGE_LEN)
         .map(|c| (le_u64(&c[0..8]), le_u64(&c[8..16]), le_u64(&c[16..24])))
         .collect();
-    CheckpointCheck::Ok(Checkpoint {
-        frontier: (le_u64(&bytes[8..16]), le_u64(&bytes[16..24])),
-        acked,
-    })
+    CheckpointCheck::Ok(Checkpoint { frontier: (le_u64(&bytes[8..16]), le_u64(&bytes[16..24])), acked })
 }
 
 fn le_u32(b: &[u8]) -> u32 {
@@ -279,15 +273,7 @@ mod tests {
         assert_eq!(&buf[16..24], &42u64.to_le_bytes());
         assert_eq!(&buf[24..], b"hello");
         let h = decode_record_header(&buf).unwrap();
-        assert_eq!(
-            h,
-            RecordHeader {
-                crc: h.crc,
-                len: 5,
-                events: 3,
-                seq: 42
-            }
-        );
+        assert_eq!(h, RecordHeader { crc: h.crc, len: 5, events: 3, seq: 42 });
         assert!(verify_record(&buf, &h, &buf[24..]));
         assert_eq!(h.total_len(), 29);
     }
@@ -316,10 +302,7 @@ mod tests {
         assert_eq!(decode_record_header(&bad), Err("bad record magic"));
         let mut huge = buf.clone();
         huge[8..12].copy_from_slice(&u32::MAX.to_le_bytes());
-        assert_eq!(
-            decode_record_header(&huge),
-            Err("record length out of bounds")
-        );
+        assert_eq!(decode_record_header(&huge), Err("record length out of bounds"));
         assert_eq!(decode_record_header(&buf[..10]), Err("short record header"));
     }
 
@@ -327,48 +310,27 @@ mod tests {
     fn segment_header_checks() {
         let h = encode_segment_header(7);
         assert_eq!(check_segment_header(&h, 7), SegmentHeaderCheck::Ok);
-        assert_eq!(
-            check_segment_header(&h, 8),
-            SegmentHeaderCheck::Invalid("segment id does not match file name")
-        );
+        assert_eq!(check_segment_header(&h, 8), SegmentHeaderCheck::Invalid("segment id does not match file name"));
         let mut v = h;
         v[4..8].copy_from_slice(&9u32.to_le_bytes());
-        assert_eq!(
-            check_segment_header(&v, 7),
-            SegmentHeaderCheck::UnsupportedVersion(9)
-        );
-        assert_eq!(
-            check_segment_header(&h[..5], 7),
-            SegmentHeaderCheck::Invalid("short segment header")
-        );
+        assert_eq!(check_segment_header(&v, 7), SegmentHeaderCheck::UnsupportedVersion(9));
+        assert_eq!(check_segment_header(&h[..5], 7), SegmentHeaderCheck::Invalid("short segment header"));
     }
 
     #[test]
     fn checkpoint_roundtrip_and_damage() {
-        let cp = Checkpoint {
-            frontier: (3, 1234),
-            acked: vec![(3, 2000, 2100), (4, 16, 90)],
-        };
+        let cp = Checkpoint { frontier: (3, 1234), acked: vec![(3, 2000, 2100), (4, 16, 90)] };
         let b = encode_checkpoint(&cp);
         assert_eq!(b.len(), 32 + 2 * 24 + 4);
         assert_eq!(decode_checkpoint(&b), CheckpointCheck::Ok(cp.clone()));
         for i in 0..b.len() {
             let mut d = b.clone();
             d[i] ^= 0x10;
-            assert!(
-                matches!(decode_checkpoint(&d), CheckpointCheck::Invalid(_)),
-                "flip at {i} accepted"
-            );
+            assert!(matches!(decode_checkpoint(&d), CheckpointCheck::Invalid(_)), "flip at {i} accepted");
         }
-        assert!(matches!(
-            decode_checkpoint(&b[..b.len() - 1]),
-            CheckpointCheck::Invalid(_)
-        ));
+        assert!(matches!(decode_checkpoint(&b[..b.len() - 1]), CheckpointCheck::Invalid(_)));
         let empty = encode_checkpoint(&Checkpoint::default());
-        assert_eq!(
-            decode_checkpoint(&empty),
-            CheckpointCheck::Ok(Checkpoint::default())
-        );
+        assert_eq!(decode_checkpoint(&empty), CheckpointCheck::Ok(Checkpoint::default()));
     }
 
     #[test]
@@ -382,9 +344,6 @@ mod tests {
         assert_eq!(parse_shard_dir("shard-0003"), Some(3));
         assert_eq!(parse_shard_dir("shard-"), None);
         assert_eq!(parse_shard_dir("shardx"), None);
-        assert_eq!(
-            shard_dir(Path::new("/q"), 3),
-            PathBuf::from("/q/shard-0003")
-        );
+        assert_eq!(shard_dir(Path::new("/q"), 3), PathBuf::from("/q/shard-0003"));
     }
 }

@@ -96,19 +96,13 @@ impl PersistedQueue {
             return Err(QueueError::InvalidConfig("dir must be set".into()));
         }
         if cfg.shards == 0 {
-            return Err(QueueError::InvalidConfig(
-                "shards must be at least 1".into(),
-            ));
+            return Err(QueueError::InvalidConfig("shards must be at least 1".into()));
         }
         if cfg.segment_bytes < 4096 {
-            return Err(QueueError::InvalidConfig(
-                "segment_bytes must be at least 4096".into(),
-            ));
+            return Err(QueueError::InvalidConfig("segment_bytes must be at least 4096".into()));
         }
         if cfg.max_bytes == 0 {
-            return Err(QueueError::InvalidConfig(
-                "max_bytes must be positive".into(),
-            ));
+            return Err(QueueError::InvalidConfig("max_bytes must be positive".into()));
         }
         fs::create_dir_all(&cfg.dir).map_err(|e| QueueError::io(&cfg.dir, e))?;
         let lock_path = cfg.dir.join(LOCK_FILE);
@@ -137,25 +131,12 @@ impl PersistedQueue {
         let mut report = OpenReport::default();
         let mut shards = Vec::with_capacity(count);
         for i in 0..count {
-            let idx = u32::try_from(i)
-                .map_err(|_| QueueError::InvalidConfig("too many shards".into()))?;
-            shards.push(Shard::open(
-                shard_dir(&cfg.dir, idx),
-                idx,
-                &cfg,
-                Arc::clone(&shared),
-                &mut report,
-            )?);
+            let idx = u32::try_from(i).map_err(|_| QueueError::InvalidConfig("too many shards".into()))?;
+            shards.push(Shard::open(shard_dir(&cfg.dir, idx), idx, &cfg, Arc::clone(&shared), &mut report)?);
         }
-        shared
-            .records
-            .fetch_add(report.records_recovered, Ordering::SeqCst);
-        shared
-            .events
-            .fetch_add(report.events_recovered, Ordering::SeqCst);
-        shared
-            .bytes
-            .fetch_add(report.bytes_recovered, Ordering::SeqCst);
+        shared.records.fetch_add(report.records_recovered, Ordering::SeqCst);
+        shared.events.fetch_add(report.events_recovered, Ordering::SeqCst);
+        shared.bytes.fetch_add(report.bytes_recovered, Ordering::SeqCst);
         let queue = PersistedQueue {
             shards,
             shared,
@@ -174,12 +155,7 @@ impl PersistedQueue {
 
     /// Appends one record to shard `shard % shards`, blocking while the queue
     /// is over capacity. When it returns, the bytes were written to the OS.
-    pub fn append(
-        &self,
-        shard: usize,
-        payload: &[u8],
-        events: u32,
-    ) -> Result<RecordId, QueueError> {
+    pub fn append(&self, shard: usize, payload: &[u8], events: u32) -> Result<RecordId, QueueError> {
         let ids = self.append_batch(shard, &[(payload, events)])?;
         // INVARIANT: one input record yields one id.
         Ok(ids[0])
@@ -187,12 +163,7 @@ impl PersistedQueue {
 
     /// Like [`PersistedQueue::append`] but fails with [`QueueError::Full`]
     /// instead of blocking.
-    pub fn try_append(
-        &self,
-        shard: usize,
-        payload: &[u8],
-        events: u32,
-    ) -> Result<RecordId, QueueError> {
+    pub fn try_append(&self, shard: usize, payload: &[u8], events: u32) -> Result<RecordId, QueueError> {
         let ids = self.try_append_batch(shard, &[(payload, events)])?;
         // INVARIANT: one input record yields one id.
         Ok(ids[0])
@@ -200,30 +171,17 @@ impl PersistedQueue {
 
     /// Appends several `(payload, events)` records with one write syscall per
     /// segment touched, blocking while over capacity.
-    pub fn append_batch(
-        &self,
-        shard: usize,
-        records: &[(&[u8], u32)],
-    ) -> Result<Vec<RecordId>, QueueError> {
+    pub fn append_batch(&self, shard: usize, records: &[(&[u8], u32)]) -> Result<Vec<RecordId>, QueueError> {
         self.append_impl(shard, records, true)
     }
 
     /// Non-blocking [`PersistedQueue::append_batch`]: fails with
     /// [`QueueError::Full`] if the whole batch does not fit.
-    pub fn try_append_batch(
-        &self,
-        shard: usize,
-        records: &[(&[u8], u32)],
-    ) -> Result<Vec<RecordId>, QueueError> {
+    pub fn try_append_batch(&self, shard: usize, records: &[(&[u8], u32)]) -> Result<Vec<RecordId>, QueueError> {
         self.append_impl(shard, records, false)
     }
 
-    fn append_impl(
-        &self,
-        shard: usize,
-        records: &[(&[u8], u32)],
-        block: bool,
-    ) -> Result<Vec<RecordId>, QueueError> {
+    fn append_impl(&self, shard: usize, records: &[(&[u8], u32)], block: bool) -> Result<Vec<RecordId>, QueueError> {
         if self.shared.closed.load(Ordering::SeqCst) {
             return Err(QueueError::Closed);
         }
@@ -233,10 +191,7 @@ impl PersistedQueue {
         let mut total = 0u64;
         for (p, _) in records {
             if p.len() > MAX_PAYLOAD {
-                return Err(QueueError::RecordTooLarge {
-                    len: p.len(),
-                    max: MAX_PAYLOAD,
-                });
+                return Err(QueueError::RecordTooLarge { len: p.len(), max: MAX_PAYLOAD });
             }
             total += (RECORD_HEADER_LEN + p.len()) as u64;
         }
@@ -280,10 +235,7 @@ impl PersistedQueue {
     /// Acknowledges a delivered record. Out-of-order acks are fine; the
     /// shard's frontier advances over contiguous acknowledged records.
     pub fn ack(&self, id: RecordId) -> Result<(), QueueError> {
-        let shard = self
-            .shards
-            .get(id.shard as usize)
-            .ok_or(QueueError::UnknownRecord(id))?;
+        let shard = self.shards.get(id.shard as usize).ok_or(QueueError::UnknownRecord(id))?;
         shard.ack(id)
     }
 

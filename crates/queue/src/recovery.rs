@@ -12,8 +12,8 @@ use std::path::Path;
 
 use crate::error::QueueError;
 use crate::format::{
-    check_segment_header, decode_record_header, verify_record, SegmentHeaderCheck,
-    RECORD_HEADER_LEN, SEGMENT_HEADER_LEN,
+    check_segment_header, decode_record_header, verify_record, SegmentHeaderCheck, RECORD_HEADER_LEN,
+    SEGMENT_HEADER_LEN,
 };
 
 /// One valid record found by a scan.
@@ -52,13 +52,7 @@ pub(crate) fn scan_segment(file: &File, path: &Path, id: u64) -> Result<SegmentS
     let mut handle = file;
     handle.rewind().map_err(io_err)?;
     let mut reader = BufReader::with_capacity(1 << 20, handle);
-    let mut scan = SegmentScan {
-        records: Vec::new(),
-        good_end: 0,
-        file_len,
-        bad_header: None,
-        bad_record: None,
-    };
+    let mut scan = SegmentScan { records: Vec::new(), good_end: 0, file_len, bad_header: None, bad_record: None };
 
     let mut seg_header = [0u8; SEGMENT_HEADER_LEN as usize];
     if file_len < SEGMENT_HEADER_LEN {
@@ -73,11 +67,7 @@ pub(crate) fn scan_segment(file: &File, path: &Path, id: u64) -> Result<SegmentS
             return Ok(scan);
         }
         SegmentHeaderCheck::UnsupportedVersion(found) => {
-            return Err(QueueError::UnsupportedVersion {
-                path: path.to_path_buf(),
-                offset: 4,
-                found,
-            });
+            return Err(QueueError::UnsupportedVersion { path: path.to_path_buf(), offset: 4, found });
         }
     }
 
@@ -112,12 +102,7 @@ pub(crate) fn scan_segment(file: &File, path: &Path, id: u64) -> Result<SegmentS
             scan.bad_record = Some((off, "record crc mismatch"));
             break;
         }
-        scan.records.push(ScannedRecord {
-            offset: off,
-            total: h.total_len(),
-            events: h.events,
-            seq: h.seq,
-        });
+        scan.records.push(ScannedRecord { offset: off, total: h.total_len(), events: h.events, seq: h.seq });
         off += h.total_len();
     }
     Ok(scan)
@@ -160,11 +145,7 @@ mod tests {
         let (path, bytes) = write_segment(d.path(), 0, &[b"first", b"second!"]);
         let second = 16 + 24 + 5;
         for cut in second + 1..bytes.len() as u64 {
-            let f = std::fs::OpenOptions::new()
-                .write(true)
-                .read(true)
-                .open(&path)
-                .unwrap();
+            let f = std::fs::OpenOptions::new().write(true).read(true).open(&path).unwrap();
             f.set_len(cut).unwrap();
             let s = scan_segment(&f, &path, 0).unwrap();
             assert_eq!(s.records.len(), 1, "cut at {cut}");

@@ -30,9 +30,9 @@ use tracing::warn;
 use crate::config::{FsyncPolicy, QueueConfig};
 use crate::error::QueueError;
 use crate::format::{
-    decode_checkpoint, decode_record_header, encode_checkpoint, encode_record,
-    encode_segment_header, parse_segment_name, segment_path, verify_record, Checkpoint,
-    CheckpointCheck, CHECKPOINT_FILE, CHECKPOINT_TMP_FILE, RECORD_HEADER_LEN, SEGMENT_HEADER_LEN,
+    decode_checkpoint, decode_record_header, encode_checkpoint, encode_record, encode_segment_header,
+    parse_segment_name, segment_path, verify_record, Checkpoint, CheckpointCheck, CHECKPOINT_FILE, CHECKPOINT_TMP_FILE,
+    RECORD_HEADER_LEN, SEGMENT_HEADER_LEN,
 };
 use crate::queue::{OpenReport, Record, RecordId};
 use crate::recovery::scan_segment;
@@ -129,21 +129,13 @@ fn io_at(path: &Path) -> impl FnOnce(io::Error) -> QueueError + '_ {
 }
 
 fn sync_dir(dir: &Path) -> Result<(), QueueError> {
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(io_at(dir))
+    File::open(dir).and_then(|d| d.sync_all()).map_err(io_at(dir))
 }
 
 fn create_segment(dir: &Path, id: u64, fsync: FsyncPolicy) -> Result<(PathBuf, File), QueueError> {
     let path = segment_path(dir, id);
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(&path)
-        .map_err(io_at(&path))?;
-    file.write_all_at(&encode_segment_header(id), 0)
-        .map_err(io_at(&path))?;
+    let file = OpenOptions::new().read(true).write(true).create_new(true).open(&path).map_err(io_at(&path))?;
+    file.write_all_at(&encode_segment_header(id), 0).map_err(io_at(&path))?;
     if fsync != FsyncPolicy::Never {
         file.sync_data().map_err(io_at(&path))?;
         sync_dir(dir)?;
@@ -166,11 +158,7 @@ fn read_checkpoint(dir: &Path) -> Result<Option<Checkpoint>, QueueError> {
             warn!(path = %path.display(), offset = 0, reason, "ignoring damaged queue checkpoint");
             Ok(None)
         }
-        CheckpointCheck::UnsupportedVersion(found) => Err(QueueError::UnsupportedVersion {
-            path,
-            offset: 4,
-            found,
-        }),
+        CheckpointCheck::UnsupportedVersion(found) => Err(QueueError::UnsupportedVersion { path, offset: 4, found }),
     }
 }
 
@@ -226,19 +214,14 @@ impl Shard {
         for (i, &sid) in ids.iter().enumerate() {
             let is_last = i + 1 == ids.len();
             let path = segment_path(&dir, sid);
-            let file = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .open(&path)
-                .map_err(io_at(&path))?;
+            let file = OpenOptions::new().read(true).write(true).open(&path).map_err(io_at(&path))?;
             let scan = scan_segment(&file, &path, sid)?;
             let mut good_end = scan.good_end;
             if let Some(reason) = scan.bad_header {
                 if is_last {
                     warn!(path = %path.display(), offset = 0, reason, "rewriting torn segment header");
                     file.set_len(0).map_err(io_at(&path))?;
-                    file.write_all_at(&encode_segment_header(sid), 0)
-                        .map_err(io_at(&path))?;
+                    file.write_all_at(&encode_segment_header(sid), 0).map_err(io_at(&path))?;
                     report.truncated_bytes += scan.file_len;
                 } else {
                     warn!(path = %path.display(), offset = 0, reason, "skipping segment with corrupt header");
@@ -265,9 +248,7 @@ impl Shard {
                 Some((cs, co)) if cs == sid => {
                     if co >= good_end {
                         good_end
-                    } else if co <= SEGMENT_HEADER_LEN
-                        || scan.records.binary_search_by_key(&co, |r| r.offset).is_ok()
-                    {
+                    } else if co <= SEGMENT_HEADER_LEN || scan.records.binary_search_by_key(&co, |r| r.offset).is_ok() {
                         co.max(SEGMENT_HEADER_LEN)
                     } else {
                         warn!(path = %path.display(), offset = co,
@@ -313,14 +294,9 @@ impl Shard {
             });
         }
 
-        let reuse_last = segments
-            .back()
-            .is_some_and(|s| s.end < cfg.segment_bytes && s.end >= SEGMENT_HEADER_LEN);
+        let reuse_last = segments.back().is_some_and(|s| s.end < cfg.segment_bytes && s.end >= SEGMENT_HEADER_LEN);
         if !reuse_last {
-            let new_id = segments
-                .back()
-                .map(|s| s.id + 1)
-                .unwrap_or_else(|| checkpoint.map_or(0, |c| c.0));
+            let new_id = segments.back().map(|s| s.id + 1).unwrap_or_else(|| checkpoint.map_or(0, |c| c.0));
             let (path, file) = create_segment(&dir, new_id, cfg.fsync)?;
             segments.push_back(SegmentInfo {
                 id: new_id,
@@ -346,9 +322,7 @@ impl Shard {
         };
         let cursor = cursor.unwrap_or((active.id, SEGMENT_HEADER_LEN));
 
-        shared
-            .segments
-            .fetch_add(segments.len() as u64, Ordering::SeqCst);
+        shared.segments.fetch_add(segments.len() as u64, Ordering::SeqCst);
         let read = ReadState {
             segments,
             cursor,
@@ -374,11 +348,7 @@ impl Shard {
 
     /// Appends `records` (payload, events). Capacity must already be reserved
     /// for `total_bytes`; on error the unwritten part is released here.
-    pub fn append_batch(
-        &self,
-        records: &[(&[u8], u32)],
-        total_bytes: u64,
-    ) -> Result<Vec<RecordId>, QueueError> {
+    pub fn append_batch(&self, records: &[(&[u8], u32)], total_bytes: u64) -> Result<Vec<RecordId>, QueueError> {
         let mut committed = 0u64;
         let result = self.append_inner(records, &mut committed);
         if result.is_err() {
@@ -387,11 +357,7 @@ impl Shard {
         result
     }
 
-    fn append_inner(
-        &self,
-        records: &[(&[u8], u32)],
-        committed: &mut u64,
-    ) -> Result<Vec<RecordId>, QueueError> {
+    fn append_inner(&self, records: &[(&[u8], u32)], committed: &mut u64) -> Result<Vec<RecordId>, QueueError> {
         let mut ids = Vec::with_capacity(records.len());
         let mut w = self.writer.lock();
         let mut i = 0;
@@ -415,11 +381,7 @@ impl Shard {
                     break;
                 }
                 encode_record(&mut buf, payload, ev, seq);
-                ids.push(RecordId {
-                    shard: self.id,
-                    segment: w.segment,
-                    offset: end,
-                });
+                ids.push(RecordId { shard: self.id, segment: w.segment, offset: end });
                 seq += 1;
                 end += total;
                 events += u64::from(ev);
@@ -500,10 +462,7 @@ impl Shard {
                 return Ok(None);
             };
             let mut payload = vec![0u8; loc.len as usize];
-            if let Err(e) = loc
-                .file
-                .read_exact_at(&mut payload, loc.pos.1 + RECORD_HEADER_LEN as u64)
-            {
+            if let Err(e) = loc.file.read_exact_at(&mut payload, loc.pos.1 + RECORD_HEADER_LEN as u64) {
                 let mut st = self.read.lock();
                 st.inflight.remove(&loc.pos);
                 st.retry.insert(loc.pos);
@@ -519,11 +478,7 @@ impl Shard {
                 continue;
             }
             return Ok(Some(Record {
-                id: RecordId {
-                    shard: self.id,
-                    segment: loc.pos.0,
-                    offset: loc.pos.1,
-                },
+                id: RecordId { shard: self.id, segment: loc.pos.0, offset: loc.pos.1 },
                 events: loc.events,
                 payload,
             }));
@@ -579,8 +534,7 @@ impl Shard {
             let seg = &st.segments[idx];
             let (file, path) = (Arc::clone(&seg.file), seg.path.clone());
             let mut header = [0u8; RECORD_HEADER_LEN];
-            file.read_exact_at(&mut header, pos.1)
-                .map_err(io_at(&path))?;
+            file.read_exact_at(&mut header, pos.1).map_err(io_at(&path))?;
             let h = match decode_record_header(&header) {
                 Ok(h) if pos.1 + h.total_len() <= seg.end => h,
                 Ok(_) | Err(_) => {
@@ -603,21 +557,8 @@ impl Shard {
             } else {
                 st.cursor.1 += h.total_len();
             }
-            st.inflight.insert(
-                pos,
-                InFlight {
-                    bytes: h.total_len(),
-                    events: h.events,
-                },
-            );
-            return Ok(Some(Located {
-                pos,
-                file,
-                path,
-                header,
-                len: h.len,
-                events: h.events,
-            }));
+            st.inflight.insert(pos, InFlight { bytes: h.total_len(), events: h.events });
+            return Ok(Some(Located { pos, file, path, header, len: h.len, events: h.events }));
         }
     }
 
@@ -639,9 +580,7 @@ impl Shard {
             return Ok(false);
         };
         self.shared.records.fetch_sub(1, Ordering::SeqCst);
-        self.shared
-            .events
-            .fetch_sub(u64::from(done.events), Ordering::SeqCst);
+        self.shared.events.fetch_sub(u64::from(done.events), Ordering::SeqCst);
         self.shared.release(done.bytes);
         // Record the acked range, merged with its neighbours.
         let mut start = pos;
@@ -662,8 +601,7 @@ impl Shard {
         st.dirty = true;
         let after = st.frontier();
         if after == before
-            && (self.fsync == FsyncPolicy::Always
-                || st.last_checkpoint.elapsed() >= self.checkpoint_interval)
+            && (self.fsync == FsyncPolicy::Always || st.last_checkpoint.elapsed() >= self.checkpoint_interval)
         {
             self.write_checkpoint(&mut st, after)?;
         }
@@ -687,11 +625,7 @@ impl Shard {
             }
         }
         st.acked = keep;
-        let deletable = st
-            .segments
-            .iter()
-            .take_while(|s| s.id < after.0 && s.sealed)
-            .count();
+        let deletable = st.segments.iter().take_while(|s| s.id < after.0 && s.sealed).count();
         let due = deletable > 0
             || self.fsync == FsyncPolicy::Always
             || st.last_checkpoint.elapsed() >= self.checkpoint_interval;
@@ -721,11 +655,7 @@ impl Shard {
             let mut f = File::create(&tmp).map_err(io_at(&tmp))?;
             let cp = Checkpoint {
                 frontier,
-                acked: st
-                    .acked
-                    .range(frontier..)
-                    .map(|(&(seg, start), &end)| (seg, start, end))
-                    .collect(),
+                acked: st.acked.range(frontier..).map(|(&(seg, start), &end)| (seg, start, end)).collect(),
             };
             f.write_all(&encode_checkpoint(&cp)).map_err(io_at(&tmp))?;
             if self.fsync != FsyncPolicy::Never {

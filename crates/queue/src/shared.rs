@@ -53,10 +53,7 @@ impl Shared {
             if cur > 0 && cur.saturating_add(n) > max {
                 return false;
             }
-            match self
-                .bytes
-                .compare_exchange_weak(cur, cur + n, Ordering::SeqCst, Ordering::SeqCst)
-            {
+            match self.bytes.compare_exchange_weak(cur, cur + n, Ordering::SeqCst, Ordering::SeqCst) {
                 Ok(_) => return true,
                 Err(actual) => cur = actual,
             }

@@ -32,25 +32,16 @@ fn try_append_reports_full_and_recovers_after_ack() {
         q.try_append(i, &PAYLOAD, 1).unwrap();
     }
     assert_eq!(q.stats().bytes, 300);
-    assert!(matches!(
-        q.try_append(0, &PAYLOAD, 1),
-        Err(QueueError::Full)
-    ));
+    assert!(matches!(q.try_append(0, &PAYLOAD, 1), Err(QueueError::Full)));
     assert!(matches!(q.try_append(1, b"", 1), Err(QueueError::Full)));
     assert_eq!(q.stats().records, 3, "a rejected append writes nothing");
     // Reading does not free capacity; acking does.
     let r = q.next(Duration::ZERO).unwrap().unwrap();
-    assert!(matches!(
-        q.try_append(0, &PAYLOAD, 1),
-        Err(QueueError::Full)
-    ));
+    assert!(matches!(q.try_append(0, &PAYLOAD, 1), Err(QueueError::Full)));
     q.ack(r.id).unwrap();
     assert_eq!(q.stats().bytes, 200);
     q.try_append(0, &PAYLOAD, 1).unwrap();
-    assert!(matches!(
-        q.try_append(0, &PAYLOAD, 1),
-        Err(QueueError::Full)
-    ));
+    assert!(matches!(q.try_append(0, &PAYLOAD, 1), Err(QueueError::Full)));
 }
 
 #[test]
@@ -59,10 +50,7 @@ fn oversized_batch_is_admitted_only_into_an_empty_queue() {
     let q = open(d.path(), 150);
     let batch: Vec<(&[u8], u32)> = vec![(&PAYLOAD, 1); 3];
     assert_eq!(q.try_append_batch(0, &batch).unwrap().len(), 3);
-    assert!(matches!(
-        q.try_append_batch(0, &batch),
-        Err(QueueError::Full)
-    ));
+    assert!(matches!(q.try_append_batch(0, &batch), Err(QueueError::Full)));
 }
 
 #[test]
@@ -83,8 +71,7 @@ fn blocked_append_resumes_after_ack() {
     assert_eq!(q.stats().records, 2);
     let r = q.next(Duration::ZERO).unwrap().unwrap();
     q.ack(r.id).unwrap();
-    rx.recv_timeout(Duration::from_secs(10))
-        .expect("append resumed after ack");
+    rx.recv_timeout(Duration::from_secs(10)).expect("append resumed after ack");
     writer.join().unwrap().unwrap();
     assert_eq!(q.stats().records, 2);
     assert_eq!(q.stats().bytes, 200);

@@ -62,10 +62,7 @@ fn append_across_shards_reads_each_record_once() {
     assert_eq!(st.records, 500);
     assert_eq!(st.appended_total, 500);
     assert_eq!(st.shards, 4);
-    assert_eq!(
-        st.events,
-        expected.values().map(|(_, e)| u64::from(*e)).sum()
-    );
+    assert_eq!(st.events, expected.values().map(|(_, e)| u64::from(*e)).sum());
     let got = drain(&q);
     assert_eq!(got.len(), 500);
     let mut seen = BTreeSet::new();
@@ -83,10 +80,7 @@ fn append_across_shards_reads_each_record_once() {
         q.ack(r.id).unwrap();
     }
     let st = q.stats();
-    assert_eq!(
-        (st.records, st.events, st.bytes, st.acked_total),
-        (0, 0, 0, 500)
-    );
+    assert_eq!((st.records, st.events, st.bytes, st.acked_total), (0, 0, 0, 500));
 }
 
 #[test]
@@ -98,38 +92,10 @@ fn batch_append_returns_ids_in_order_and_spans_segments() {
     let ids = q.append_batch(0, &batch).unwrap();
     assert_eq!(ids.len(), 10);
     // 3 records of 1024 bytes fit after the 16-byte segment header.
-    assert_eq!(
-        ids[0],
-        RecordId {
-            shard: 0,
-            segment: 0,
-            offset: 16
-        }
-    );
-    assert_eq!(
-        ids[2],
-        RecordId {
-            shard: 0,
-            segment: 0,
-            offset: 16 + 2048
-        }
-    );
-    assert_eq!(
-        ids[3],
-        RecordId {
-            shard: 0,
-            segment: 1,
-            offset: 16
-        }
-    );
-    assert_eq!(
-        ids[9],
-        RecordId {
-            shard: 0,
-            segment: 3,
-            offset: 16
-        }
-    );
+    assert_eq!(ids[0], RecordId { shard: 0, segment: 0, offset: 16 });
+    assert_eq!(ids[2], RecordId { shard: 0, segment: 0, offset: 16 + 2048 });
+    assert_eq!(ids[3], RecordId { shard: 0, segment: 1, offset: 16 });
+    assert_eq!(ids[9], RecordId { shard: 0, segment: 3, offset: 16 });
     assert_eq!(segment_files(d.path(), 0).len(), 4);
     let got = drain(&q);
     let got_ids: Vec<RecordId> = got.iter().map(|r| r.id).collect();
@@ -144,16 +110,10 @@ fn batch_append_returns_ids_in_order_and_spans_segments() {
 fn out_of_order_acks_advance_frontier_only_when_contiguous() {
     let d = tempfile::tempdir().unwrap();
     let (q, _) = PersistedQueue::open(cfg(d.path(), 1, 4096)).unwrap();
-    let ids: Vec<RecordId> = (0..9u8)
-        .map(|i| q.append(0, &[i; 1000], 1).unwrap())
-        .collect();
+    let ids: Vec<RecordId> = (0..9u8).map(|i| q.append(0, &[i; 1000], 1).unwrap()).collect();
     assert_eq!(
         segment_files(d.path(), 0),
-        vec![
-            "00000000000000000000.seg",
-            "00000000000000000001.seg",
-            "00000000000000000002.seg"
-        ]
+        vec!["00000000000000000000.seg", "00000000000000000001.seg", "00000000000000000002.seg"]
     );
     let got = drain(&q);
     assert_eq!(got.len(), 9);
@@ -165,10 +125,7 @@ fn out_of_order_acks_advance_frontier_only_when_contiguous() {
     assert_eq!(segment_files(d.path(), 0).len(), 3);
     let cp = checkpoint(d.path(), 0);
     assert_eq!(cp.frontier, (0, 16));
-    assert_eq!(
-        cp.acked,
-        vec![(0, 16 + 1024, 16 + 3 * 1024), (1, 16, 16 + 3 * 1024)]
-    );
+    assert_eq!(cp.acked, vec![(0, 16 + 1024, 16 + 3 * 1024), (1, 16, 16 + 3 * 1024)]);
     assert_eq!(q.stats().records, 4);
 
     // Acking record 0 moves the frontier to record 6: segments 0 and 1 go.
@@ -181,11 +138,7 @@ fn out_of_order_acks_advance_frontier_only_when_contiguous() {
 
     // Double ack and foreign ids are rejected.
     assert!(matches!(q.ack(ids[0]), Err(QueueError::UnknownRecord(_))));
-    let bogus = RecordId {
-        shard: 7,
-        segment: 0,
-        offset: 16,
-    };
+    let bogus = RecordId { shard: 7, segment: 0, offset: 16 };
     assert!(matches!(q.ack(bogus), Err(QueueError::UnknownRecord(_))));
     assert_eq!(q.stats().acked_total, 6);
 }
@@ -222,13 +175,7 @@ fn reopen_redelivers_exactly_the_unacked_records() {
     }
     let (q, report) = PersistedQueue::open(cfg(d.path(), 2, 4096)).unwrap();
     assert_eq!(report.records_recovered, unacked.len() as u64);
-    assert_eq!(
-        report.events_recovered,
-        unacked
-            .iter()
-            .map(|id| u64::from(payload_of[id].1))
-            .sum::<u64>()
-    );
+    assert_eq!(report.events_recovered, unacked.iter().map(|id| u64::from(payload_of[id].1)).sum::<u64>());
     assert_eq!(report.truncated_bytes, 0);
     assert_eq!(report.corrupt_records, 0);
     assert_eq!(q.stats().records, unacked.len() as u64);
@@ -250,10 +197,7 @@ fn reopen_redelivers_exactly_the_unacked_records() {
 fn second_open_of_same_dir_is_locked() {
     let d = tempfile::tempdir().unwrap();
     let (_q, _) = PersistedQueue::open(cfg(d.path(), 1, 4096)).unwrap();
-    assert!(matches!(
-        PersistedQueue::open(cfg(d.path(), 1, 4096)),
-        Err(QueueError::Locked { .. })
-    ));
+    assert!(matches!(PersistedQueue::open(cfg(d.path(), 1, 4096)), Err(QueueError::Locked { .. })));
 }
 
 #[test]
@@ -281,10 +225,7 @@ fn blocked_reader_wakes_on_append() {
     std::thread::sleep(Duration::from_millis(50));
     q.append(2, b"wake", 5).unwrap();
     let r = t.join().unwrap().unwrap();
-    assert_eq!(
-        (r.payload.as_slice(), r.events, r.id.shard),
-        (&b"wake"[..], 5, 2)
-    );
+    assert_eq!((r.payload.as_slice(), r.events, r.id.shard), (&b"wake"[..], 5, 2));
     assert_eq!(q.next(Duration::ZERO).unwrap(), None);
 }
 
@@ -301,16 +242,10 @@ fn timeout_returns_none() {
 fn invalid_config_is_rejected() {
     let d = tempfile::tempdir().unwrap();
     let mut c = cfg(d.path(), 0, 4096);
-    assert!(matches!(
-        PersistedQueue::open(c.clone()),
-        Err(QueueError::InvalidConfig(_))
-    ));
+    assert!(matches!(PersistedQueue::open(c.clone()), Err(QueueError::InvalidConfig(_))));
     c.shards = 1;
     c.dir = Default::default();
-    assert!(matches!(
-        PersistedQueue::open(c),
-        Err(QueueError::InvalidConfig(_))
-    ));
+    assert!(matches!(PersistedQueue::open(c), Err(QueueError::InvalidConfig(_))));
 }
 
 #[test]
@@ -323,8 +258,5 @@ fn more_shard_dirs_than_configured_are_still_read() {
     let (q, report) = PersistedQueue::open(cfg(d.path(), 1, 4096)).unwrap();
     assert_eq!(report.records_recovered, 1);
     assert_eq!(q.shards(), 3);
-    assert_eq!(
-        q.next(Duration::ZERO).unwrap().unwrap().payload,
-        b"on shard two"
-    );
+    assert_eq!(q.next(Duration::ZERO).unwrap().unwrap().payload, b"on shard two");
 }

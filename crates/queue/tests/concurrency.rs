@@ -50,18 +50,14 @@ fn concurrent_writers_and_readers_deliver_each_record_once() {
 
     let readers: Vec<_> = (0..READERS)
         .map(|_| {
-            let (q, done, seen, payloads) =
-                (q.clone(), done.clone(), seen.clone(), payloads.clone());
+            let (q, done, seen, payloads) = (q.clone(), done.clone(), seen.clone(), payloads.clone());
             std::thread::spawn(move || {
                 let mut n = 0usize;
                 loop {
                     match q.next(Duration::from_millis(20)).unwrap() {
                         Some(r) => {
                             assert!(seen.lock().unwrap().insert(r.id), "duplicate id {:?}", r.id);
-                            assert!(
-                                payloads.lock().unwrap().insert(r.payload),
-                                "duplicate payload"
-                            );
+                            assert!(payloads.lock().unwrap().insert(r.payload), "duplicate payload");
                             q.ack(r.id).unwrap();
                             n += 1;
                         }
@@ -82,9 +78,8 @@ fn concurrent_writers_and_readers_deliver_each_record_once() {
                 let mut expected = Vec::new();
                 while i < PER_WRITER {
                     let batch = (rng.next() % 8 + 1) as usize;
-                    let ps: Vec<Vec<u8>> = (i..(i + batch).min(PER_WRITER))
-                        .map(|k| payload(w, k, (rng.next() % 600) as usize))
-                        .collect();
+                    let ps: Vec<Vec<u8>> =
+                        (i..(i + batch).min(PER_WRITER)).map(|k| payload(w, k, (rng.next() % 600) as usize)).collect();
                     let refs: Vec<(&[u8], u32)> = ps.iter().map(|p| (p.as_slice(), 1)).collect();
                     let ids = q.append_batch(w, &refs).unwrap();
                     assert_eq!(ids.len(), ps.len());
@@ -106,11 +101,7 @@ fn concurrent_writers_and_readers_deliver_each_record_once() {
     // Let readers drain, then stop them.
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     while q.stats().acked_total < (WRITERS * PER_WRITER) as u64 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "readers stalled: {:?}",
-            q.stats()
-        );
+        assert!(std::time::Instant::now() < deadline, "readers stalled: {:?}", q.stats());
         std::thread::sleep(Duration::from_millis(10));
     }
     done.store(true, Ordering::SeqCst);
@@ -123,12 +114,8 @@ fn concurrent_writers_and_readers_deliver_each_record_once() {
     // Fully acked: at most the active segment of each shard is left.
     assert_eq!(st.segments, 4);
     drop(q);
-    let (q, report) = PersistedQueue::open(QueueConfig {
-        dir: d.path().to_path_buf(),
-        shards: 4,
-        ..QueueConfig::default()
-    })
-    .unwrap();
+    let (q, report) =
+        PersistedQueue::open(QueueConfig { dir: d.path().to_path_buf(), shards: 4, ..QueueConfig::default() }).unwrap();
     assert_eq!(report.records_recovered, 0);
     assert_eq!(q.next(Duration::ZERO).unwrap(), None);
 }

@@ -41,9 +41,7 @@ fn payload(i: usize) -> Vec<u8> {
 /// Writes `n` records to a fresh queue in `dir`; returns their ids.
 fn populate(dir: &Path, n: usize, segment_bytes: u64) -> Vec<RecordId> {
     let (q, _) = PersistedQueue::open(cfg(dir, segment_bytes)).unwrap();
-    (0..n)
-        .map(|i| q.append(0, &payload(i), i as u32 + 1).unwrap())
-        .collect()
+    (0..n).map(|i| q.append(0, &payload(i), i as u32 + 1).unwrap()).collect()
 }
 
 fn payloads(recs: &[Record]) -> Vec<Vec<u8>> {
@@ -84,10 +82,7 @@ fn truncation_at_every_offset_of_last_record() {
     for cut in last..end {
         let d = tempfile::tempdir().unwrap();
         populate(d.path(), 5, 1 << 20);
-        let f = OpenOptions::new()
-            .write(true)
-            .open(seg_path(d.path(), 0))
-            .unwrap();
+        let f = OpenOptions::new().write(true).open(seg_path(d.path(), 0)).unwrap();
         f.set_len(cut).unwrap();
         drop(f);
         let (q, report) = PersistedQueue::open(cfg(d.path(), 1 << 20)).unwrap();
@@ -102,10 +97,7 @@ fn truncation_at_every_offset_of_last_record() {
             },
             "cut at {cut}"
         );
-        assert_eq!(
-            std::fs::metadata(seg_path(d.path(), 0)).unwrap().len(),
-            last
-        );
+        assert_eq!(std::fs::metadata(seg_path(d.path(), 0)).unwrap().len(), last);
         expect_prefix(&drain(&q), 4);
         drop(q);
         append_then_reopen(d.path(), 4, 1 << 20);
@@ -123,11 +115,7 @@ fn flipped_byte_in_last_record_is_truncated() {
     for rel in offsets {
         let d = tempfile::tempdir().unwrap();
         populate(d.path(), 5, 1 << 20);
-        let f = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(seg_path(d.path(), 0))
-            .unwrap();
+        let f = OpenOptions::new().read(true).write(true).open(seg_path(d.path(), 0)).unwrap();
         let mut b = [0u8; 1];
         f.read_exact_at(&mut b, last + rel).unwrap();
         f.write_all_at(&[b[0] ^ 0x5a], last + rel).unwrap();
@@ -161,9 +149,7 @@ fn corruption_in_middle_segment_is_reported_and_later_segments_read() {
     let d = tempfile::tempdir().unwrap();
     // 3 records of 24 + 1000 bytes per 4096-byte segment.
     let (q, _) = PersistedQueue::open(cfg(d.path(), 4096)).unwrap();
-    let ids: Vec<RecordId> = (0..9u8)
-        .map(|i| q.append(0, &[i; 1000], u32::from(i)).unwrap())
-        .collect();
+    let ids: Vec<RecordId> = (0..9u8).map(|i| q.append(0, &[i; 1000], u32::from(i)).unwrap()).collect();
     drop(q);
     assert_eq!(ids[3].segment, 1);
     assert_eq!(ids[8].segment, 2);
@@ -177,11 +163,7 @@ fn corruption_in_middle_segment_is_reported_and_later_segments_read() {
     assert_eq!(report.corrupt_records, 1);
     assert_eq!(report.truncated_bytes, 0);
     assert_eq!(report.records_recovered, 7);
-    assert_eq!(
-        std::fs::metadata(&seg0).unwrap().len(),
-        len0,
-        "middle segment not truncated"
-    );
+    assert_eq!(std::fs::metadata(&seg0).unwrap().len(), len0, "middle segment not truncated");
     let recs = drain(&q);
     let got: Vec<u8> = recs.iter().map(|r| r.payload[0]).collect();
     assert_eq!(got, vec![0, 3, 4, 5, 6, 7, 8]);
@@ -210,14 +192,7 @@ fn torn_segment_header_of_new_last_segment_is_rewritten() {
     assert_eq!(report.truncated_bytes, 3);
     assert_eq!(report.records_recovered, 2);
     let id = q.append(0, b"x", 1).unwrap();
-    assert_eq!(
-        id,
-        RecordId {
-            shard: 0,
-            segment: 1,
-            offset: 16
-        }
-    );
+    assert_eq!(id, RecordId { shard: 0, segment: 1, offset: 16 });
     let recs = drain(&q);
     assert_eq!(recs.len(), 3);
     assert_eq!(recs[2].payload, b"x");

@@ -49,11 +49,7 @@ fn open(dir: &Path, shards: usize, lazy_checkpoints: bool) -> (PersistedQueue, u
         segment_bytes: 4096,
         max_bytes: 1 << 30,
         fsync: FsyncPolicy::Never,
-        checkpoint_interval: if lazy_checkpoints {
-            Duration::from_secs(3600)
-        } else {
-            Duration::ZERO
-        },
+        checkpoint_interval: if lazy_checkpoints { Duration::from_secs(3600) } else { Duration::ZERO },
     })
     .unwrap();
     assert_eq!(report.truncated_bytes, 0);
@@ -101,9 +97,9 @@ fn run(shards: usize, lazy: bool, ops: Vec<Op>) -> Result<(), TestCaseError> {
             }
             Op::Read => match q.next(Duration::ZERO).unwrap() {
                 Some(r) => {
-                    let (p, e) = unacked.get(&r.id).ok_or_else(|| {
-                        TestCaseError::fail(format!("delivered acked/unknown {:?}", r.id))
-                    })?;
+                    let (p, e) = unacked
+                        .get(&r.id)
+                        .ok_or_else(|| TestCaseError::fail(format!("delivered acked/unknown {:?}", r.id)))?;
                     prop_assert_eq!(&r.payload, p);
                     prop_assert_eq!(r.events, *e);
                     prop_assert!(delivered_set.insert(r.id), "delivered twice {:?}", r.id);
@@ -122,11 +118,7 @@ fn run(shards: usize, lazy: bool, ops: Vec<Op>) -> Result<(), TestCaseError> {
                 }
             }
             Op::AckBogus => {
-                let bogus = RecordId {
-                    shard: 0,
-                    segment: u64::MAX,
-                    offset: 16,
-                };
+                let bogus = RecordId { shard: 0, segment: u64::MAX, offset: 16 };
                 prop_assert!(matches!(q.ack(bogus), Err(QueueError::UnknownRecord(_))));
             }
             Op::Reopen => {
@@ -140,17 +132,8 @@ fn run(shards: usize, lazy: bool, ops: Vec<Op>) -> Result<(), TestCaseError> {
         }
         let st = q.stats();
         prop_assert_eq!(st.records, unacked.len() as u64);
-        prop_assert_eq!(
-            st.events,
-            unacked.values().map(|(_, e)| u64::from(*e)).sum::<u64>()
-        );
-        prop_assert_eq!(
-            st.bytes,
-            unacked
-                .values()
-                .map(|(p, _)| 24 + p.len() as u64)
-                .sum::<u64>()
-        );
+        prop_assert_eq!(st.events, unacked.values().map(|(_, e)| u64::from(*e)).sum::<u64>());
+        prop_assert_eq!(st.bytes, unacked.values().map(|(p, _)| 24 + p.len() as u64).sum::<u64>());
     }
     drop(q);
     let (q, recovered) = open(d.path(), shards, lazy);

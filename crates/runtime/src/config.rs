@@ -47,7 +47,9 @@ impl Default for NodeConfig {
 }
 
 fn default_node_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname").map(|s| s.trim().to_string()).unwrap_or_else(|_| "sluice".into())
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "sluice".into())
 }
 fn default_data_dir() -> PathBuf {
     PathBuf::from("data")
@@ -198,7 +200,8 @@ pub fn cores() -> usize {
 /// Reads and parses a config file (structure only; components are checked by
 /// [`crate::topology::build`]).
 pub fn load_config(path: &Path) -> Result<Config, Vec<ConfigError>> {
-    let text = std::fs::read_to_string(path).map_err(|e| vec![ConfigError::new("", format!("cannot read {}: {e}", path.display()))])?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| vec![ConfigError::new("", format!("cannot read {}: {e}", path.display()))])?;
     parse_config(&text)
 }
 
@@ -206,7 +209,11 @@ pub fn load_config(path: &Path) -> Result<Config, Vec<ConfigError>> {
 pub fn parse_config(text: &str) -> Result<Config, Vec<ConfigError>> {
     let root: toml::Value = toml::from_str(text).map_err(|e| {
         let msg = e.message().to_string();
-        let at = e.span().map(|s| line_col(text, s.start)).map(|(l, c)| format!(" (line {l}, column {c})")).unwrap_or_default();
+        let at = e
+            .span()
+            .map(|s| line_col(text, s.start))
+            .map(|(l, c)| format!(" (line {l}, column {c})"))
+            .unwrap_or_default();
         vec![ConfigError::new("", format!("invalid TOML{at}: {msg}"))]
     })?;
     let mut errors = Vec::new();
@@ -306,7 +313,13 @@ fn parse_queue(v: toml::Value, path: &str) -> Result<QueueConfig, ConfigError> {
     let q: RawQueue = parse_table(v, path)?;
     match q.kind.as_str() {
         "memory" => {
-            for (k, set) in [("path", q.path.is_some()), ("shards", q.shards.is_some()), ("segment_size", q.segment_size.is_some()), ("max_bytes", q.max_bytes.is_some()), ("fsync", q.fsync.is_some())] {
+            for (k, set) in [
+                ("path", q.path.is_some()),
+                ("shards", q.shards.is_some()),
+                ("segment_size", q.segment_size.is_some()),
+                ("max_bytes", q.max_bytes.is_some()),
+                ("fsync", q.fsync.is_some()),
+            ] {
                 if set {
                     return Err(ConfigError::new(format!("{path}.{k}"), "only valid with type = \"persisted\""));
                 }
@@ -319,7 +332,10 @@ fn parse_queue(v: toml::Value, path: &str) -> Result<QueueConfig, ConfigError> {
         }
         "persisted" => {
             if q.max_events.is_some() {
-                return Err(ConfigError::new(format!("{path}.max_events"), "only valid with type = \"memory\" (use max_bytes)"));
+                return Err(ConfigError::new(
+                    format!("{path}.max_events"),
+                    "only valid with type = \"memory\" (use max_bytes)",
+                ));
             }
             let p = PersistedConfig {
                 path: q.path,
@@ -337,7 +353,10 @@ fn parse_queue(v: toml::Value, path: &str) -> Result<QueueConfig, ConfigError> {
             parse_fsync(&p.fsync).map_err(|m| ConfigError::new(format!("{path}.fsync"), m))?;
             Ok(QueueConfig::Persisted(p))
         }
-        other => Err(ConfigError::new(format!("{path}.type"), format!("unknown queue type {other:?} (expected \"memory\" or \"persisted\")"))),
+        other => Err(ConfigError::new(
+            format!("{path}.type"),
+            format!("unknown queue type {other:?} (expected \"memory\" or \"persisted\")"),
+        )),
     }
 }
 
@@ -362,7 +381,10 @@ mod tests {
 
     #[test]
     fn minimal_config() {
-        let c = parse_config("[pipelines.main.sources.g]\ntype = \"generator\"\n[pipelines.main.sinks.b]\ntype = \"blackhole\"\n").unwrap();
+        let c = parse_config(
+            "[pipelines.main.sources.g]\ntype = \"generator\"\n[pipelines.main.sinks.b]\ntype = \"blackhole\"\n",
+        )
+        .unwrap();
         let p = &c.pipelines["main"];
         assert_eq!(p.batch_size, 128);
         assert_eq!(p.queue, QueueConfig::Memory { max_events: 16384 });
@@ -377,7 +399,13 @@ mod tests {
         assert!(e.contains(&"bogus: unknown section (expected node, api or pipelines)".to_string()), "{e:?}");
         assert!(e.iter().any(|m| m.starts_with("node: unknown field `nmae`")), "{e:?}");
         assert!(e.contains(&"pipelines.a.workers: must be at least 1".to_string()), "{e:?}");
-        assert!(e.contains(&"pipelines.a.queue.type: unknown queue type \"disk\" (expected \"memory\" or \"persisted\")".to_string()), "{e:?}");
+        assert!(
+            e.contains(
+                &"pipelines.a.queue.type: unknown queue type \"disk\" (expected \"memory\" or \"persisted\")"
+                    .to_string()
+            ),
+            "{e:?}"
+        );
         assert!(e.contains(&"pipelines.a.sources: a pipeline needs at least one source".to_string()), "{e:?}");
         assert!(e.iter().any(|m| m.starts_with("pipelines.b.batch_size: invalid type")), "{e:?}");
     }

@@ -135,8 +135,15 @@ pub fn start(built: BuiltPipeline, node: &NodeConfig) -> Result<RunningPipeline,
     let sources_cancel = CancellationToken::new();
     let mut source_tasks = Vec::new();
     for s in built.sources {
-        let out: Arc<dyn Output> = Arc::new(Stamp { inner: queue.output(), identity: s.identity, source_name: Arc::from(s.id.as_str()) });
-        let cx = SourceContext { id: s.id.clone(), pipeline: name.clone(), out, shutdown: sources_cancel.clone(), metrics: s.metrics };
+        let out: Arc<dyn Output> =
+            Arc::new(Stamp { inner: queue.output(), identity: s.identity, source_name: Arc::from(s.id.as_str()) });
+        let cx = SourceContext {
+            id: s.id.clone(),
+            pipeline: name.clone(),
+            out,
+            shutdown: sources_cancel.clone(),
+            metrics: s.metrics,
+        };
         let id = s.id;
         let pname = name.clone();
         let src = s.source;

@@ -61,15 +61,30 @@ impl PipelineQueue {
     pub fn memory(max_events: usize, metrics: Arc<PipelineMetrics>) -> Self {
         let (tx, rx) = crossbeam_channel::unbounded();
         let output = Arc::new(QueueOutput {
-            backend: Backend::Memory { tx: Mutex::new(Some(tx)), permits: Arc::new(Semaphore::new(max_events)), max: max_events },
+            backend: Backend::Memory {
+                tx: Mutex::new(Some(tx)),
+                permits: Arc::new(Semaphore::new(max_events)),
+                max: max_events,
+            },
             metrics,
             closed: AtomicBool::new(false),
         });
-        Self { output, work: rx, reader: Mutex::new(None), stop_reading: Arc::new(AtomicBool::new(false)), persisted: None }
+        Self {
+            output,
+            work: rx,
+            reader: Mutex::new(None),
+            stop_reading: Arc::new(AtomicBool::new(false)),
+            persisted: None,
+        }
     }
 
     /// Opens (and recovers) a persisted queue and starts its reader thread.
-    pub fn persisted(cfg: &PersistedConfig, dir: PathBuf, workers: usize, metrics: Arc<PipelineMetrics>) -> Result<(Self, OpenReport), QueueError> {
+    pub fn persisted(
+        cfg: &PersistedConfig,
+        dir: PathBuf,
+        workers: usize,
+        metrics: Arc<PipelineMetrics>,
+    ) -> Result<(Self, OpenReport), QueueError> {
         let qc = sluice_queue::QueueConfig {
             dir,
             shards: cfg.shards.unwrap_or_else(cores),
@@ -98,7 +113,10 @@ impl PipelineQueue {
             metrics,
             closed: AtomicBool::new(false),
         });
-        Ok((Self { output, work: rx, reader: Mutex::new(Some(reader)), stop_reading: stop, persisted: Some(q) }, report))
+        Ok((
+            Self { output, work: rx, reader: Mutex::new(Some(reader)), stop_reading: stop, persisted: Some(q) },
+            report,
+        ))
     }
 
     /// The handle sources write to.

@@ -72,7 +72,12 @@ pub fn build(config: &Config, registry: &Arc<Registry>) -> Result<Vec<BuiltPipel
     }
 }
 
-fn take_string(table: &mut toml::map::Map<String, toml::Value>, key: &str, path: &str, errors: &mut Vec<ConfigError>) -> Option<String> {
+fn take_string(
+    table: &mut toml::map::Map<String, toml::Value>,
+    key: &str,
+    path: &str,
+    errors: &mut Vec<ConfigError>,
+) -> Option<String> {
     match table.remove(key) {
         Some(toml::Value::String(s)) => Some(s),
         Some(_) => {
@@ -84,7 +89,11 @@ fn take_string(table: &mut toml::map::Map<String, toml::Value>, key: &str, path:
 }
 
 /// Builds one pipeline.
-pub fn build_pipeline(p: &PipelineConfig, node: &NodeConfig, registry: &Arc<Registry>) -> Result<BuiltPipeline, Vec<ConfigError>> {
+pub fn build_pipeline(
+    p: &PipelineConfig,
+    node: &NodeConfig,
+    registry: &Arc<Registry>,
+) -> Result<BuiltPipeline, Vec<ConfigError>> {
     let base = format!("pipelines.{}", p.name);
     let queue_type = match p.queue {
         QueueConfig::Memory { .. } => "memory",
@@ -117,11 +126,15 @@ pub fn build_pipeline(p: &PipelineConfig, node: &NodeConfig, registry: &Arc<Regi
         let group = take_string(&mut table, "group", &path, &mut errors);
         let subgroup = take_string(&mut table, "subgroup", &path, &mut errors);
         let host = take_string(&mut table, "host", &path, &mut errors);
-        let identity = (group.is_some() || subgroup.is_some() || host.is_some())
-            .then(|| Arc::new(Identity::new(group.unwrap_or_default(), subgroup.unwrap_or_default(), host.unwrap_or_default())));
+        let identity = (group.is_some() || subgroup.is_some() || host.is_some()).then(|| {
+            Arc::new(Identity::new(group.unwrap_or_default(), subgroup.unwrap_or_default(), host.unwrap_or_default()))
+        });
         let Some(spec) = sources::find(&type_name) else {
             let known: Vec<&str> = sources::SPECS.iter().map(|s| s.name).collect();
-            errors.push(ConfigError::new(format!("{path}.type"), format!("unknown source type {type_name:?} (known: {})", known.join(", "))));
+            errors.push(ConfigError::new(
+                format!("{path}.type"),
+                format!("unknown source type {type_name:?} (known: {})", known.join(", ")),
+            ));
             continue;
         };
         let cx = root_cx.child("source", id, spec.name, &path);
@@ -173,7 +186,10 @@ pub fn build_pipeline(p: &PipelineConfig, node: &NodeConfig, registry: &Arc<Regi
         };
         let Some(spec) = sinks::find(&type_name) else {
             let known: Vec<&str> = sinks::SPECS.iter().map(|s| s.name).collect();
-            errors.push(ConfigError::new(format!("{path}.type"), format!("unknown sink type {type_name:?} (known: {})", known.join(", "))));
+            errors.push(ConfigError::new(
+                format!("{path}.type"),
+                format!("unknown sink type {type_name:?} (known: {})", known.join(", ")),
+            ));
             continue;
         };
         let cx = root_cx.child("sink", id, spec.name, &path);
@@ -183,7 +199,10 @@ pub fn build_pipeline(p: &PipelineConfig, node: &NodeConfig, registry: &Arc<Regi
         }
     }
     if !built_sinks.is_empty() && built_sinks.iter().all(|s| s.dead_letter) {
-        errors.push(ConfigError::new(format!("{base}.sinks"), "every sink is a dead_letter sink: regular events would have nowhere to go"));
+        errors.push(ConfigError::new(
+            format!("{base}.sinks"),
+            "every sink is a dead_letter sink: regular events would have nowhere to go",
+        ));
     }
 
     if !errors.is_empty() {

@@ -38,9 +38,7 @@ enum Cmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("SLUICE_LOG").unwrap_or_else(|_| "info".into()),
-        )
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("SLUICE_LOG").unwrap_or_else(|_| "info".into()))
         .with_writer(std::io::stderr)
         .init();
     match cli.cmd {
@@ -106,9 +104,11 @@ fn run(path: PathBuf) -> anyhow::Result<()> {
         let name = cfg.node.name.clone();
         let node = Node::start(cfg).await?;
         if !api_addr.is_empty() {
-            let listener = tokio::net::TcpListener::bind(&api_addr).await.with_context(|| format!("api: bind {api_addr}"))?;
+            let listener =
+                tokio::net::TcpListener::bind(&api_addr).await.with_context(|| format!("api: bind {api_addr}"))?;
             tracing::info!(address = %listener.local_addr()?, "api listening");
-            let state = sluice_api::ApiState { registry: std::sync::Arc::clone(&node.registry), name, started: Instant::now() };
+            let state =
+                sluice_api::ApiState { registry: std::sync::Arc::clone(&node.registry), name, started: Instant::now() };
             tokio::spawn(async move {
                 if let Err(e) = sluice_api::serve(listener, state).await {
                     tracing::error!(error = %e, "api server stopped");

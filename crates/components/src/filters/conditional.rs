@@ -141,7 +141,11 @@ then = [{ type = "mutate", add_tag = ["A"] }]
 else_if = [{ condition = '[kind] == "b"', then = [{ type = "drop" }] }]
 else = [{ type = "mutate", add_tag = ["OTHER"] }]
 "#;
-        let out = run_filter(&SPEC, cfg, vec![ev(r#"{"kind":"a"}"#), ev(r#"{"kind":"b"}"#), ev(r#"{"kind":"c"}"#), ev(r#"{"kind":"a"}"#)]);
+        let out = run_filter(
+            &SPEC,
+            cfg,
+            vec![ev(r#"{"kind":"a"}"#), ev(r#"{"kind":"b"}"#), ev(r#"{"kind":"c"}"#), ev(r#"{"kind":"a"}"#)],
+        );
         assert_eq!(out.len(), 3);
         assert_eq!(out.iter().filter(|e| e.has_tag("A")).count(), 2);
         assert_eq!(out.iter().filter(|e| e.has_tag("OTHER")).count(), 1);
@@ -149,7 +153,11 @@ else = [{ type = "mutate", add_tag = ["OTHER"] }]
 
     #[test]
     fn without_else_unmatched_pass_through() {
-        let out = run_filter(&SPEC, "condition = '[x]'\nthen = [{ type = \"drop\" }]", vec![ev(r#"{"x":1}"#), ev(r#"{"y":1}"#)]);
+        let out = run_filter(
+            &SPEC,
+            "condition = '[x]'\nthen = [{ type = \"drop\" }]",
+            vec![ev(r#"{"x":1}"#), ev(r#"{"y":1}"#)],
+        );
         assert_eq!(out.len(), 1);
         assert!(out[0].fields.contains_key(&"y"));
     }

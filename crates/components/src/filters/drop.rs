@@ -12,7 +12,8 @@ use sluice_core::metrics::ComponentMetrics;
 use sluice_core::Event;
 
 /// Registry entry.
-pub const SPEC: FilterSpec = FilterSpec { name: "drop", summary: "drop events (all, or a percentage)", example: "", build };
+pub const SPEC: FilterSpec =
+    FilterSpec { name: "drop", summary: "drop events (all, or a percentage)", example: "", build };
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -123,7 +123,11 @@ mod tests {
         let out = run_filter(&SPEC, "", vec![Event::from_message("{nope"), Event::from_message("5")]);
         assert!(out.iter().all(|e| e.has_tag("_jsonparsefailure") && !e.dead_letter));
         assert_eq!(out[0].message(), Some("{nope"));
-        let out = run_filter(&SPEC, "on_failure = \"dead_letter\"\ntag_on_failure = [\"bad\"]", vec![Event::from_message("{")]);
+        let out = run_filter(
+            &SPEC,
+            "on_failure = \"dead_letter\"\ntag_on_failure = [\"bad\"]",
+            vec![Event::from_message("{")],
+        );
         assert!(out[0].dead_letter && out[0].has_tag("bad"));
         let out = run_filter(&SPEC, "skip_on_invalid_json = true", vec![Event::from_message("{")]);
         assert!(!out[0].has_tag("_jsonparsefailure"));

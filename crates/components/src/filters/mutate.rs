@@ -102,15 +102,19 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Filter>, Confi
             .map(|(a, b)| Ok((path(key, a)?, Template::parse(b).map_err(|e| cx.error(key, e.to_string()))?)))
             .collect()
     };
-    let list = |key: &str, v: &[String]| -> Result<Vec<FieldPath>, ConfigError> { v.iter().map(|s| path(key, s)).collect() };
+    let list =
+        |key: &str, v: &[String]| -> Result<Vec<FieldPath>, ConfigError> { v.iter().map(|s| path(key, s)).collect() };
     if c.gsub.len() % 3 != 0 {
-        return Err(cx.error("gsub", format!("expected triples of field, regex, replacement; got {} strings", c.gsub.len())));
+        return Err(
+            cx.error("gsub", format!("expected triples of field, regex, replacement; got {} strings", c.gsub.len()))
+        );
     }
     let mut gsub = Vec::new();
     for t in c.gsub.chunks(3) {
         let re = Regex::new(&t[1]).map_err(|e| cx.error("gsub", format!("invalid regex {:?}: {e}", t[1])))?;
         // Logstash/Ruby use \1 for groups; the regex crate uses ${1}.
-        let repl = Regex::new(r"\\(\d)").map(|r| r.replace_all(&t[2], "$${$1}").into_owned()).unwrap_or_else(|_| t[2].clone());
+        let repl =
+            Regex::new(r"\\(\d)").map(|r| r.replace_all(&t[2], "$${$1}").into_owned()).unwrap_or_else(|_| t[2].clone());
         gsub.push((path("gsub", &t[0])?, re, repl));
     }
     let mut add_tag = Vec::new();
@@ -159,7 +163,10 @@ fn convert(v: &Value, k: Conversion) -> Option<Value> {
                 Some(Value::from(i64::from(b)))
             } else {
                 let s = v.as_str()?.trim();
-                s.parse::<i64>().ok().or_else(|| s.parse::<f64>().ok().filter(|f| f.is_finite()).map(|f| f.trunc() as i64)).map(Value::from)
+                s.parse::<i64>()
+                    .ok()
+                    .or_else(|| s.parse::<f64>().ok().filter(|f| f.is_finite()).map(|f| f.trunc() as i64))
+                    .map(Value::from)
             }
         }
         Conversion::Float => {
@@ -268,8 +275,12 @@ impl Mutate {
         for (f, sep) in &self.join {
             if let Some(v) = e.get_mut(f) {
                 if let Some(arr) = v.as_array() {
-                    let parts: Vec<String> =
-                        arr.iter().map(|x| x.as_str().map(str::to_string).unwrap_or_else(|| sonic_rs::to_string(x).unwrap_or_default())).collect();
+                    let parts: Vec<String> = arr
+                        .iter()
+                        .map(|x| {
+                            x.as_str().map(str::to_string).unwrap_or_else(|| sonic_rs::to_string(x).unwrap_or_default())
+                        })
+                        .collect();
                     *v = Value::from(parts.join(sep).as_str());
                 }
             }
@@ -365,7 +376,9 @@ add_tag = ["t_%{b2}"]
         let out = run_filter(
             &SPEC,
             cfg,
-            vec![ev(r#"{"a":1,"b":"bee","n":"42","f":"1.5","t":"yes","s":7,"up":"ABC","low":"abc","pad":"  p ","csv":"a,b,c","arr":["x",1],"m1":"one","m2":["two"],"gone":true,"g":"a1b22"}"#)],
+            vec![ev(
+                r#"{"a":1,"b":"bee","n":"42","f":"1.5","t":"yes","s":7,"up":"ABC","low":"abc","pad":"  p ","csv":"a,b,c","arr":["x",1],"m1":"one","m2":["two"],"gone":true,"g":"a1b22"}"#,
+            )],
         );
         let e = &out[0];
         assert_eq!(get(e, "x.a"), "1");

@@ -12,7 +12,8 @@ use sluice_core::metrics::ComponentMetrics;
 use sluice_core::Event;
 
 /// Registry entry.
-pub const SPEC: SinkSpec = SinkSpec { name: "blackhole", summary: "count and discard (benchmarks)", example: "", build };
+pub const SPEC: SinkSpec =
+    SinkSpec { name: "blackhole", summary: "count and discard (benchmarks)", example: "", build };
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -24,7 +25,11 @@ struct Config {
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigError> {
     let c: Config = parse_table(value, &cx.path)?;
-    Ok(Box::new(Blackhole { every: c.print_interval.map(|d| d.0), last: Instant::now(), metrics: Arc::clone(&cx.metrics) }))
+    Ok(Box::new(Blackhole {
+        every: c.print_interval.map(|d| d.0),
+        last: Instant::now(),
+        metrics: Arc::clone(&cx.metrics),
+    }))
 }
 
 struct Blackhole {

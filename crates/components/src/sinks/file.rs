@@ -66,7 +66,11 @@ impl FileSink {
                 tokio::fs::create_dir_all(dir).await?;
             }
         }
-        let f = OpenOptions::new().create(true).append(true).open(&self.c.path).await
+        let f = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.c.path)
+            .await
             .map_err(|e| format!("open {}: {e}", self.c.path.display()))?;
         self.size = f.metadata().await?.len();
         self.opened = Instant::now();
@@ -164,12 +168,17 @@ mod tests {
     async fn writes_and_rotates_by_size() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("out/events.ndjson");
-        let mut s = build_sink(&SPEC, &format!("path = {:?}\nmax_bytes = 200\nmax_files = 2", path.display().to_string())).unwrap();
+        let mut s =
+            build_sink(&SPEC, &format!("path = {:?}\nmax_bytes = 200\nmax_files = 2", path.display().to_string()))
+                .unwrap();
         for i in 0..10 {
             s.write(&[Event::from_message(format!("event number {i:02} with some padding"))]).await.unwrap();
         }
         s.close().await.unwrap();
-        let mut names: Vec<String> = std::fs::read_dir(dir.path().join("out")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        let mut names: Vec<String> = std::fs::read_dir(dir.path().join("out"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
         names.sort();
         assert_eq!(names.len(), 3, "{names:?}"); // current + 2 kept
         let current = std::fs::read_to_string(&path).unwrap();

@@ -108,7 +108,13 @@ impl Source for Generator {
     }
 }
 
-async fn generate(c: Arc<Config>, cx: SourceContext, next: Arc<AtomicU64>, thread: usize, started: Instant) -> Result<(), BoxError> {
+async fn generate(
+    c: Arc<Config>,
+    cx: SourceContext,
+    next: Arc<AtomicU64>,
+    thread: usize,
+    started: Instant,
+) -> Result<(), BoxError> {
     let source: Arc<str> = Arc::from(format!("generator:{}", cx.id));
     loop {
         if cx.shutdown.is_cancelled() {
@@ -182,7 +188,10 @@ mod tests {
     async fn json_template() {
         let cfg = "message = '{\"n\":{seq}}'\njson = true\ncount = 3\n";
         let events = testkit::run_source(&SPEC, cfg).await.unwrap();
-        let mut ns: Vec<i64> = events.iter().map(|e| e.fields.get(&"n").and_then(|v| sonic_rs::JsonValueTrait::as_i64(v)).unwrap()).collect();
+        let mut ns: Vec<i64> = events
+            .iter()
+            .map(|e| e.fields.get(&"n").and_then(|v| sonic_rs::JsonValueTrait::as_i64(v)).unwrap())
+            .collect();
         ns.sort_unstable();
         assert_eq!(ns, vec![0, 1, 2]);
     }

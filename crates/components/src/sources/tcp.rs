@@ -61,7 +61,8 @@ fn default_max_line() -> ByteSize {
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, ConfigError> {
     let c: Config = parse_table(value, &cx.path)?;
-    let address: SocketAddr = c.address.parse().map_err(|e| cx.error("address", format!("invalid socket address {:?}: {e}", c.address)))?;
+    let address: SocketAddr =
+        c.address.parse().map_err(|e| cx.error("address", format!("invalid socket address {:?}: {e}", c.address)))?;
     if c.max_line_bytes.0 == 0 {
         return Err(cx.error("max_line_bytes", "must be greater than 0"));
     }
@@ -105,7 +106,12 @@ impl Source for Tcp {
     }
 }
 
-async fn read_connection(mut stream: TcpStream, cx: &SourceContext, decoder: &LineDecoder, source: &Arc<str>) -> Result<(), BoxError> {
+async fn read_connection(
+    mut stream: TcpStream,
+    cx: &SourceContext,
+    decoder: &LineDecoder,
+    source: &Arc<str>,
+) -> Result<(), BoxError> {
     let _ = stream.set_nodelay(true);
     let mut buf: Vec<u8> = Vec::with_capacity(256 * 1024);
     let mut state = LineState::default();
@@ -157,7 +163,14 @@ impl LineDecoder {
 
     /// Decodes every complete line in `buf` (and the rest when `eof`), returning
     /// how many bytes were consumed.
-    pub fn decode(&self, buf: &[u8], eof: bool, state: &mut LineState, out: &mut Vec<Event>, source: &Arc<str>) -> usize {
+    pub fn decode(
+        &self,
+        buf: &[u8],
+        eof: bool,
+        state: &mut LineState,
+        out: &mut Vec<Event>,
+        source: &Arc<str>,
+    ) -> usize {
         let mut pos = 0;
         while pos < buf.len() {
             let rest = &buf[pos..];

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The whole check, as CI runs it: formatting, lints, tests, docs, and a short
+# fuzz of every parser. Run from anywhere; idempotent.
+#   SLUICE_FUZZ_SECONDS=N   seconds per fuzz target (default 15; 0 skips fuzzing)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+start=$(date +%s)
+step() { echo; echo "=== $* ($(( $(date +%s) - start )) s)"; }
+
+step "prerequisites"
+scripts/setup.sh
+
+step "cargo fmt --check"
+cargo fmt --all --check
+
+step "cargo clippy -D warnings"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "cargo test"
+cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$root/.cache/test.log"
+# One closing line for CI: the totals over every test binary.
+awk '/^test result:/ { p += $4; f += $6; i += $8 } END { printf "sluice tests: %d passed, %d failed, %d skipped\n", p, f, i }' "$root/.cache/test.log"
+
+step "cargo doc -D warnings"
+RUSTDOCFLAGS=-Dwarnings cargo doc --workspace --no-deps --locked -q
+
+if [ -d fuzz ] && [ "${SLUICE_FUZZ_SECONDS:-15}" != 0 ]; then
+  step "cargo fuzz (${SLUICE_FUZZ_SECONDS:-15} s per target)"
+  scripts/fuzz.sh "${SLUICE_FUZZ_SECONDS:-15}"
+fi
+
+step "done"

@@ -14,9 +14,9 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, SecondsFormat, Utc};
-use sonic_rs::{JsonContainerTrait, JsonValueTrait, Object};
 
 use crate::event::{Event, Identity};
+use crate::value::{write_json_str, Object, Value};
 
 /// Reserved output keys (never taken from untrusted input as identity).
 pub const RESERVED: [&str; 5] = ["@timestamp", "@group", "@subgroup", "@host", "@source"];
@@ -53,8 +53,7 @@ pub fn parse_timestamp(s: &str) -> Option<i64> {
 }
 
 fn write_str(out: &mut Vec<u8>, s: &str) {
-    // INVARIANT: serialising a &str into a Vec cannot fail.
-    let _ = sonic_rs::to_writer(&mut *out, s);
+    write_json_str(out, s);
 }
 
 /// Appends `event` as one JSON object (no newline) to `out`.
@@ -82,7 +81,7 @@ pub fn write_json(event: &Event, out: &mut Vec<u8>) {
         out.push(b',');
         write_str(out, k);
         out.push(b':');
-        let _ = sonic_rs::to_writer(&mut *out, v);
+        v.write_json(out);
     }
     out.push(b'}');
 }
@@ -102,23 +101,11 @@ fn json_error(e: sonic_rs::Error) -> CodecError {
 /// typed timestamp (else `now`); the other reserved keys are removed.
 /// Returns the event and whether a present `@timestamp` failed to parse.
 pub fn event_from_json(bytes: &[u8]) -> Result<(Event, bool), CodecError> {
-    let value: sonic_rs::Value = sonic_rs::from_slice(bytes).map_err(json_error)?;
-    let Some(_) = value.as_object() else {
-        let found = match value.get_type() {
-            sonic_rs::JsonType::Array => "array",
-            sonic_rs::JsonType::String => "string",
-            sonic_rs::JsonType::Number => "number",
-            sonic_rs::JsonType::Boolean => "boolean",
-            sonic_rs::JsonType::Null => "null",
-            sonic_rs::JsonType::Object => "object",
-        };
-        return Err(CodecError::NotAnObject { found });
-    };
-    let mut fields = match value.into_object() {
-        Some(o) => o,
-        None => Object::new(),
-    };
-    Ok(event_from_object(&mut fields))
+    let value: Value = sonic_rs::from_slice(bytes).map_err(json_error)?;
+    match value {
+        Value::Object(mut fields) => Ok(event_from_object(&mut fields)),
+        other => Err(CodecError::NotAnObject { found: other.type_name() }),
+    }
 }
 
 /// Builds an event out of a parsed object (see [`event_from_json`]).
@@ -236,7 +223,7 @@ mod tests {
         a.identity = Arc::new(Identity::new("g", "s", "h"));
         a.source = Arc::from("tcp:1");
         let mut b = a.clone();
-        b.fields.insert(&"n", sonic_rs::Value::from(5));
+        b.fields.insert("n", Value::from(5));
         b.dead_letter = true;
         let mut buf = Vec::new();
         encode_batch(&[a.clone(), b.clone()], &mut buf);

@@ -61,7 +61,7 @@ use std::cmp::Ordering;
 use std::fmt;
 
 use regex::Regex;
-use sonic_rs::{JsonContainerTrait, JsonNumberTrait, JsonType, JsonValueTrait, Value};
+use crate::value::Value;
 
 use crate::event::Event;
 use crate::path::FieldPath;
@@ -268,31 +268,21 @@ enum Val<'a> {
     Bool(bool),
     Num(Num),
     Str(&'a str),
-    Array(&'a sonic_rs::Array),
+    Array(&'a [Value]),
     List(&'a [Literal]),
     Object(&'a Value),
 }
 
 impl<'a> Val<'a> {
     fn from_json(v: &'a Value) -> Val<'a> {
-        match v.get_type() {
-            JsonType::Null => Val::Null,
-            JsonType::Boolean => Val::Bool(v.as_bool().unwrap_or(false)),
-            JsonType::Number => match v.as_number() {
-                Some(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
-                    (Some(i), _, _) => Val::Num(Num::I(i)),
-                    (None, Some(u), _) => Val::Num(Num::U(u)),
-                    (None, None, Some(f)) => Val::Num(Num::F(f)),
-                    (None, None, None) => Val::Null,
-                },
-                None => Val::Null,
-            },
-            JsonType::String => Val::Str(v.as_str().unwrap_or("")),
-            JsonType::Array => match v.as_array() {
-                Some(a) => Val::Array(a),
-                None => Val::Null,
-            },
-            JsonType::Object => Val::Object(v),
+        match v {
+            Value::Null => Val::Null,
+            Value::Bool(b) => Val::Bool(*b),
+            Value::Int(i) => Val::Num(Num::I(*i)),
+            Value::Float(f) => Val::Num(Num::F(*f)),
+            Value::String(s) => Val::Str(s.as_str()),
+            Value::Array(a) => Val::Array(a.as_slice()),
+            Value::Object(_) => Val::Object(v),
         }
     }
 
@@ -1014,7 +1004,7 @@ mod tests {
     use std::sync::Arc;
 
     fn event(json: &str) -> Event {
-        let fields: sonic_rs::Object = sonic_rs::from_str(json).unwrap();
+        let fields: crate::value::Object = sonic_rs::from_str(json).unwrap();
         let mut e = Event::from_fields(fields);
         e.timestamp = 1_700_000_000_123_456_789;
         e.identity = Arc::new(Identity::new("acme", "prod", "web-1"));

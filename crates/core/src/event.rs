@@ -1,6 +1,6 @@
 //! The event: what flows through every pipeline.
 //!
-//! Fields are a JSON object (`sonic_rs::Object`), as in Logstash: `message` is a
+//! Fields are a JSON object ([`Object`]), as in Logstash: `message` is a
 //! field like any other, reached through [`Event::message`]. The timestamp is
 //! typed (nanoseconds since the Unix epoch) and the identity (group, subgroup,
 //! host) and source are shared `Arc`s, so stamping a batch costs a reference
@@ -9,9 +9,9 @@
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use sonic_rs::{JsonContainerTrait, JsonValueMutTrait, JsonValueTrait, Object, Value};
 
 use crate::path::FieldPath;
+use crate::value::{Object, Value};
 
 /// Who an event belongs to: the tenant hierarchy used for permissions and routing.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -122,24 +122,17 @@ impl Event {
     /// an array). A tag already present is not added twice.
     pub fn add_tag(&mut self, tag: &str) {
         match self.fields.get_mut(&TAGS) {
-            Some(v) if v.is_array() => {
-                if let Some(arr) = v.as_array_mut() {
-                    if !arr.iter().any(|t| t.as_str() == Some(tag)) {
-                        arr.push(Value::from(tag));
-                    }
+            Some(Value::Array(arr)) => {
+                if !arr.iter().any(|t| t.as_str() == Some(tag)) {
+                    arr.push(Value::from(tag));
                 }
             }
             Some(v) => {
                 let old = std::mem::take(v);
-                let mut arr = sonic_rs::Array::new();
-                arr.push(old);
-                arr.push(Value::from(tag));
-                *v = arr.into_value();
+                *v = Value::Array(vec![old, Value::from(tag)]);
             }
             None => {
-                let mut arr = sonic_rs::Array::new();
-                arr.push(Value::from(tag));
-                self.fields.insert(TAGS, arr.into_value());
+                self.fields.insert(TAGS, Value::Array(vec![Value::from(tag)]));
             }
         }
     }
@@ -163,7 +156,7 @@ pub fn insert_path(obj: &mut Object, segments: &[String], value: Value) {
         obj.insert(first, value);
         return;
     }
-    let child = obj.entry(first).or_insert_with(|| Object::new().into_value());
+    let child = obj.get_or_insert_with(first, || Object::new().into_value());
     if !child.is_object() {
         *child = Object::new().into_value();
     }
@@ -196,7 +189,7 @@ mod tests {
         e.add_tag("_grokparsefailure");
         e.add_tag("_jsonparsefailure");
         assert_eq!(
-            sonic_rs::to_string(e.fields.get(&TAGS).unwrap()).unwrap(),
+            e.fields.get(TAGS).unwrap().to_json(),
             r#"["_grokparsefailure","_jsonparsefailure"]"#
         );
         let mut e = Event::from_message("x");

@@ -1,6 +1,7 @@
 //! sluice-core: the vocabulary every other crate speaks.
 //!
 //! - [`event`]: the [`Event`] (timestamp in ns, fields as JSON values, identity, source);
+//! - [`value`]: the JSON [`Value`] of fields (ordered small-vector objects, inline short strings);
 //! - [`ack`]: reference-counted acknowledgement tokens that travel with batches;
 //! - [`component`]: the traits sources, filters and sinks implement;
 //! - [`config`]: config primitives (durations, sizes) and errors carrying key paths;
@@ -20,8 +21,9 @@ pub mod config;
 pub mod event;
 pub mod metrics;
 pub mod path;
+pub mod value;
 
 pub use ack::{AckToken, Delivery};
 pub use condition::{Condition, ConditionError};
 pub use event::{Event, Identity};
-pub use sonic_rs::{json, JsonContainerTrait, JsonValueMutTrait, JsonValueTrait, Object, Value};
+pub use value::{Object, Str, Value};

@@ -95,6 +95,11 @@ impl PipelineQueue {
             ..Default::default()
         };
         let dir_for_err = qc.dir.clone();
+        // The queue syncs on its next append; an idle shard is synced here.
+        let sync_every = match qc.fsync {
+            sluice_queue::FsyncPolicy::Interval(d) => Some(d),
+            _ => None,
+        };
         let (q, report) = PersistedQueue::open(qc)?;
         let q = Arc::new(q);
         let (tx, rx) = crossbeam_channel::bounded(workers.max(1) * 2);
@@ -105,7 +110,7 @@ impl PipelineQueue {
             let metrics = Arc::clone(&metrics);
             std::thread::Builder::new()
                 .name(format!("queue-reader-{}", metrics.name))
-                .spawn(move || read_loop(&q, &tx, &stop, &metrics))
+                .spawn(move || read_loop(&q, &tx, &stop, &metrics, sync_every))
                 .map_err(|e| QueueError::Io { path: dir_for_err, source: e })?
         };
         let output = Arc::new(QueueOutput {
@@ -157,8 +162,23 @@ impl PipelineQueue {
     }
 }
 
-fn read_loop(q: &Arc<PersistedQueue>, tx: &Sender<WorkItem>, stop: &AtomicBool, metrics: &Arc<PipelineMetrics>) {
+fn read_loop(
+    q: &Arc<PersistedQueue>,
+    tx: &Sender<WorkItem>,
+    stop: &AtomicBool,
+    metrics: &Arc<PipelineMetrics>,
+    sync_every: Option<Duration>,
+) {
+    let mut last_sync = std::time::Instant::now();
     while !stop.load(Ordering::SeqCst) {
+        if let Some(every) = sync_every {
+            if last_sync.elapsed() >= every {
+                last_sync = std::time::Instant::now();
+                if let Err(e) = q.sync() {
+                    tracing::error!(pipeline = %metrics.name, error = %e, "queue sync failed");
+                }
+            }
+        }
         let rec = match q.next(Duration::from_millis(100)) {
             Ok(Some(r)) => r,
             Ok(None) => continue,

@@ -147,9 +147,9 @@ impl Expander<'_> {
                     let rest = &text[i + 2..];
                     let named = if let Some(r) = rest.strip_prefix('P') {
                         r.starts_with('<').then(|| (group_name_at(r), 3))
-                    } else if rest.starts_with('<') && !rest[1..].starts_with(['=', '!']) {
-                        Some((group_name_at(rest), 2))
-                    } else if rest.starts_with('\'') {
+                    } else if (rest.starts_with('<') && !rest[1..].starts_with(['=', '!']))
+                        || rest.starts_with('\'')
+                    {
                         Some((group_name_at(rest), 2))
                     } else {
                         None

@@ -261,6 +261,13 @@ fn unicode_input() {
         (m.get("one"), m.get("two")),
         (Some(Captured::Str("😀")), Some(Captured::Str("é")))
     );
+    // Code points above U+00FF only compile in UTF mode; still usable.
+    let p = l.compile(r"(?<c>\x{263A})").unwrap();
+    assert_eq!(
+        p.matches("a☺").unwrap().unwrap().get("c"),
+        Some(Captured::Str("☺"))
+    );
+    assert!(p.matches("ascii only").unwrap().is_none());
     // POSIX classes are Unicode-aware, as in Ruby.
     let p = l.compile("^%{UNIXPATH:p}$").unwrap();
     assert!(p.matches("/tmp/répertoire").unwrap().is_some());

@@ -8,6 +8,7 @@
 //! object, bool) is dropped. Fields listed in `overwrite` are replaced
 //! instead. Bracket paths (`[http][request][method]`) become nested objects.
 
+use sonic_rs::value::object::Entry;
 use sonic_rs::{JsonContainerTrait, JsonValueMutTrait, JsonValueTrait, Object, Value};
 
 use super::pattern::GrokMatch;
@@ -80,9 +81,13 @@ pub fn insert_path(obj: &mut Object, path: &[Box<str>], value: Value, overwrite:
     let Some(parent) = descend(obj, parents.iter().map(|s| &**s)) else {
         return false;
     };
-    let Some(existing) = parent.get_mut(last) else {
-        parent.insert(&**last, value);
-        return true;
+    // One lookup: `entry()` hashes once for both the vacant and occupied case.
+    let existing = match parent.entry(&**last) {
+        Entry::Vacant(slot) => {
+            slot.insert(value);
+            return true;
+        }
+        Entry::Occupied(slot) => slot.into_mut(),
     };
     if overwrite || existing.is_null() {
         *existing = value;

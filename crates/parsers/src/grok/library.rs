@@ -147,3 +147,23 @@ impl GrokLibrary {
 pub(crate) fn is_valid_name(name: &str) -> bool {
     !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_files_parse_completely() {
+        for (file, text) in LEGACY_FILES.iter().chain(ECS_V1_FILES) {
+            let mut lib = GrokLibrary::new();
+            let added = lib.add_patterns_text(text).unwrap();
+            let lines = text
+                .lines()
+                .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+                .count();
+            assert_eq!(added, lines, "{file}");
+        }
+        assert!(GrokLibrary::legacy().get("COMBINEDAPACHELOG").is_some());
+        assert!(GrokLibrary::ecs_v1().get("ZEEK_HTTP").is_some());
+    }
+}

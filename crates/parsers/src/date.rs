@@ -209,7 +209,11 @@ fn digits(b: &[u8], pos: &mut usize, min: usize, max: usize) -> Option<u32> {
     let start = *pos;
     let mut v: u32 = 0;
     while *pos < b.len() && *pos - start < max && b[*pos].is_ascii_digit() {
-        v = v * 10 + u32::from(b[*pos] - b'0');
+        // Saturating: a pattern like `yyyyyyyyyyyy` allows more digits than
+        // fit; the value is then rejected by range checks, never overflows.
+        v = v
+            .saturating_mul(10)
+            .saturating_add(u32::from(b[*pos] - b'0'));
         *pos += 1;
     }
     if *pos - start < min {
@@ -655,7 +659,7 @@ impl DateParser {
                         expected: field.describe(),
                     })?;
                     match field {
-                        Field::Year => year = Some(v as i32),
+                        Field::Year => year = Some(i32::try_from(v).unwrap_or(i32::MAX)),
                         Field::Year2 => year = Some(2000 + v as i32),
                         Field::Month => c.month = v,
                         Field::Day => c.day = v,

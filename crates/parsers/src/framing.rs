@@ -115,6 +115,14 @@ enum Header {
 }
 
 fn parse_header(b: &[u8]) -> Header {
+    // Checks are ordered so the verdict never depends on how much of the
+    // header has arrived yet.
+    match b.first() {
+        None => return Header::NeedMore,
+        Some(b'0') => return Header::Invalid("length starts with 0"),
+        Some(c) if !c.is_ascii_digit() => return Header::Invalid("expected a digit"),
+        Some(_) => {}
+    }
     let mut v: u64 = 0;
     let mut i = 0;
     while i < b.len() && b[i].is_ascii_digit() {
@@ -123,15 +131,6 @@ fn parse_header(b: &[u8]) -> Header {
         }
         v = v * 10 + u64::from(b[i] - b'0');
         i += 1;
-    }
-    if i == 0 {
-        return match b.first() {
-            None => Header::NeedMore,
-            Some(_) => Header::Invalid("expected a digit"),
-        };
-    }
-    if b[0] == b'0' {
-        return Header::Invalid("length starts with 0");
     }
     match b.get(i) {
         None => Header::NeedMore,

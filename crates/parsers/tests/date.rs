@@ -225,3 +225,10 @@ fn year_inferred_when_missing() {
     // Some year within the representable range, not year 0.
     assert!(v > 1_500_000_000 * S);
 }
+
+#[test]
+fn huge_numeric_fields_do_not_overflow() {
+    assert!(p("yyyyyyyyyyyy", "999999999999").is_err());
+    assert!(p("dddddddddddd", "999999999999").is_err());
+    assert!(p("SSSSSSSSSSSSSSSS", "9999999999999999").is_ok());
+}

@@ -191,3 +191,24 @@ fn empty_input() {
     assert!(all_splits(10, Mode::Auto, b"").is_empty());
     assert!(all_splits(10, Mode::Auto, b"\n\r\n").is_empty());
 }
+
+#[test]
+fn header_verdict_independent_of_split() {
+    // Found by fuzzing: the error used to depend on how much had arrived.
+    let out = all_splits(100, Mode::OctetCounting, b"0002222222222");
+    assert_eq!(
+        out,
+        vec![Err(FrameError::InvalidLength {
+            offset: 0,
+            reason: "length starts with 0"
+        })]
+    );
+    let out = all_splits(100, Mode::Auto, b"12345678901 x");
+    assert_eq!(
+        out,
+        vec![Err(FrameError::InvalidLength {
+            offset: 0,
+            reason: "more than 10 digits"
+        })]
+    );
+}

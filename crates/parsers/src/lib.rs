@@ -1,5 +1,8 @@
 //! Pure parsers used by sources and filters. Nothing here does I/O at run time
 //! (pattern files are embedded at compile time), so every parser can be fuzzed.
 
+pub mod date;
+pub mod framing;
 pub mod grok;
+pub mod kv;
 pub mod syslog;

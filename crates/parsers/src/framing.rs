@@ -1,0 +1,390 @@
+//! Incremental stream framing for TCP syslog and line-based sources:
+//! newline-delimited frames and RFC 6587 octet counting (`LEN SP MSG`),
+//! detected per frame in [`Mode::Auto`] the way rsyslog and syslog-ng do (a
+//! frame starting with `1`-`9` is octet-counted, anything else, typically `<`,
+//! runs to the next newline).
+//!
+//! Why this shape: the decoder owns no buffer and does no I/O, so it plugs into
+//! any read loop (tokio `BytesMut`, a `Vec<u8>`, a fuzzer's slice) and can be
+//! tested by splitting input at every byte. Memory stays bounded: a frame
+//! longer than `max_len` is never buffered, it is skipped (to the next newline,
+//! or by its octet count) and reported once as [`FrameError::TooLong`].
+//!
+//! Contract of [`Decoder::decode`]: it is given the unconsumed bytes and returns
+//! `(consumed, item)`. The caller takes the frame bytes (`buf[frame.range]`),
+//! then drops the first `consumed` bytes. `item == None` means "need more
+//! data": drop `consumed`, append newly read bytes, call again. The bytes that
+//! were not consumed must be passed again unchanged at the front.
+//!
+//! ```
+//! use sluice_parsers::framing::Decoder;
+//! let mut dec = Decoder::new(1024);
+//! let mut buf: Vec<u8> = b"<13>hello\n10 <13>world\n<14>tail".to_vec();
+//! let mut frames = Vec::new();
+//! loop {
+//!     let (n, item) = dec.decode(&buf);
+//!     let out = item.map(|r| r.map(|f| buf[f.range].to_vec()));
+//!     buf.drain(..n);
+//!     match out {
+//!         Some(frame) => frames.push(frame.unwrap()),
+//!         None => break, // read more into `buf` here; at EOF use decode_eof
+//!     }
+//! }
+//! while let (n, Some(item)) = dec.decode_eof(&buf) {
+//!     frames.push(buf[item.unwrap().range].to_vec());
+//!     buf.drain(..n);
+//! }
+//! assert_eq!(frames, [&b"<13>hello"[..], b"<13>world", b"<14>tail"]);
+//! ```
+
+use std::ops::Range;
+
+use thiserror::Error;
+
+/// Which framing to expect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// Per frame: a leading `1`-`9` means octet counting, anything else
+    /// newline-delimited.
+    #[default]
+    Auto,
+    /// Every frame ends at `\n`.
+    Newline,
+    /// Every frame is `LEN SP MSG`.
+    OctetCounting,
+}
+
+/// How a frame was delimited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameKind {
+    Newline,
+    OctetCounted,
+}
+
+/// A decoded frame: `range` indexes the slice given to `decode`. The
+/// delimiter is excluded, as are a trailing `\r` and (for octet-counted frames,
+/// where rsyslog puts it inside the count) a trailing `\n` or `\r\n`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frame {
+    pub range: Range<usize>,
+    pub kind: FrameKind,
+}
+
+/// A framing problem; `offset` is the stream byte where the frame started.
+/// After any error the decoder has already resynchronised.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum FrameError {
+    #[error(
+        "frame of {len} bytes at stream byte {offset} exceeds the limit of {max} bytes; skipped"
+    )]
+    TooLong { offset: u64, len: usize, max: usize },
+    #[error("invalid octet count at stream byte {offset}: {reason}; skipped to the next newline")]
+    InvalidLength { offset: u64, reason: &'static str },
+    #[error("stream ended inside the frame at stream byte {offset}: {got} of {expected} bytes")]
+    Truncated {
+        offset: u64,
+        expected: usize,
+        got: usize,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// At a frame boundary. `scanned` bytes of a newline frame were already
+    /// searched for `\n` (so long lines are not rescanned on every read).
+    Boundary { scanned: usize },
+    /// Skipping to the next newline. `len` bytes of the frame seen so far;
+    /// `report` = emit `TooLong` when the newline arrives.
+    Discard {
+        start: u64,
+        len: usize,
+        report: bool,
+    },
+    /// Skipping the rest of an oversized octet-counted frame.
+    SkipOctets { remaining: usize },
+}
+
+/// Maximum digits in an octet count (10 digits ≥ 4 GB, far past any limit).
+const MAX_LEN_DIGITS: usize = 10;
+
+enum Header {
+    NeedMore,
+    Invalid(&'static str),
+    /// (message length, header length including the space)
+    Ok(usize, usize),
+}
+
+fn parse_header(b: &[u8]) -> Header {
+    // Checks are ordered so the verdict never depends on how much of the
+    // header has arrived yet.
+    match b.first() {
+        None => return Header::NeedMore,
+        Some(b'0') => return Header::Invalid("length starts with 0"),
+        Some(c) if !c.is_ascii_digit() => return Header::Invalid("expected a digit"),
+        Some(_) => {}
+    }
+    let mut v: u64 = 0;
+    let mut i = 0;
+    while i < b.len() && b[i].is_ascii_digit() {
+        if i >= MAX_LEN_DIGITS {
+            return Header::Invalid("more than 10 digits");
+        }
+        v = v * 10 + u64::from(b[i] - b'0');
+        i += 1;
+    }
+    match b.get(i) {
+        None => Header::NeedMore,
+        Some(b' ') => Header::Ok(usize::try_from(v).unwrap_or(usize::MAX), i + 1),
+        Some(_) => Header::Invalid("expected a space after the length"),
+    }
+}
+
+/// Incremental frame decoder; see the module docs for the calling contract.
+#[derive(Debug, Clone)]
+pub struct Decoder {
+    max_len: usize,
+    mode: Mode,
+    state: State,
+    /// Stream offset of the first byte of the next `buf`.
+    offset: u64,
+}
+
+type Item = Option<Result<Frame, FrameError>>;
+
+impl Decoder {
+    /// Auto-detecting decoder that rejects frames longer than `max_len`.
+    pub fn new(max_len: usize) -> Self {
+        Self::with_mode(max_len, Mode::Auto)
+    }
+
+    /// Decoder for a fixed [`Mode`].
+    pub fn with_mode(max_len: usize, mode: Mode) -> Self {
+        Decoder {
+            max_len,
+            mode,
+            state: State::Boundary { scanned: 0 },
+            offset: 0,
+        }
+    }
+
+    /// Total bytes consumed so far (the stream offset of the next byte).
+    pub fn stream_offset(&self) -> u64 {
+        self.offset
+    }
+
+    fn done(&mut self, consumed: usize, item: Item) -> (usize, Item) {
+        self.offset += consumed as u64;
+        (consumed, item)
+    }
+
+    /// Decodes at most one frame from the front of `buf`; see module docs.
+    pub fn decode(&mut self, buf: &[u8]) -> (usize, Item) {
+        let mut c = 0;
+        loop {
+            match self.state {
+                State::SkipOctets { remaining } => {
+                    let n = remaining.min(buf.len() - c);
+                    c += n;
+                    if n == remaining {
+                        self.state = State::Boundary { scanned: 0 };
+                    } else {
+                        self.state = State::SkipOctets {
+                            remaining: remaining - n,
+                        };
+                        return self.done(c, None);
+                    }
+                }
+                State::Discard { start, len, report } => {
+                    match buf[c..].iter().position(|&x| x == b'\n') {
+                        Some(i) => {
+                            c += i + 1;
+                            self.state = State::Boundary { scanned: 0 };
+                            if report {
+                                let err = FrameError::TooLong {
+                                    offset: start,
+                                    len: len + i,
+                                    max: self.max_len,
+                                };
+                                return self.done(c, Some(Err(err)));
+                            }
+                        }
+                        None => {
+                            self.state = State::Discard {
+                                start,
+                                len: len + (buf.len() - c),
+                                report,
+                            };
+                            return self.done(buf.len(), None);
+                        }
+                    }
+                }
+                State::Boundary { scanned } => {
+                    // Empty lines and stray CR/LF between frames are skipped.
+                    let skip = buf[c..]
+                        .iter()
+                        .take_while(|&&x| x == b'\n' || x == b'\r')
+                        .count();
+                    if skip > 0 {
+                        c += skip;
+                        self.state = State::Boundary { scanned: 0 };
+                    }
+                    let rest = &buf[c..];
+                    let Some(&first) = rest.first() else {
+                        return self.done(c, None);
+                    };
+                    let octet = match self.mode {
+                        Mode::Auto => (b'1'..=b'9').contains(&first),
+                        Mode::Newline => false,
+                        Mode::OctetCounting => true,
+                    };
+                    let start = self.offset + c as u64;
+                    if octet {
+                        match parse_header(rest) {
+                            Header::NeedMore => return self.done(c, None),
+                            Header::Invalid(reason) => {
+                                self.state = State::Discard {
+                                    start,
+                                    len: 0,
+                                    report: false,
+                                };
+                                let err = FrameError::InvalidLength {
+                                    offset: start,
+                                    reason,
+                                };
+                                return self.done(c, Some(Err(err)));
+                            }
+                            Header::Ok(len, hdr) => {
+                                if len > self.max_len {
+                                    self.state = State::SkipOctets { remaining: len };
+                                    let err = FrameError::TooLong {
+                                        offset: start,
+                                        len,
+                                        max: self.max_len,
+                                    };
+                                    return self.done(c + hdr, Some(Err(err)));
+                                }
+                                if rest.len() - hdr < len {
+                                    return self.done(c, None);
+                                }
+                                let from = c + hdr;
+                                let mut to = from + len;
+                                if to > from && buf[to - 1] == b'\n' {
+                                    to -= 1;
+                                }
+                                if to > from && buf[to - 1] == b'\r' {
+                                    to -= 1;
+                                }
+                                let frame = Frame {
+                                    range: from..to,
+                                    kind: FrameKind::OctetCounted,
+                                };
+                                return self.done(c + hdr + len, Some(Ok(frame)));
+                            }
+                        }
+                    }
+                    let from = scanned.min(rest.len());
+                    match rest[from..].iter().position(|&x| x == b'\n') {
+                        Some(i) => {
+                            let nl = from + i;
+                            self.state = State::Boundary { scanned: 0 };
+                            if nl > self.max_len {
+                                let err = FrameError::TooLong {
+                                    offset: start,
+                                    len: nl,
+                                    max: self.max_len,
+                                };
+                                return self.done(c + nl + 1, Some(Err(err)));
+                            }
+                            let mut end = nl;
+                            if end > 0 && rest[end - 1] == b'\r' {
+                                end -= 1;
+                            }
+                            let frame = Frame {
+                                range: c..c + end,
+                                kind: FrameKind::Newline,
+                            };
+                            return self.done(c + nl + 1, Some(Ok(frame)));
+                        }
+                        None if rest.len() > self.max_len => {
+                            self.state = State::Discard {
+                                start,
+                                len: rest.len(),
+                                report: true,
+                            };
+                            return self.done(buf.len(), None);
+                        }
+                        None => {
+                            self.state = State::Boundary {
+                                scanned: rest.len(),
+                            };
+                            return self.done(c, None);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Like [`decode`](Self::decode), for when the stream has ended: once no
+    /// complete frame is left, unterminated trailing bytes become a final
+    /// newline frame (or `Truncated` for a partial octet-counted frame).
+    /// Call until it returns `None`.
+    pub fn decode_eof(&mut self, buf: &[u8]) -> (usize, Item) {
+        let (c, item) = self.decode(buf);
+        if item.is_some() {
+            return (c, item);
+        }
+        let rest = &buf[c..];
+        let start = self.offset;
+        match self.state {
+            State::Discard { start, len, report } => {
+                self.state = State::Boundary { scanned: 0 };
+                let item = report.then_some(Err(FrameError::TooLong {
+                    offset: start,
+                    len,
+                    max: self.max_len,
+                }));
+                (c, item)
+            }
+            State::SkipOctets { .. } => (c, None),
+            State::Boundary { .. } if rest.is_empty() => (c, None),
+            State::Boundary { .. } => {
+                self.state = State::Boundary { scanned: 0 };
+                let octet = match self.mode {
+                    Mode::Auto => (b'1'..=b'9').contains(&rest[0]),
+                    Mode::Newline => false,
+                    Mode::OctetCounting => true,
+                };
+                self.offset += rest.len() as u64;
+                if octet {
+                    let (expected, got) = match parse_header(rest) {
+                        Header::Ok(len, hdr) => (len, rest.len() - hdr),
+                        _ => (0, 0),
+                    };
+                    let err = if expected == 0 {
+                        FrameError::InvalidLength {
+                            offset: start,
+                            reason: "stream ended inside the length",
+                        }
+                    } else {
+                        FrameError::Truncated {
+                            offset: start,
+                            expected,
+                            got,
+                        }
+                    };
+                    return (c + rest.len(), Some(Err(err)));
+                }
+                let mut end = rest.len();
+                if rest[end - 1] == b'\r' {
+                    end -= 1;
+                }
+                let frame = Frame {
+                    range: c..c + end,
+                    kind: FrameKind::Newline,
+                };
+                (c + rest.len(), Some(Ok(frame)))
+            }
+        }
+    }
+}

@@ -441,6 +441,9 @@ impl HttpSink {
                 None => {
                     let addr = &self.uri.connect;
                     let stream = TcpStream::connect(addr).await.map_err(|e| format!("connect {addr}: {e}"))?;
+                    // Each request is one write, so Nagle would only delay its
+                    // last segment behind the server's delayed ACK.
+                    stream.set_nodelay(true).map_err(|e| format!("set TCP_NODELAY: {e}"))?;
                     (Conn { stream, rbuf: Vec::new() }, false)
                 }
             };

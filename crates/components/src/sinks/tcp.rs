@@ -261,7 +261,8 @@ mod tests {
         let addr = listener.local_addr().unwrap();
         let got = Arc::new(Mutex::new(Vec::new()));
         let server = serve(listener, Arc::clone(&got));
-        let mut s = build_sink(&SPEC, &format!("address = \"{addr}\"")).unwrap();
+        let cx = BuildContext::for_test("sink", "tcp");
+        let mut s = (SPEC.build)(toml::from_str(&format!("address = \"{addr}\"")).unwrap(), &cx).unwrap();
         let evs = events(0, 25);
         for chunk in evs.chunks(10) {
             s.write(chunk).await.unwrap();
@@ -271,6 +272,8 @@ mod tests {
         let text = String::from_utf8(got.lock().clone()).unwrap();
         let expected: Vec<String> = evs.iter().map(to_json_string).collect();
         assert_eq!(text.lines().collect::<Vec<_>>(), expected);
+        assert_eq!(cx.metrics.bytes_out.get(), text.len() as u64);
+        assert_eq!(cx.metrics.counter("connects").get(), 1);
         server.abort();
     }
 
@@ -280,7 +283,9 @@ mod tests {
         let addr = listener.local_addr().unwrap();
         let got = Arc::new(Mutex::new(Vec::new()));
         let server = serve(listener, Arc::clone(&got));
-        let mut s = build_sink(&SPEC, &format!("address = \"{addr}\"\nconnect_timeout = \"1s\"")).unwrap();
+        let cx = BuildContext::for_test("sink", "tcp");
+        let v = toml::from_str(&format!("address = \"{addr}\"\nconnect_timeout = \"1s\"")).unwrap();
+        let mut s = (SPEC.build)(v, &cx).unwrap();
         let all = events(0, 30);
         s.write(&all[0..10]).await.unwrap();
         wait_for(&got, 10).await;
@@ -302,6 +307,7 @@ mod tests {
         let text = String::from_utf8(got.lock().clone()).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines.len() >= 30, "{}", lines.len());
+        assert_eq!(cx.metrics.counter("connects").get(), 2);
         for e in &all {
             let line = to_json_string(e);
             assert!(lines.contains(&line.as_str()), "missing {line}");

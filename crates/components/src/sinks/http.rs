@@ -698,6 +698,21 @@ mod tests {
         assert!(err.to_string().contains("connect"), "{err}");
     }
 
+    #[tokio::test]
+    async fn a_server_that_never_answers_times_out() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = tokio::spawn(async move {
+            let (mut s, _) = listener.accept().await.unwrap();
+            let mut buf = vec![0u8; 65536];
+            while s.read(&mut buf).await.is_ok_and(|n| n > 0) {}
+        });
+        let mut s = build_sink(&SPEC, &format!("uri = \"http://{addr}/\"\ntimeout = \"200ms\"")).unwrap();
+        let err = s.write(&events(3)).await.unwrap_err();
+        assert!(err.to_string().contains("no response within 200ms"), "{err}");
+        server.abort();
+    }
+
     /// A raw server answering with chunked bodies and closing every
     /// connection after two requests without saying so.
     #[tokio::test]

@@ -365,6 +365,25 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_peer_that_stops_reading_hits_write_timeout() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        // Accepts and never reads.
+        let server = tokio::spawn(async move {
+            let (_s, _) = listener.accept().await.unwrap();
+            std::future::pending::<()>().await;
+        });
+        let mut s = build_sink(&SPEC, &format!("address = \"{addr}\"\nwrite_timeout = \"300ms\"")).unwrap();
+        // Far more than the loopback socket buffers hold.
+        let big = Event::from_message("x".repeat(32 << 20));
+        let started = std::time::Instant::now();
+        let err = s.write(&[big]).await.unwrap_err();
+        assert!(err.to_string().contains("timed out after 300ms"), "{err}");
+        assert!(started.elapsed() < Duration::from_secs(10));
+        server.abort();
+    }
+
+    #[tokio::test]
     async fn connection_refused_is_an_error() {
         // Bind then drop to get a port nobody listens on.
         let addr = TcpListener::bind("127.0.0.1:0").await.unwrap().local_addr().unwrap();

@@ -1,0 +1,406 @@
+//! `tcp`: forwards events to a TCP peer as ndjson or RFC 5424 syslog.
+//!
+//! Why: the plainest way to feed another log processor (Logstash `tcp`
+//! input, rsyslog/syslog-ng `imtcp`, another sluice `tcp` source).
+//!
+//! - `encoding = "ndjson"` (default) writes one JSON object per event;
+//!   `"syslog"` writes RFC 5424 messages (see [`super::encoding`] for how PRI,
+//!   HOSTNAME, APP-NAME and MSG are taken from the event).
+//! - `framing = "newline"` (default) ends each message with LF (CR/LF inside a
+//!   syslog MSG become spaces); `"octet_counting"` prefixes each with its
+//!   length and a space (RFC 6587 §3.4.1), which keeps multi-line messages.
+//!
+//! Delivery: the connection is opened lazily on the first write and a batch is
+//! encoded into one reused buffer and written with a single `write_all`
+//! (Nagle left on: one large write per batch). `Ok` means the kernel accepted
+//! every byte; TCP itself gives no application-level acknowledgement, so bytes
+//! in flight when the peer crashes can be lost — the same limit as every plain
+//! TCP shipper. Before reusing a connection the sink checks whether the peer
+//! already closed it (a non-blocking read), so a restarted receiver is noticed
+//! before writing into a dead socket. Any error (connect, write, timeout)
+//! drops the connection and returns `Err`; the runtime retries the whole batch
+//! on a new connection. Delivery is therefore at-least-once: a batch that was
+//! partly written before the error is sent again in full, so the receiver can
+//! see duplicates.
+//!
+//! TLS is not supported yet (planned as a `tls` table).
+
+use std::io::Read;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use sluice_core::component::{BoxError, BuildContext, Sink, SinkSpec};
+use sluice_core::config::{parse_table, ConfigError, HumanDuration};
+use sluice_core::metrics::{ComponentMetrics, Counter};
+use sluice_core::Event;
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
+
+use super::encoding::{encode, Encoding};
+
+/// Registry entry.
+pub const SPEC: SinkSpec = SinkSpec {
+    name: "tcp",
+    summary: "ndjson or RFC 5424 syslog over TCP (newline or octet-counting framing)",
+    example: "address = \"127.0.0.1:5140\"\nencoding = \"syslog\"\nframing = \"octet_counting\"\n",
+    build,
+};
+
+/// How messages are delimited on the stream.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Framing {
+    /// Each message ends with LF.
+    Newline,
+    /// `LEN SP MSG` (RFC 6587 octet counting).
+    OctetCounting,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Config {
+    /// Peer, `host:port` (resolved on each connect).
+    address: String,
+    /// `ndjson` (default) or `syslog`.
+    #[serde(default = "default_encoding")]
+    encoding: Encoding,
+    /// `newline` (default) or `octet_counting`.
+    #[serde(default = "default_framing")]
+    framing: Framing,
+    /// Longest wait for a connection.
+    #[serde(default = "default_connect_timeout")]
+    connect_timeout: HumanDuration,
+    /// Longest wait for one batch to be written.
+    #[serde(default = "default_write_timeout")]
+    write_timeout: HumanDuration,
+}
+
+fn default_encoding() -> Encoding {
+    Encoding::Ndjson
+}
+fn default_framing() -> Framing {
+    Framing::Newline
+}
+fn default_connect_timeout() -> HumanDuration {
+    HumanDuration(Duration::from_secs(10))
+}
+fn default_write_timeout() -> HumanDuration {
+    HumanDuration(Duration::from_secs(30))
+}
+
+fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigError> {
+    let c: Config = parse_table(value, &cx.path)?;
+    check_address(&c.address).map_err(|m| cx.error("address", m))?;
+    for (key, d) in [("connect_timeout", c.connect_timeout), ("write_timeout", c.write_timeout)] {
+        if d.0.is_zero() {
+            return Err(cx.error(key, "must be greater than 0"));
+        }
+    }
+    Ok(Box::new(TcpSink {
+        connects: cx.metrics.counter("connects"),
+        metrics: Arc::clone(&cx.metrics),
+        c,
+        stream: None,
+        buf: Vec::with_capacity(64 << 10),
+        scratch: Vec::new(),
+    }))
+}
+
+/// Checks that `address` looks like `host:port` (resolution happens on connect).
+pub(crate) fn check_address(address: &str) -> Result<(), String> {
+    let Some((host, port)) = address.rsplit_once(':') else {
+        return Err(format!("expected \"host:port\", found {address:?}"));
+    };
+    if host.is_empty() {
+        return Err(format!("missing host in {address:?}"));
+    }
+    match port.parse::<u16>() {
+        Ok(p) if p > 0 => Ok(()),
+        _ => Err(format!("invalid port in {address:?}")),
+    }
+}
+
+/// Whether the peer has closed (or reset) the connection. The peer of a log
+/// sink is not expected to send anything; whatever it sent is discarded.
+pub(crate) fn peer_closed(stream: &TcpStream) -> bool {
+    let sock = socket2::SockRef::from(stream);
+    let mut buf = [0u8; 1024];
+    for _ in 0..64 {
+        match (&*sock).read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return false,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return true,
+        }
+    }
+    false
+}
+
+struct TcpSink {
+    c: Config,
+    metrics: Arc<ComponentMetrics>,
+    connects: Arc<Counter>,
+    stream: Option<TcpStream>,
+    buf: Vec<u8>,
+    scratch: Vec<u8>,
+}
+
+impl TcpSink {
+    fn encode(&mut self, events: &[Event]) {
+        self.buf.clear();
+        for e in events {
+            match self.c.framing {
+                Framing::Newline => {
+                    encode(self.c.encoding, e, true, &mut self.buf);
+                    self.buf.push(b'\n');
+                }
+                Framing::OctetCounting => {
+                    self.scratch.clear();
+                    encode(self.c.encoding, e, false, &mut self.scratch);
+                    self.buf.extend_from_slice(self.scratch.len().to_string().as_bytes());
+                    self.buf.push(b' ');
+                    self.buf.extend_from_slice(&self.scratch);
+                }
+            }
+        }
+    }
+
+    async fn connect(&mut self) -> Result<TcpStream, BoxError> {
+        let addr = &self.c.address;
+        let stream = match tokio::time::timeout(self.c.connect_timeout.0, TcpStream::connect(addr)).await {
+            Ok(Ok(s)) => s,
+            Ok(Err(e)) => return Err(format!("connect {addr}: {e}").into()),
+            Err(_) => return Err(format!("connect {addr}: timed out after {:?}", self.c.connect_timeout.0).into()),
+        };
+        stream.set_nodelay(false)?;
+        self.connects.inc();
+        Ok(stream)
+    }
+}
+
+#[async_trait]
+impl Sink for TcpSink {
+    async fn write(&mut self, events: &[Event]) -> Result<(), BoxError> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        self.encode(events);
+        if self.stream.as_ref().is_some_and(peer_closed) {
+            self.stream = None;
+        }
+        let mut stream = match self.stream.take() {
+            Some(s) => s,
+            None => self.connect().await?,
+        };
+        let addr = &self.c.address;
+        match tokio::time::timeout(self.c.write_timeout.0, stream.write_all(&self.buf)).await {
+            Ok(Ok(())) => {}
+            // The stream is dropped: the retry reconnects.
+            Ok(Err(e)) => return Err(format!("write to {addr}: {e}").into()),
+            Err(_) => return Err(format!("write to {addr}: timed out after {:?}", self.c.write_timeout.0).into()),
+        }
+        self.metrics.bytes_out.add(self.buf.len() as u64);
+        self.stream = Some(stream);
+        Ok(())
+    }
+
+    async fn close(&mut self) -> Result<(), BoxError> {
+        if let Some(mut s) = self.stream.take() {
+            s.shutdown().await?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::build_sink;
+    use parking_lot::Mutex;
+    use sluice_core::codec::to_json_string;
+    use tokio::io::AsyncReadExt;
+    use tokio::net::TcpListener;
+    use tokio::task::JoinHandle;
+
+    /// Accepts one connection at a time and appends everything it reads to `got`.
+    fn serve(listener: TcpListener, got: Arc<Mutex<Vec<u8>>>) -> JoinHandle<()> {
+        tokio::spawn(async move {
+            loop {
+                let Ok((mut s, _)) = listener.accept().await else { return };
+                let mut buf = vec![0u8; 8192];
+                loop {
+                    match s.read(&mut buf).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => got.lock().extend_from_slice(&buf[..n]),
+                    }
+                }
+            }
+        })
+    }
+
+    async fn wait_for(got: &Mutex<Vec<u8>>, lines: usize) {
+        for _ in 0..500 {
+            if got.lock().iter().filter(|b| **b == b'\n').count() >= lines {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("timed out waiting for {lines} lines: {}", String::from_utf8_lossy(&got.lock()));
+    }
+
+    fn events(from: usize, n: usize) -> Vec<Event> {
+        (from..from + n).map(|i| Event::from_message(format!("event {i:03}"))).collect()
+    }
+
+    #[tokio::test]
+    async fn ndjson_lines_arrive_exactly() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let server = serve(listener, Arc::clone(&got));
+        let cx = BuildContext::for_test("sink", "tcp");
+        let mut s = (SPEC.build)(toml::from_str(&format!("address = \"{addr}\"")).unwrap(), &cx).unwrap();
+        let evs = events(0, 25);
+        for chunk in evs.chunks(10) {
+            s.write(chunk).await.unwrap();
+        }
+        s.close().await.unwrap();
+        wait_for(&got, 25).await;
+        let text = String::from_utf8(got.lock().clone()).unwrap();
+        let expected: Vec<String> = evs.iter().map(to_json_string).collect();
+        assert_eq!(text.lines().collect::<Vec<_>>(), expected);
+        assert_eq!(cx.metrics.bytes_out.get(), text.len() as u64);
+        assert_eq!(cx.metrics.counter("connects").get(), 1);
+        server.abort();
+    }
+
+    #[tokio::test]
+    async fn reconnects_after_the_receiver_restarts_and_the_retried_batch_arrives() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let server = serve(listener, Arc::clone(&got));
+        let cx = BuildContext::for_test("sink", "tcp");
+        let v = toml::from_str(&format!("address = \"{addr}\"\nconnect_timeout = \"1s\"")).unwrap();
+        let mut s = (SPEC.build)(v, &cx).unwrap();
+        let all = events(0, 30);
+        s.write(&all[0..10]).await.unwrap();
+        wait_for(&got, 10).await;
+
+        // The receiver dies (listener and connection closed).
+        server.abort();
+        let _ = server.await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let err = s.write(&all[10..20]).await.unwrap_err();
+        assert!(err.to_string().contains(&addr.to_string()), "{err}");
+
+        // It comes back on the same port; the runtime retries the same batch.
+        let listener = TcpListener::bind(addr).await.unwrap();
+        let server = serve(listener, Arc::clone(&got));
+        s.write(&all[10..20]).await.unwrap();
+        s.write(&all[20..30]).await.unwrap();
+        s.close().await.unwrap();
+        wait_for(&got, 30).await;
+        let text = String::from_utf8(got.lock().clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines.len() >= 30, "{}", lines.len());
+        assert_eq!(cx.metrics.counter("connects").get(), 2);
+        for e in &all {
+            let line = to_json_string(e);
+            assert!(lines.contains(&line.as_str()), "missing {line}");
+        }
+        server.abort();
+    }
+
+    #[tokio::test]
+    async fn syslog_octet_counting_bytes_are_exact() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let server = serve(listener, Arc::clone(&got));
+        let mut s =
+            build_sink(&SPEC, &format!("address = \"{addr}\"\nencoding = \"syslog\"\nframing = \"octet_counting\""))
+                .unwrap();
+        let mut e = Event::from_message("line one\nline two");
+        e.timestamp = 1_700_000_000_000_000_000;
+        e.identity = Arc::new(sluice_core::Identity::new("g", "s", "web-1"));
+        e.fields.insert("appname", sonic_rs::Value::from("nginx"));
+        e.fields.insert("severity", sonic_rs::Value::from("err"));
+        e.fields.insert("facility", sonic_rs::Value::from("local0"));
+        let mut plain = Event::from_message("hi");
+        plain.timestamp = 1_700_000_000_500_000_000;
+        s.write(&[e, plain]).await.unwrap();
+        s.close().await.unwrap();
+        let m1 = "<131>1 2023-11-14T22:13:20Z web-1 nginx - - - line one\nline two";
+        let m2 = "<13>1 2023-11-14T22:13:20.500Z - sluice - - - hi";
+        let expected = format!("{} {m1}{} {m2}", m1.len(), m2.len());
+        assert_eq!(expected.len(), 2 + 1 + 63 + 2 + 1 + 48);
+        for _ in 0..500 {
+            if got.lock().len() >= expected.len() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(String::from_utf8(got.lock().clone()).unwrap(), expected);
+        server.abort();
+    }
+
+    #[tokio::test]
+    async fn syslog_newline_framing_keeps_one_line_per_event() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let server = serve(listener, Arc::clone(&got));
+        let mut s = build_sink(&SPEC, &format!("address = \"{addr}\"\nencoding = \"syslog\"")).unwrap();
+        let mut e = Event::from_message("a\nb");
+        e.timestamp = 1_700_000_000_000_000_000;
+        s.write(&[e]).await.unwrap();
+        s.close().await.unwrap();
+        wait_for(&got, 1).await;
+        assert_eq!(String::from_utf8(got.lock().clone()).unwrap(), "<13>1 2023-11-14T22:13:20Z - sluice - - - a b\n");
+        server.abort();
+    }
+
+    #[tokio::test]
+    async fn a_peer_that_stops_reading_hits_write_timeout() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        // Accepts and never reads.
+        let server = tokio::spawn(async move {
+            let (_s, _) = listener.accept().await.unwrap();
+            std::future::pending::<()>().await;
+        });
+        let mut s = build_sink(&SPEC, &format!("address = \"{addr}\"\nwrite_timeout = \"300ms\"")).unwrap();
+        // Far more than the loopback socket buffers hold.
+        let big = Event::from_message("x".repeat(32 << 20));
+        let started = std::time::Instant::now();
+        let err = s.write(&[big]).await.unwrap_err();
+        assert!(err.to_string().contains("timed out after 300ms"), "{err}");
+        assert!(started.elapsed() < Duration::from_secs(10));
+        server.abort();
+    }
+
+    #[tokio::test]
+    async fn connection_refused_is_an_error() {
+        // Bind then drop to get a port nobody listens on.
+        let addr = TcpListener::bind("127.0.0.1:0").await.unwrap().local_addr().unwrap();
+        let mut s = build_sink(&SPEC, &format!("address = \"{addr}\"")).unwrap();
+        assert!(s.write(&events(0, 1)).await.is_err());
+    }
+
+    #[test]
+    fn config_errors_name_the_key() {
+        let e = build_sink(&SPEC, "address = \"nope\"").err().unwrap();
+        assert!(e.to_string().starts_with("test.tcp.address: "), "{e}");
+        let e = build_sink(&SPEC, "address = \"h:1\"\nframing = \"bogus\"").err().unwrap();
+        assert!(e.to_string().starts_with("test.tcp.framing: "), "{e}");
+        let e = build_sink(&SPEC, "address = \"h:1\"\nwrite_timeout = \"0s\"").err().unwrap();
+        assert!(e.to_string().starts_with("test.tcp.write_timeout: "), "{e}");
+        let e = build_sink(&SPEC, "address = \"h:1\"\ntls = true").err().unwrap();
+        assert!(e.to_string().contains("unknown field `tls`"), "{e}");
+        assert!(build_sink(&SPEC, SPEC.example).is_ok());
+    }
+}

@@ -166,6 +166,7 @@ struct Counters {
     bad_requests: Arc<Counter>,
     bulk_item_errors: Arc<Counter>,
     oversized: Arc<Counter>,
+    gzip_bodies: Arc<Counter>,
 }
 
 /// Shared by every request.
@@ -196,6 +197,7 @@ impl Source for Http {
             bad_requests: m.counter("bad_requests"),
             bulk_item_errors: m.counter("bulk_item_errors"),
             oversized: m.counter("oversized_frames"),
+            gzip_bodies: m.counter("gzip_bodies"),
         };
         let shared = Arc::new(Shared {
             decoder: LineDecoder::new(self.format, self.max_line, &cx),
@@ -507,7 +509,10 @@ async fn read_body(s: &Shared, req: Request) -> Result<Vec<u8>, Response> {
         }
     };
     let result = match collect(req.into_body(), s.max_body).await {
-        Ok(raw) if gzip => gunzip(&raw, s.max_body).map(|d| (raw.len(), d)),
+        Ok(raw) if gzip => {
+            s.counters.gzip_bodies.inc();
+            gunzip(&raw, s.max_body).map(|d| (raw.len(), d))
+        }
         Ok(raw) => Ok((raw.len(), raw)),
         Err(e) => Err(e),
     };

@@ -97,11 +97,11 @@ async fn python_elasticsearch_helpers_bulk_delivers_every_document() {
         assert!(!seen[n], "document {n} arrived twice");
         seen[n] = true;
         assert_eq!(str_field(e, "msg"), Some(format!("doc {n}").as_str()));
-        let even = e.fields.get(&"nested").and_then(|v| v.get(&"even")).and_then(|v| v.as_bool());
-        assert_eq!(even, Some(n % 2 == 0), "document {n}");
+        let even = e.fields.get(&"nested").and_then(|v| v.get("even")).and_then(|v| v.as_bool());
+        assert_eq!(even, Some(n.is_multiple_of(2)), "document {n}");
         assert_eq!(str_field(e, "_index"), Some("logs-py"));
         let id = str_field(e, "_id").expect("_id").to_string();
-        if n % 100 == 0 {
+        if n.is_multiple_of(100) {
             assert_eq!(id, format!("py-{n}"));
         } else {
             assert_eq!(id.len(), 20, "generated id {id:?}");

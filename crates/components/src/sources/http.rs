@@ -675,8 +675,11 @@ impl ItemResult {
 struct BulkResponse {
     took: u64,
     errors: bool,
-    items: Vec<BTreeMap<String, ItemResult>>,
+    items: Vec<Item>,
 }
+
+/// One entry of `items`: the action name and its result.
+type Item = BTreeMap<String, ItemResult>;
 
 /// The bulk format itself is broken: the whole request is rejected.
 struct Malformed(&'static str, String);
@@ -747,11 +750,7 @@ fn blank(line: &[u8]) -> bool {
 }
 
 /// Parses a bulk body into per-item results and the events to queue.
-fn parse_bulk(
-    s: &Shared,
-    body: &[u8],
-    default_index: Option<&str>,
-) -> Result<(Vec<BTreeMap<String, ItemResult>>, Vec<Event>), Malformed> {
+fn parse_bulk(s: &Shared, body: &[u8], default_index: Option<&str>) -> Result<(Vec<Item>, Vec<Event>), Malformed> {
     let lines = lines(body);
     let mut items = Vec::new();
     let mut events = Vec::new();

@@ -761,7 +761,8 @@ fn parse_bulk(s: &Shared, body: &[u8], default_index: Option<&str>) -> Result<(V
         if blank(line) {
             continue;
         }
-        let action = parse_action(line, i)?;
+        let lineno = i;
+        let action = parse_action(line, lineno)?;
         let index = action.index.clone().or_else(|| default_index.map(str::to_string));
         let item = match action.name.as_str() {
             "index" | "create" => {
@@ -795,7 +796,7 @@ fn parse_bulk(s: &Shared, body: &[u8], default_index: Option<&str>) -> Result<(V
                     index,
                     action.id,
                     "illegal_argument_exception",
-                    format!("Malformed action/metadata line [{i}], expected one of [create, delete, index, update] but found [{other}]"),
+                    format!("Malformed action/metadata line [{lineno}], expected one of [create, delete, index, update] but found [{other}]"),
                 )
             }
         };
@@ -1216,7 +1217,11 @@ mod tests {
         assert_eq!(items[5]["index"]["error"]["type"], "mapper_parsing_exception");
         assert!(items[5]["index"]["error"]["reason"].as_str().unwrap().contains("found array"));
         assert_eq!(items[5]["index"]["_id"], "7");
-        assert!(items[6]["frobnicate"]["error"]["reason"].as_str().unwrap().contains("[frobnicate]"));
+        let reason = items[6]["frobnicate"]["error"]["reason"].as_str().unwrap();
+        assert!(
+            reason.starts_with("Malformed action/metadata line [12],") && reason.contains("[frobnicate]"),
+            "{reason}"
+        );
         assert_eq!(items[7]["index"]["_index"], "logs-c");
         let id8 = items[7]["index"]["_id"].as_str().unwrap().to_string();
         assert_ne!(id2, id8);
@@ -1251,6 +1256,26 @@ mod tests {
         assert_eq!(v["items"][0]["index"]["status"], 400);
         assert_eq!(v["items"][0]["index"]["error"]["type"], "action_request_validation_exception");
         assert_eq!(srv.events().len(), 4);
+        srv.stop().await;
+    }
+
+    #[tokio::test]
+    async fn oversized_bulk_document_is_an_item_error() {
+        let srv = Server::start("max_line_bytes = 32\n").await;
+        let body = format!(
+            "{{\"index\":{{\"_index\":\"a\"}}}}\n{{\"msg\":\"{}\"}}\n{{\"index\":{{\"_index\":\"a\"}}}}\n{{\"msg\":\"ok\"}}\n",
+            "x".repeat(40)
+        );
+        let v = srv.request("POST", "/_bulk", &[], body.as_bytes()).await.json();
+        assert_eq!(v["errors"], true);
+        assert_eq!(v["items"][0]["index"]["status"], 400);
+        assert!(v["items"][0]["index"]["error"]["reason"].as_str().unwrap().contains("max_line_bytes (32)"), "{v}");
+        assert_eq!(v["items"][1]["index"]["status"], 201);
+        let events = srv.events();
+        assert_eq!(events.len(), 1);
+        assert_eq!(str_field(&events[0], "msg"), Some("ok"));
+        assert_eq!(srv.counter("oversized_frames"), 1);
+        assert_eq!(srv.metrics.events_failed.get(), 1);
         srv.stop().await;
     }
 
@@ -1386,6 +1411,7 @@ mod tests {
 
     #[test]
     fn bad_config_names_the_key() {
+        assert!(build_source(&SPEC, SPEC.example).is_ok());
         let e = build_source(&SPEC, "address = \"127.0.0.1:0\"\nmax_body_bytes = 0").err().unwrap();
         assert_eq!(e.to_string(), "test.http.max_body_bytes: must be greater than 0");
         let e = build_source(&SPEC, "address = \"nowhere\"").err().unwrap();

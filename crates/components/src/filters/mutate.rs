@@ -104,21 +104,17 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Filter>, Confi
     };
     let list =
         |key: &str, v: &[String]| -> Result<Vec<FieldPath>, ConfigError> { v.iter().map(|s| path(key, s)).collect() };
-    // `is_multiple_of` needs Rust 1.87; the workspace declares rust-version 1.85.
-    #[allow(clippy::manual_is_multiple_of)]
-    let not_triples = c.gsub.len() % 3 != 0;
-    if not_triples {
+    if !c.gsub.len().is_multiple_of(3) {
         return Err(
             cx.error("gsub", format!("expected triples of field, regex, replacement; got {} strings", c.gsub.len()))
         );
     }
     let mut gsub = Vec::new();
-    let backref = Regex::new(r"\\(\d)");
+    let group_ref = Regex::new(r"\\(\d)").ok();
     for t in c.gsub.chunks(3) {
         let re = Regex::new(&t[1]).map_err(|e| cx.error("gsub", format!("invalid regex {:?}: {e}", t[1])))?;
         // Logstash/Ruby use \1 for groups; the regex crate uses ${1}.
-        let repl =
-            backref.as_ref().map(|r| r.replace_all(&t[2], "$${$1}").into_owned()).unwrap_or_else(|_| t[2].clone());
+        let repl = group_ref.as_ref().map_or_else(|| t[2].clone(), |r| r.replace_all(&t[2], "$${$1}").into_owned());
         gsub.push((path("gsub", &t[0])?, re, repl));
     }
     let mut add_tag = Vec::new();

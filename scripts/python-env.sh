@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Creates (once) a project-local Python venv at .cache/venv holding the
+# official Elasticsearch client, used by the http source's real-client test
+# (crates/components/tests/es_bulk_python.rs), and prints the venv's python.
+# Idempotent and safe to run concurrently (flock); progress goes to stderr,
+# only the interpreter path goes to stdout.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cache="$root/.cache"
+venv="$cache/venv"
+py="$venv/bin/python"
+mkdir -p "$cache"
+exec 9>"$cache/python-env.lock"
+flock 9
+if [ ! -x "$py" ]; then
+  echo "python-env: creating $venv" >&2
+  python3 -m venv "$venv" >&2
+fi
+if ! "$py" -c 'import sys, elasticsearch; sys.exit(0 if elasticsearch.__versionstr__.startswith("8.") else 1)' 2>/dev/null; then
+  echo "python-env: installing elasticsearch>=8,<9 into $venv" >&2
+  "$py" -m pip install --quiet --disable-pip-version-check 'elasticsearch>=8,<9' >&2
+fi
+echo "$py"

@@ -3,7 +3,7 @@
 //! missing field renders as the literal `%{field}`, as Logstash does.
 
 use sluice_core::path::{FieldPath, PathError};
-use sluice_core::{Event, JsonValueTrait};
+use sluice_core::Event;
 
 #[derive(Debug, Clone)]
 enum Part {
@@ -51,7 +51,7 @@ impl Template {
                 Part::Field(path, raw) => match event.get(path) {
                     Some(v) => match v.as_str() {
                         Some(s) => out.push_str(s),
-                        None => out.push_str(&sonic_rs::to_string(v).unwrap_or_default()),
+                        None => out.push_str(&v.to_json()),
                     },
                     None => out.push_str(raw),
                 },
@@ -68,7 +68,7 @@ mod tests {
     #[test]
     fn renders_fields_and_keeps_missing() {
         let mut e = Event::from_message("hi");
-        e.fields.insert(&"n", sonic_rs::Value::from(3));
+        e.fields.insert("n", sluice_core::Value::from(3));
         let t = Template::parse("msg=%{message} n=%{n} x=%{[a][b]}!").unwrap();
         assert_eq!(t.render(&e), "msg=hi n=3 x=%{[a][b]}!");
         assert!(Template::parse("plain").unwrap().is_static());

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use sluice_components::core::{Event, JsonValueTrait};
+use sluice_components::core::Event;
 use sluice_components::sources::http::SPEC;
 use sluice_components::testkit::{build_source, source_context, Capture};
 

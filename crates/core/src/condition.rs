@@ -60,8 +60,8 @@
 use std::cmp::Ordering;
 use std::fmt;
 
-use regex::Regex;
 use crate::value::Value;
+use regex::Regex;
 
 use crate::event::Event;
 use crate::path::FieldPath;
@@ -231,7 +231,6 @@ impl serde::Serialize for Condition {
 #[derive(Clone, Copy, Debug)]
 enum Num {
     I(i64),
-    U(u64),
     F(f64),
 }
 
@@ -239,7 +238,6 @@ impl Num {
     fn as_f64(self) -> f64 {
         match self {
             Num::I(i) => i as f64,
-            Num::U(u) => u as f64,
             Num::F(f) => f,
         }
     }
@@ -247,7 +245,6 @@ impl Num {
     fn as_i128(self) -> Option<i128> {
         match self {
             Num::I(i) => Some(i128::from(i)),
-            Num::U(u) => Some(i128::from(u)),
             Num::F(_) => None,
         }
     }

@@ -57,7 +57,8 @@ pub fn join_path(prefix: &str, rest: &str) -> String {
 pub fn parse_table<T: DeserializeOwned>(value: toml::Value, prefix: &str) -> Result<T, ConfigError> {
     serde_path_to_error::deserialize::<_, T>(value).map_err(|e| {
         let path = e.path().to_string();
-        let msg = e.inner().to_string();
+        // The TOML deserializer appends "in `key`" lines; the path says that already.
+        let msg = e.inner().to_string().lines().next().unwrap_or_default().trim().to_string();
         ConfigError::new(join_path(prefix, &path), msg)
     })
 }

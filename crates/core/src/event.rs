@@ -9,7 +9,6 @@
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-
 use crate::path::FieldPath;
 use crate::value::{Object, Value};
 
@@ -188,10 +187,7 @@ mod tests {
         e.add_tag("_grokparsefailure");
         e.add_tag("_grokparsefailure");
         e.add_tag("_jsonparsefailure");
-        assert_eq!(
-            e.fields.get(TAGS).unwrap().to_json(),
-            r#"["_grokparsefailure","_jsonparsefailure"]"#
-        );
+        assert_eq!(e.fields.get(TAGS).unwrap().to_json(), r#"["_grokparsefailure","_jsonparsefailure"]"#);
         let mut e = Event::from_message("x");
         e.fields.insert(TAGS, Value::from("a"));
         e.add_tag("b");

@@ -62,6 +62,11 @@ impl Value {
             _ => None,
         }
     }
+    /// The integer, if this is a non-negative integer.
+    #[inline]
+    pub fn as_u64(&self) -> Option<u64> {
+        self.as_i64().and_then(|i| u64::try_from(i).ok())
+    }
     /// The number as `f64`, if this is a number.
     #[inline]
     pub fn as_f64(&self) -> Option<f64> {
@@ -110,6 +115,10 @@ impl Value {
             Value::Object(o) => Some(o),
             _ => None,
         }
+    }
+    /// The value at `key` when this is an object.
+    pub fn get<Q: AsRef<str> + ?Sized>(&self, key: &Q) -> Option<&Value> {
+        self.as_object()?.get(key)
     }
     /// Takes the object out.
     pub fn into_object(self) -> Option<Object> {
@@ -281,7 +290,11 @@ impl Object {
         self.0.push((key, value));
     }
     /// The value at `key`, inserted with `default()` if absent.
-    pub fn get_or_insert_with<K: AsRef<str> + ?Sized>(&mut self, key: &K, default: impl FnOnce() -> Value) -> &mut Value {
+    pub fn get_or_insert_with<K: AsRef<str> + ?Sized>(
+        &mut self,
+        key: &K,
+        default: impl FnOnce() -> Value,
+    ) -> &mut Value {
         let key = key.as_ref();
         let i = match self.position(key) {
             Some(i) => i,

@@ -3,7 +3,7 @@
 //! HTTPD_COMBINEDLOG) over generated lines, and Apache error logs
 //! (HTTPD_ERRORLOG) over loghub's Apache_2k.log. Each figure is reported for
 //! match only, match + reading every capture, and match + inserting the
-//! captures into a fresh `sonic_rs::Object` event (what the filter does).
+//! captures into a fresh `sluice_core::Object` event (what the filter does).
 //!
 //! Run: `cargo run -p sluice-parsers --release --example grok_bench`
 
@@ -13,10 +13,7 @@ use std::time::{Duration, Instant};
 
 use sluice_parsers::grok::{insert_captures, GrokLibrary, GrokPattern};
 
-const APACHE_2K: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/data/loghub/Apache/Apache_2k.log"
-);
+const APACHE_2K: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/loghub/Apache/Apache_2k.log");
 
 /// Deterministic pseudo-random generator (xorshift), so runs are comparable.
 struct Rng(u64);
@@ -35,13 +32,7 @@ impl Rng {
 
 fn combined_lines(n: usize) -> Vec<String> {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-    let hosts = [
-        "",
-        "",
-        "",
-        "crawl-66-249-66-1.googlebot.com",
-        "proxy.example.org",
-    ];
+    let hosts = ["", "", "", "crawl-66-249-66-1.googlebot.com", "proxy.example.org"];
     let users = ["-", "-", "-", "frank", "alice@example.com"];
     let methods = ["GET", "GET", "GET", "POST", "HEAD", "PUT"];
     let paths = [
@@ -52,20 +43,14 @@ fn combined_lines(n: usize) -> Vec<String> {
         "/static/js/app.3f2a1b.js",
         "/wp-login.php",
     ];
-    let refs = [
-        "-",
-        "https://www.example.com/",
-        "https://search.example.net/?q=grok+logs",
-    ];
+    let refs = ["-", "https://www.example.com/", "https://search.example.net/?q=grok+logs"];
     let agents = [
         "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36",
         "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
         "curl/8.4.0",
         "-",
     ];
-    let months = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
+    let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
     (0..n)
         .map(|_| {
             let host = match rng.pick(&hosts) {
@@ -140,7 +125,7 @@ fn run(p: &GrokPattern, lines: &[String], work: Work, budget: Duration) -> (f64,
                     }
                 }
                 Work::Insert => {
-                    let mut event = sonic_rs::Object::with_capacity(16);
+                    let mut event = sluice_core::Object::with_capacity(16);
                     event.insert(&"message", line.as_str());
                     insert_captures(&mut event, &m);
                     black_box(&event);
@@ -160,17 +145,9 @@ fn bench(name: &str, p: &Arc<GrokPattern>, lines: &Arc<Vec<String>>) {
     let budget = Duration::from_millis(1500);
     // Warm-up (pool, caches).
     run(p, lines, Work::Insert, Duration::from_millis(200));
-    for (label, work) in [
-        ("match", Work::Match),
-        ("match+extract", Work::Extract),
-        ("match+insert", Work::Insert),
-    ] {
+    for (label, work) in [("match", Work::Match), ("match+extract", Work::Extract), ("match+insert", Work::Insert)] {
         let (rate, matched) = run(p, lines, work, budget);
-        println!(
-            "{name:<40} {label:<14} {:>9.0} lines/s  ({:.1}% matched)",
-            rate,
-            matched * 100.0
-        );
+        println!("{name:<40} {label:<14} {:>9.0} lines/s  ({:.1}% matched)", rate, matched * 100.0);
     }
     // Two threads sharing the compiled pattern (scratch pool contention);
     // the sum of per-thread rates (each per CPU-second).
@@ -181,10 +158,7 @@ fn bench(name: &str, p: &Arc<GrokPattern>, lines: &Arc<Vec<String>>) {
         })
         .collect();
     let total: f64 = handles.into_iter().map(|h| h.join().unwrap_or(0.0)).sum();
-    println!(
-        "{name:<40} {:<14} {total:>9.0} lines/s  (2 threads, shared pattern)",
-        "match+insert"
-    );
+    println!("{name:<40} {:<14} {total:>9.0} lines/s  (2 threads, shared pattern)", "match+insert");
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -193,18 +167,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let combined = Arc::new(combined_lines(10_000));
     let avg = combined.iter().map(String::len).sum::<usize>() / combined.len();
     println!("rates are lines per CPU-second of the matching thread (single core)");
-    println!(
-        "generated Apache combined lines: {} (avg {avg} bytes)",
-        combined.len()
-    );
+    println!("generated Apache combined lines: {} (avg {avg} bytes)", combined.len());
 
     let t = Instant::now();
     let p = Arc::new(legacy.compile("%{COMBINEDAPACHELOG}")?);
-    println!(
-        "compile COMBINEDAPACHELOG: {:?} ({} bytes of regex)",
-        t.elapsed(),
-        p.regex_source().len()
-    );
+    println!("compile COMBINEDAPACHELOG: {:?} ({} bytes of regex)", t.elapsed(), p.regex_source().len());
     bench("COMBINEDAPACHELOG (legacy)", &p, &combined);
     let p = Arc::new(ecs.compile("%{HTTPD_COMBINEDLOG}")?);
     bench("HTTPD_COMBINEDLOG (ecs-v1)", &p, &combined);

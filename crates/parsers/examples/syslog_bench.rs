@@ -22,11 +22,7 @@ const RFC3164: &[&str] = &[
     r#"<190>Dec 28 16:49:07 plertrood-thinkpad-x220 nginx: 127.0.0.1 - - [28/Dec/2019:16:49:07 +0000] "GET / HTTP/1.1" 304 0 "-" "Mozilla/5.0""#,
 ];
 
-const ISO: &[&str] = &[
-    "2003-10-11T22:14:15.003Z",
-    "2019-02-13T19:48:34+00:00",
-    "2016-05-18 10:44:30,045",
-];
+const ISO: &[&str] = &["2003-10-11T22:14:15.003Z", "2019-02-13T19:48:34+00:00", "2016-05-18 10:44:30,045"];
 
 /// Runs `f` over `inputs` round-robin for `dur`; returns calls per second.
 fn bench(dur: Duration, inputs: &[&str], mut f: impl FnMut(&str) -> bool) -> f64 {
@@ -46,29 +42,18 @@ fn bench(dur: Duration, inputs: &[&str], mut f: impl FnMut(&str) -> bool) -> f64
 }
 
 fn main() {
-    let secs: f64 = std::env::args()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(2.0);
+    let secs: f64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(2.0);
     let dur = Duration::from_secs_f64(secs);
-    let opts = Options {
-        year: Some(2024),
-        ..Options::default()
-    };
-    let r5424 = bench(dur, RFC5424, |s| {
-        syslog::parse(s.as_bytes(), &opts).is_ok_and(|m| black_box(m).message.is_some())
-    });
+    let opts = Options { year: Some(2024), ..Options::default() };
+    let r5424 =
+        bench(dur, RFC5424, |s| syslog::parse(s.as_bytes(), &opts).is_ok_and(|m| black_box(m).message.is_some()));
     println!("syslog rfc5424: {:>12.0} messages/s", r5424);
-    let r3164 = bench(dur, RFC3164, |s| {
-        syslog::parse(s.as_bytes(), &opts).is_ok_and(|m| black_box(m).message.is_some())
-    });
+    let r3164 =
+        bench(dur, RFC3164, |s| syslog::parse(s.as_bytes(), &opts).is_ok_and(|m| black_box(m).message.is_some()));
     println!("syslog rfc3164: {:>12.0} messages/s (year fixed)", r3164);
     let auto = Options::default();
     let r3164n = bench(dur, RFC3164, |s| syslog::parse(s.as_bytes(), &auto).is_ok());
-    println!(
-        "syslog rfc3164: {:>12.0} messages/s (year from clock)",
-        r3164n
-    );
+    println!("syslog rfc3164: {:>12.0} messages/s (year from clock)", r3164n);
     // INVARIANT: offset 0 is valid and "ISO8601" is a known format.
     let utc = FixedOffset::east_opt(0).unwrap();
     let dp = DateParser::new(&["ISO8601"], utc).unwrap();

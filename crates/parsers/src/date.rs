@@ -25,18 +25,10 @@ pub enum DateError {
     NoFormats,
     /// A pattern letter that Joda-Time does not define.
     #[error("unknown pattern token '{token}' at position {pos} of pattern {pattern:?}")]
-    UnknownToken {
-        token: char,
-        pos: usize,
-        pattern: String,
-    },
+    UnknownToken { token: char, pos: usize, pattern: String },
     /// A Joda token this parser does not implement (for example `z`, `w`, `G`).
     #[error("unsupported pattern token '{token}' at position {pos} of pattern {pattern:?}")]
-    UnsupportedToken {
-        token: char,
-        pos: usize,
-        pattern: String,
-    },
+    UnsupportedToken { token: char, pos: usize, pattern: String },
     /// A quoted literal in a pattern has no closing quote.
     #[error("unterminated quote at position {pos} of pattern {pattern:?}")]
     UnterminatedQuote { pos: usize, pattern: String },
@@ -59,9 +51,9 @@ impl DateError {
     /// informative error when several formats are tried.
     fn progress(&self) -> usize {
         match self {
-            DateError::Mismatch { pos, .. }
-            | DateError::OutOfRange { pos, .. }
-            | DateError::TrailingInput { pos } => *pos,
+            DateError::Mismatch { pos, .. } | DateError::OutOfRange { pos, .. } | DateError::TrailingInput { pos } => {
+                *pos
+            }
             DateError::Overflow => usize::MAX,
             _ => 0,
         }
@@ -88,17 +80,11 @@ impl Civil {
         let secs = days
             .checked_mul(86_400)
             .and_then(|s| {
-                s.checked_add(
-                    i64::from(self.hour) * 3600
-                        + i64::from(self.minute) * 60
-                        + i64::from(self.second),
-                )
+                s.checked_add(i64::from(self.hour) * 3600 + i64::from(self.minute) * 60 + i64::from(self.second))
             })
             .and_then(|s| s.checked_sub(i64::from(offset_secs)))
             .ok_or(DateError::Overflow)?;
-        secs.checked_mul(1_000_000_000)
-            .and_then(|n| n.checked_add(i64::from(self.nanos)))
-            .ok_or(DateError::Overflow)
+        secs.checked_mul(1_000_000_000).and_then(|n| n.checked_add(i64::from(self.nanos))).ok_or(DateError::Overflow)
     }
 }
 
@@ -161,15 +147,7 @@ const MONTHS: [&[u8]; 12] = [
     b"december",
 ];
 
-const WEEKDAYS: [&[u8]; 7] = [
-    b"monday",
-    b"tuesday",
-    b"wednesday",
-    b"thursday",
-    b"friday",
-    b"saturday",
-    b"sunday",
-];
+const WEEKDAYS: [&[u8]; 7] = [b"monday", b"tuesday", b"wednesday", b"thursday", b"friday", b"saturday", b"sunday"];
 
 /// Case-insensitive English month abbreviation (`Jan`) or, when `full`, also a
 /// full name (`January`). Returns (month 1..=12, bytes consumed).
@@ -211,9 +189,7 @@ fn digits(b: &[u8], pos: &mut usize, min: usize, max: usize) -> Option<u32> {
     while *pos < b.len() && *pos - start < max && b[*pos].is_ascii_digit() {
         // Saturating: a pattern like `yyyyyyyyyyyy` allows more digits than
         // fit; the value is then rejected by range checks, never overflows.
-        v = v
-            .saturating_mul(10)
-            .saturating_add(u32::from(b[*pos] - b'0'));
+        v = v.saturating_mul(10).saturating_add(u32::from(b[*pos] - b'0'));
         *pos += 1;
     }
     if *pos - start < min {
@@ -253,38 +229,24 @@ fn zone_offset(b: &[u8], pos: &mut usize, need_colon: bool) -> Result<i32, DateE
         }
         Some(&sign @ (b'+' | b'-')) => {
             *pos += 1;
-            let hh = digits(b, pos, 2, 2).ok_or(DateError::Mismatch {
-                pos: *pos,
-                expected: "two-digit zone hour",
-            })?;
+            let hh = digits(b, pos, 2, 2).ok_or(DateError::Mismatch { pos: *pos, expected: "two-digit zone hour" })?;
             let mut mm = 0;
             if b.get(*pos) == Some(&b':') {
                 *pos += 1;
-                mm = digits(b, pos, 2, 2).ok_or(DateError::Mismatch {
-                    pos: *pos,
-                    expected: "two-digit zone minute",
-                })?;
+                mm =
+                    digits(b, pos, 2, 2).ok_or(DateError::Mismatch { pos: *pos, expected: "two-digit zone minute" })?;
             } else if need_colon {
-                return Err(DateError::Mismatch {
-                    pos: *pos,
-                    expected: "`:` in zone offset",
-                });
+                return Err(DateError::Mismatch { pos: *pos, expected: "`:` in zone offset" });
             } else if let Some(m) = digits(b, pos, 2, 2) {
                 mm = m;
             }
             if hh > 23 || mm > 59 {
-                return Err(DateError::OutOfRange {
-                    pos: *pos,
-                    field: "zone offset",
-                });
+                return Err(DateError::OutOfRange { pos: *pos, field: "zone offset" });
             }
             let secs = (hh * 3600 + mm * 60) as i32;
             Ok(if sign == b'-' { -secs } else { secs })
         }
-        _ => Err(DateError::Mismatch {
-            pos: *pos,
-            expected: "zone offset (`Z` or `+hh:mm`)",
-        }),
+        _ => Err(DateError::Mismatch { pos: *pos, expected: "zone offset (`Z` or `+hh:mm`)" }),
     }
 }
 
@@ -308,20 +270,14 @@ pub(crate) fn parse_iso8601(b: &[u8], rfc3339: bool) -> Result<IsoParts, DateErr
     let mut p = 0;
     let mut c = Civil::default();
     let num = |p: &mut usize, n: usize, what: &'static str| {
-        digits(b, p, n, n).ok_or(DateError::Mismatch {
-            pos: *p,
-            expected: what,
-        })
+        digits(b, p, n, n).ok_or(DateError::Mismatch { pos: *p, expected: what })
     };
     let lit = |p: &mut usize, ch: u8, what: &'static str| {
         if b.get(*p) == Some(&ch) {
             *p += 1;
             Ok(())
         } else {
-            Err(DateError::Mismatch {
-                pos: *p,
-                expected: what,
-            })
+            Err(DateError::Mismatch { pos: *p, expected: what })
         }
     };
     c.year = num(&mut p, 4, "four-digit year")? as i32;
@@ -331,34 +287,19 @@ pub(crate) fn parse_iso8601(b: &[u8], rfc3339: bool) -> Result<IsoParts, DateErr
     let day_pos = p;
     c.day = num(&mut p, 2, "two-digit day")?;
     if !(1..=12).contains(&c.month) {
-        return Err(DateError::OutOfRange {
-            pos: 5,
-            field: "month",
-        });
+        return Err(DateError::OutOfRange { pos: 5, field: "month" });
     }
     if c.day == 0 || c.day > days_in_month(c.year, c.month) {
-        return Err(DateError::OutOfRange {
-            pos: day_pos,
-            field: "day",
-        });
+        return Err(DateError::OutOfRange { pos: day_pos, field: "day" });
     }
     let has_time = match b.get(p) {
         Some(b'T' | b't') => true,
         Some(b' ') if !rfc3339 && b.get(p + 1).is_some_and(u8::is_ascii_digit) => true,
-        _ if rfc3339 => {
-            return Err(DateError::Mismatch {
-                pos: p,
-                expected: "`T` between date and time",
-            })
-        }
+        _ if rfc3339 => return Err(DateError::Mismatch { pos: p, expected: "`T` between date and time" }),
         _ => false,
     };
     if !has_time {
-        return Ok(IsoParts {
-            civil: c,
-            offset: None,
-            len: p,
-        });
+        return Ok(IsoParts { civil: c, offset: None, len: p });
     }
     p += 1;
     let hour_pos = p;
@@ -371,45 +312,25 @@ pub(crate) fn parse_iso8601(b: &[u8], rfc3339: bool) -> Result<IsoParts, DateErr
         c.second = num(&mut p, 2, "two-digit second")?;
         if b.get(p) == Some(&b'.') || (!rfc3339 && b.get(p) == Some(&b',')) {
             p += 1;
-            c.nanos = fraction(b, &mut p, usize::MAX).ok_or(DateError::Mismatch {
-                pos: p,
-                expected: "fraction digits",
-            })?;
+            c.nanos =
+                fraction(b, &mut p, usize::MAX).ok_or(DateError::Mismatch { pos: p, expected: "fraction digits" })?;
         }
     }
     if c.hour > 23 {
-        return Err(DateError::OutOfRange {
-            pos: hour_pos,
-            field: "hour",
-        });
+        return Err(DateError::OutOfRange { pos: hour_pos, field: "hour" });
     }
     if c.minute > 59 {
-        return Err(DateError::OutOfRange {
-            pos: hour_pos + 3,
-            field: "minute",
-        });
+        return Err(DateError::OutOfRange { pos: hour_pos + 3, field: "minute" });
     }
     if c.second > 59 {
-        return Err(DateError::OutOfRange {
-            pos: sec_pos + 1,
-            field: "second",
-        });
+        return Err(DateError::OutOfRange { pos: sec_pos + 1, field: "second" });
     }
     let offset = match b.get(p) {
         Some(b'Z' | b'z' | b'+' | b'-') => Some(zone_offset(b, &mut p, rfc3339)?),
-        _ if rfc3339 => {
-            return Err(DateError::Mismatch {
-                pos: p,
-                expected: "zone offset (`Z` or `+hh:mm`)",
-            })
-        }
+        _ if rfc3339 => return Err(DateError::Mismatch { pos: p, expected: "zone offset (`Z` or `+hh:mm`)" }),
         _ => None,
     };
-    Ok(IsoParts {
-        civil: c,
-        offset,
-        len: p,
-    })
+    Ok(IsoParts { civil: c, offset, len: p })
 }
 
 /// One compiled element of a Joda-style pattern.
@@ -421,12 +342,7 @@ enum Item {
     Space,
     /// A numeric field with between `min` and `max` digits; `width` is the
     /// number of pattern letters.
-    Num {
-        field: Field,
-        min: usize,
-        max: usize,
-        width: usize,
-    },
+    Num { field: Field, min: usize, max: usize, width: usize },
     /// `S...`: fraction of a second, up to `max` digits.
     Fraction { max: usize, width: usize },
     /// `MMM` (abbreviation) or `MMMM` (full name, abbreviation also accepted).
@@ -494,11 +410,7 @@ impl DateParser {
                 p => compile(p),
             })
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(DateParser {
-            formats,
-            tz,
-            year: None,
-        })
+        Ok(DateParser { formats, tz, year: None })
     }
 
     /// Fixes the year used for formats without one (default: the current
@@ -515,12 +427,7 @@ impl DateParser {
     pub fn parse(&self, s: &str) -> Result<i64, DateError> {
         let b = s.as_bytes();
         let start = b.iter().take_while(|c| c.is_ascii_whitespace()).count();
-        let end = b.len()
-            - b[start..]
-                .iter()
-                .rev()
-                .take_while(|c| c.is_ascii_whitespace())
-                .count();
+        let end = b.len() - b[start..].iter().rev().take_while(|c| c.is_ascii_whitespace()).count();
         let b = &b[start..end];
         let mut best: Option<DateError> = None;
         for f in &self.formats {
@@ -568,25 +475,16 @@ impl DateParser {
             skip_spaces(b, &mut p);
         }
         let mut c = Civil {
-            day: digits(b, &mut p, 1, 2).ok_or(DateError::Mismatch {
-                pos: p,
-                expected: "day of month",
-            })?,
+            day: digits(b, &mut p, 1, 2).ok_or(DateError::Mismatch { pos: p, expected: "day of month" })?,
             ..Civil::default()
         };
         need_spaces(b, &mut p)?;
-        let (m, n) = match_month(&b[p..], false).ok_or(DateError::Mismatch {
-            pos: p,
-            expected: "month name",
-        })?;
+        let (m, n) = match_month(&b[p..], false).ok_or(DateError::Mismatch { pos: p, expected: "month name" })?;
         c.month = m;
         p += n;
         need_spaces(b, &mut p)?;
         let ypos = p;
-        let y = digits(b, &mut p, 2, 4).ok_or(DateError::Mismatch {
-            pos: p,
-            expected: "year",
-        })?;
+        let y = digits(b, &mut p, 2, 4).ok_or(DateError::Mismatch { pos: p, expected: "year" })?;
         c.year = if p - ypos == 2 {
             if y < 50 {
                 2000 + y as i32
@@ -630,11 +528,7 @@ impl DateParser {
 
     fn parse_pattern(&self, items: &[Item], b: &[u8]) -> Result<i64, DateError> {
         let mut p = 0;
-        let mut c = Civil {
-            month: 1,
-            day: 1,
-            ..Civil::default()
-        };
+        let mut c = Civil { month: 1, day: 1, ..Civil::default() };
         let mut year: Option<i32> = None;
         let mut pm: Option<bool> = None;
         let mut hour12 = false;
@@ -643,21 +537,14 @@ impl DateParser {
             match item {
                 Item::Literal(lit) => {
                     if b.len() - p < lit.len() || !b[p..p + lit.len()].eq_ignore_ascii_case(lit) {
-                        return Err(DateError::Mismatch {
-                            pos: p,
-                            expected: "literal text of the pattern",
-                        });
+                        return Err(DateError::Mismatch { pos: p, expected: "literal text of the pattern" });
                     }
                     p += lit.len();
                 }
                 Item::Space => need_spaces(b, &mut p)?,
-                Item::Num {
-                    field, min, max, ..
-                } => {
-                    let v = digits(b, &mut p, *min, *max).ok_or(DateError::Mismatch {
-                        pos: p,
-                        expected: field.describe(),
-                    })?;
+                Item::Num { field, min, max, .. } => {
+                    let v = digits(b, &mut p, *min, *max)
+                        .ok_or(DateError::Mismatch { pos: p, expected: field.describe() })?;
                     match field {
                         Field::Year => year = Some(i32::try_from(v).unwrap_or(i32::MAX)),
                         Field::Year2 => year = Some(2000 + v as i32),
@@ -675,24 +562,17 @@ impl DateParser {
                     }
                 }
                 Item::Fraction { max, .. } => {
-                    c.nanos = fraction(b, &mut p, *max).ok_or(DateError::Mismatch {
-                        pos: p,
-                        expected: "fraction of second",
-                    })?;
+                    c.nanos = fraction(b, &mut p, *max)
+                        .ok_or(DateError::Mismatch { pos: p, expected: "fraction of second" })?;
                 }
                 Item::MonthText { full } => {
-                    let (m, n) = match_month(&b[p..], *full).ok_or(DateError::Mismatch {
-                        pos: p,
-                        expected: "month name",
-                    })?;
+                    let (m, n) =
+                        match_month(&b[p..], *full).ok_or(DateError::Mismatch { pos: p, expected: "month name" })?;
                     c.month = m;
                     p += n;
                 }
                 Item::Weekday => {
-                    p += match_weekday(&b[p..]).ok_or(DateError::Mismatch {
-                        pos: p,
-                        expected: "weekday name",
-                    })?;
+                    p += match_weekday(&b[p..]).ok_or(DateError::Mismatch { pos: p, expected: "weekday name" })?;
                 }
                 Item::HalfDay => {
                     let r = &b[p..];
@@ -701,10 +581,7 @@ impl DateParser {
                     } else if r.len() >= 2 && r[..2].eq_ignore_ascii_case(b"pm") {
                         pm = Some(true);
                     } else {
-                        return Err(DateError::Mismatch {
-                            pos: p,
-                            expected: "AM or PM",
-                        });
+                        return Err(DateError::Mismatch { pos: p, expected: "AM or PM" });
                     }
                     p += 2;
                 }
@@ -718,10 +595,7 @@ impl DateParser {
                             offset = Some(0);
                         }
                         None => {
-                            return Err(DateError::Mismatch {
-                                pos: p,
-                                expected: "zone id (only UTC/GMT are known)",
-                            })
+                            return Err(DateError::Mismatch { pos: p, expected: "zone id (only UTC/GMT are known)" })
                         }
                     }
                 }
@@ -731,10 +605,7 @@ impl DateParser {
             return Err(DateError::TrailingInput { pos: p });
         }
         if hour12 && c.hour > 11 {
-            return Err(DateError::OutOfRange {
-                pos: 0,
-                field: "hour",
-            });
+            return Err(DateError::OutOfRange { pos: 0, field: "hour" });
         }
         if pm == Some(true) {
             c.hour += 12;
@@ -764,14 +635,8 @@ impl Field {
 
 fn shift(e: DateError, by: usize) -> DateError {
     match e {
-        DateError::Mismatch { pos, expected } => DateError::Mismatch {
-            pos: pos + by,
-            expected,
-        },
-        DateError::OutOfRange { pos, field } => DateError::OutOfRange {
-            pos: pos + by,
-            field,
-        },
+        DateError::Mismatch { pos, expected } => DateError::Mismatch { pos: pos + by, expected },
+        DateError::OutOfRange { pos, field } => DateError::OutOfRange { pos: pos + by, field },
         DateError::TrailingInput { pos } => DateError::TrailingInput { pos: pos + by },
         e => e,
     }
@@ -802,20 +667,14 @@ fn skip_spaces(b: &[u8], p: &mut usize) {
 
 fn need_spaces(b: &[u8], p: &mut usize) -> Result<(), DateError> {
     if b.get(*p) != Some(&b' ') {
-        return Err(DateError::Mismatch {
-            pos: *p,
-            expected: "space",
-        });
+        return Err(DateError::Mismatch { pos: *p, expected: "space" });
     }
     skip_spaces(b, p);
     Ok(())
 }
 
 fn need_num(b: &[u8], p: &mut usize, n: usize, what: &'static str) -> Result<u32, DateError> {
-    digits(b, p, n, n).ok_or(DateError::Mismatch {
-        pos: *p,
-        expected: what,
-    })
+    digits(b, p, n, n).ok_or(DateError::Mismatch { pos: *p, expected: what })
 }
 
 fn expect(b: &[u8], p: &mut usize, ch: u8, what: &'static str) -> Result<(), DateError> {
@@ -823,10 +682,7 @@ fn expect(b: &[u8], p: &mut usize, ch: u8, what: &'static str) -> Result<(), Dat
         *p += 1;
         Ok(())
     } else {
-        Err(DateError::Mismatch {
-            pos: *p,
-            expected: what,
-        })
+        Err(DateError::Mismatch { pos: *p, expected: what })
     }
 }
 
@@ -841,17 +697,11 @@ fn parse_unix(b: &[u8], unit: i64) -> Result<i64, DateError> {
     let int_start = p;
     let mut whole: i64 = 0;
     while p < b.len() && b[p].is_ascii_digit() {
-        whole = whole
-            .checked_mul(10)
-            .and_then(|w| w.checked_add(i64::from(b[p] - b'0')))
-            .ok_or(DateError::Overflow)?;
+        whole = whole.checked_mul(10).and_then(|w| w.checked_add(i64::from(b[p] - b'0'))).ok_or(DateError::Overflow)?;
         p += 1;
     }
     if p == int_start {
-        return Err(DateError::Mismatch {
-            pos: p,
-            expected: "digits of an epoch timestamp",
-        });
+        return Err(DateError::Mismatch { pos: p, expected: "digits of an epoch timestamp" });
     }
     let mut frac_nanos: i64 = 0;
     if b.get(p) == Some(&b'.') {
@@ -868,20 +718,14 @@ fn parse_unix(b: &[u8], unit: i64) -> Result<i64, DateError> {
             p += 1;
         }
         if p == fstart {
-            return Err(DateError::Mismatch {
-                pos: p,
-                expected: "fraction digits",
-            });
+            return Err(DateError::Mismatch { pos: p, expected: "fraction digits" });
         }
         frac_nanos = ((i128::from(num) * i128::from(unit)) / i128::from(den)) as i64;
     }
     if p != b.len() {
         return Err(DateError::TrailingInput { pos: p });
     }
-    let v = whole
-        .checked_mul(unit)
-        .and_then(|v| v.checked_add(frac_nanos))
-        .ok_or(DateError::Overflow)?;
+    let v = whole.checked_mul(unit).and_then(|v| v.checked_add(frac_nanos)).ok_or(DateError::Overflow)?;
     Ok(if neg { -v } else { v })
 }
 
@@ -907,12 +751,7 @@ fn compile(pattern: &str) -> Result<Format, DateError> {
             let mut j = i + 1;
             loop {
                 match chars.get(j) {
-                    None => {
-                        return Err(DateError::UnterminatedQuote {
-                            pos,
-                            pattern: pattern.to_owned(),
-                        })
-                    }
+                    None => return Err(DateError::UnterminatedQuote { pos, pattern: pattern.to_owned() }),
                     Some((_, '\'')) if chars.get(j + 1).map(|c| c.1) == Some('\'') => {
                         lit.push(b'\'');
                         j += 2;
@@ -947,30 +786,11 @@ fn compile(pattern: &str) -> Result<Format, DateError> {
             n += 1;
         }
         flush(&mut lit, &mut items);
-        let num = |field, n: usize| Item::Num {
-            field,
-            min: 1,
-            max: n.max(2),
-            width: n,
-        };
-        let unsupported = || DateError::UnsupportedToken {
-            token: ch,
-            pos,
-            pattern: pattern.to_owned(),
-        };
+        let num = |field, n: usize| Item::Num { field, min: 1, max: n.max(2), width: n };
+        let unsupported = || DateError::UnsupportedToken { token: ch, pos, pattern: pattern.to_owned() };
         let item = match ch {
-            'y' | 'Y' | 'u' if n == 2 => Item::Num {
-                field: Field::Year2,
-                min: 2,
-                max: 2,
-                width: 2,
-            },
-            'y' | 'Y' | 'u' => Item::Num {
-                field: Field::Year,
-                min: 1,
-                max: n.max(4),
-                width: n,
-            },
+            'y' | 'Y' | 'u' if n == 2 => Item::Num { field: Field::Year2, min: 2, max: 2, width: 2 },
+            'y' | 'Y' | 'u' => Item::Num { field: Field::Year, min: 1, max: n.max(4), width: n },
             'M' if n >= 4 => Item::MonthText { full: true },
             'M' if n == 3 => Item::MonthText { full: false },
             'M' => num(Field::Month, n),
@@ -982,22 +802,13 @@ fn compile(pattern: &str) -> Result<Format, DateError> {
             'm' => num(Field::Minute, n),
             's' => num(Field::Second, n),
             'e' => num(Field::DayOfWeekNum, n),
-            'S' => Item::Fraction {
-                max: n.max(9),
-                width: n,
-            },
+            'S' => Item::Fraction { max: n.max(9), width: n },
             'E' => Item::Weekday,
             'a' => Item::HalfDay,
             'Z' if n >= 3 => Item::ZoneId,
             'Z' => Item::Offset,
             'G' | 'C' | 'x' | 'w' | 'D' | 'z' => return Err(unsupported()),
-            _ => {
-                return Err(DateError::UnknownToken {
-                    token: ch,
-                    pos,
-                    pattern: pattern.to_owned(),
-                })
-            }
+            _ => return Err(DateError::UnknownToken { token: ch, pos, pattern: pattern.to_owned() }),
         };
         items.push(item);
         i += n;
@@ -1010,9 +821,7 @@ fn compile(pattern: &str) -> Result<Format, DateError> {
             continue;
         }
         match &mut items[idx] {
-            Item::Num {
-                min, max, width, ..
-            } => {
+            Item::Num { min, max, width, .. } => {
                 *min = *width;
                 *max = *width;
             }

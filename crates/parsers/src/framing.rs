@@ -74,18 +74,12 @@ pub struct Frame {
 /// After any error the decoder has already resynchronised.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum FrameError {
-    #[error(
-        "frame of {len} bytes at stream byte {offset} exceeds the limit of {max} bytes; skipped"
-    )]
+    #[error("frame of {len} bytes at stream byte {offset} exceeds the limit of {max} bytes; skipped")]
     TooLong { offset: u64, len: usize, max: usize },
     #[error("invalid octet count at stream byte {offset}: {reason}; skipped to the next newline")]
     InvalidLength { offset: u64, reason: &'static str },
     #[error("stream ended inside the frame at stream byte {offset}: {got} of {expected} bytes")]
-    Truncated {
-        offset: u64,
-        expected: usize,
-        got: usize,
-    },
+    Truncated { offset: u64, expected: usize, got: usize },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,11 +89,7 @@ enum State {
     Boundary { scanned: usize },
     /// Skipping to the next newline. `len` bytes of the frame seen so far;
     /// `report` = emit `TooLong` when the newline arrives.
-    Discard {
-        start: u64,
-        len: usize,
-        report: bool,
-    },
+    Discard { start: u64, len: usize, report: bool },
     /// Skipping the rest of an oversized octet-counted frame.
     SkipOctets { remaining: usize },
 }
@@ -159,12 +149,7 @@ impl Decoder {
 
     /// Decoder for a fixed [`Mode`].
     pub fn with_mode(max_len: usize, mode: Mode) -> Self {
-        Decoder {
-            max_len,
-            mode,
-            state: State::Boundary { scanned: 0 },
-            offset: 0,
-        }
+        Decoder { max_len, mode, state: State::Boundary { scanned: 0 }, offset: 0 }
     }
 
     /// Total bytes consumed so far (the stream offset of the next byte).
@@ -188,42 +173,27 @@ impl Decoder {
                     if n == remaining {
                         self.state = State::Boundary { scanned: 0 };
                     } else {
-                        self.state = State::SkipOctets {
-                            remaining: remaining - n,
-                        };
+                        self.state = State::SkipOctets { remaining: remaining - n };
                         return self.done(c, None);
                     }
                 }
-                State::Discard { start, len, report } => {
-                    match buf[c..].iter().position(|&x| x == b'\n') {
-                        Some(i) => {
-                            c += i + 1;
-                            self.state = State::Boundary { scanned: 0 };
-                            if report {
-                                let err = FrameError::TooLong {
-                                    offset: start,
-                                    len: len + i,
-                                    max: self.max_len,
-                                };
-                                return self.done(c, Some(Err(err)));
-                            }
-                        }
-                        None => {
-                            self.state = State::Discard {
-                                start,
-                                len: len + (buf.len() - c),
-                                report,
-                            };
-                            return self.done(buf.len(), None);
+                State::Discard { start, len, report } => match buf[c..].iter().position(|&x| x == b'\n') {
+                    Some(i) => {
+                        c += i + 1;
+                        self.state = State::Boundary { scanned: 0 };
+                        if report {
+                            let err = FrameError::TooLong { offset: start, len: len + i, max: self.max_len };
+                            return self.done(c, Some(Err(err)));
                         }
                     }
-                }
+                    None => {
+                        self.state = State::Discard { start, len: len + (buf.len() - c), report };
+                        return self.done(buf.len(), None);
+                    }
+                },
                 State::Boundary { scanned } => {
                     // Empty lines and stray CR/LF between frames are skipped.
-                    let skip = buf[c..]
-                        .iter()
-                        .take_while(|&&x| x == b'\n' || x == b'\r')
-                        .count();
+                    let skip = buf[c..].iter().take_while(|&&x| x == b'\n' || x == b'\r').count();
                     if skip > 0 {
                         c += skip;
                         self.state = State::Boundary { scanned: 0 };
@@ -242,25 +212,14 @@ impl Decoder {
                         match parse_header(rest) {
                             Header::NeedMore => return self.done(c, None),
                             Header::Invalid(reason) => {
-                                self.state = State::Discard {
-                                    start,
-                                    len: 0,
-                                    report: false,
-                                };
-                                let err = FrameError::InvalidLength {
-                                    offset: start,
-                                    reason,
-                                };
+                                self.state = State::Discard { start, len: 0, report: false };
+                                let err = FrameError::InvalidLength { offset: start, reason };
                                 return self.done(c, Some(Err(err)));
                             }
                             Header::Ok(len, hdr) => {
                                 if len > self.max_len {
                                     self.state = State::SkipOctets { remaining: len };
-                                    let err = FrameError::TooLong {
-                                        offset: start,
-                                        len,
-                                        max: self.max_len,
-                                    };
+                                    let err = FrameError::TooLong { offset: start, len, max: self.max_len };
                                     return self.done(c + hdr, Some(Err(err)));
                                 }
                                 if rest.len() - hdr < len {
@@ -274,10 +233,7 @@ impl Decoder {
                                 if to > from && buf[to - 1] == b'\r' {
                                     to -= 1;
                                 }
-                                let frame = Frame {
-                                    range: from..to,
-                                    kind: FrameKind::OctetCounted,
-                                };
+                                let frame = Frame { range: from..to, kind: FrameKind::OctetCounted };
                                 return self.done(c + hdr + len, Some(Ok(frame)));
                             }
                         }
@@ -288,35 +244,22 @@ impl Decoder {
                             let nl = from + i;
                             self.state = State::Boundary { scanned: 0 };
                             if nl > self.max_len {
-                                let err = FrameError::TooLong {
-                                    offset: start,
-                                    len: nl,
-                                    max: self.max_len,
-                                };
+                                let err = FrameError::TooLong { offset: start, len: nl, max: self.max_len };
                                 return self.done(c + nl + 1, Some(Err(err)));
                             }
                             let mut end = nl;
                             if end > 0 && rest[end - 1] == b'\r' {
                                 end -= 1;
                             }
-                            let frame = Frame {
-                                range: c..c + end,
-                                kind: FrameKind::Newline,
-                            };
+                            let frame = Frame { range: c..c + end, kind: FrameKind::Newline };
                             return self.done(c + nl + 1, Some(Ok(frame)));
                         }
                         None if rest.len() > self.max_len => {
-                            self.state = State::Discard {
-                                start,
-                                len: rest.len(),
-                                report: true,
-                            };
+                            self.state = State::Discard { start, len: rest.len(), report: true };
                             return self.done(buf.len(), None);
                         }
                         None => {
-                            self.state = State::Boundary {
-                                scanned: rest.len(),
-                            };
+                            self.state = State::Boundary { scanned: rest.len() };
                             return self.done(c, None);
                         }
                     }
@@ -339,11 +282,7 @@ impl Decoder {
         match self.state {
             State::Discard { start, len, report } => {
                 self.state = State::Boundary { scanned: 0 };
-                let item = report.then_some(Err(FrameError::TooLong {
-                    offset: start,
-                    len,
-                    max: self.max_len,
-                }));
+                let item = report.then_some(Err(FrameError::TooLong { offset: start, len, max: self.max_len }));
                 (c, item)
             }
             State::SkipOctets { .. } => (c, None),
@@ -362,16 +301,9 @@ impl Decoder {
                         _ => (0, 0),
                     };
                     let err = if expected == 0 {
-                        FrameError::InvalidLength {
-                            offset: start,
-                            reason: "stream ended inside the length",
-                        }
+                        FrameError::InvalidLength { offset: start, reason: "stream ended inside the length" }
                     } else {
-                        FrameError::Truncated {
-                            offset: start,
-                            expected,
-                            got,
-                        }
+                        FrameError::Truncated { offset: start, expected, got }
                     };
                     return (c + rest.len(), Some(Err(err)));
                 }
@@ -379,10 +311,7 @@ impl Decoder {
                 if rest[end - 1] == b'\r' {
                     end -= 1;
                 }
-                let frame = Frame {
-                    range: c..c + end,
-                    kind: FrameKind::Newline,
-                };
+                let frame = Frame { range: c..c + end, kind: FrameKind::Newline };
                 (c + rest.len(), Some(Ok(frame)))
             }
         }

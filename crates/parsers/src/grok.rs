@@ -15,12 +15,11 @@
 //!
 //! ```
 //! use sluice_parsers::grok::{get_path, insert_captures, Captured, GrokLibrary};
-//! use sonic_rs::JsonValueTrait;
 //! let lib = GrokLibrary::ecs_v1();
 //! let p = lib.compile("%{IP:[source][ip]} %{INT:[http][response][status_code]:int}").unwrap();
 //! let m = p.matches("client 10.0.0.1 200").unwrap().unwrap();
 //! assert_eq!(m.get("source.ip"), Some(Captured::Str("10.0.0.1")));
-//! let mut event = sonic_rs::Object::new();
+//! let mut event = sluice_core::Object::new();
 //! insert_captures(&mut event, &m);
 //! // {"source":{"ip":"10.0.0.1"},"http":{"response":{"status_code":200}}}
 //! assert_eq!(get_path(&event, "http.response.status_code").and_then(|v| v.as_i64()), Some(200));

@@ -120,11 +120,7 @@ impl KvParser {
         if opts.value_split.is_empty() {
             return Err(KvError::EmptyValueSplit);
         }
-        if let Some(c) = opts
-            .field_split
-            .chars()
-            .find(|c| opts.value_split.contains(*c))
-        {
+        if let Some(c) = opts.field_split.chars().find(|c| opts.value_split.contains(*c)) {
             return Err(KvError::Overlap(c));
         }
         Ok(KvParser { opts })
@@ -178,10 +174,7 @@ impl KvParser {
                     v += 1;
                 }
             }
-            let sep = input[v..]
-                .chars()
-                .next()
-                .filter(|&ch| self.is_value_split(ch));
+            let sep = input[v..].chars().next().filter(|&ch| self.is_value_split(ch));
             let Some(sep) = sep else {
                 // Not a pair: move past this token.
                 i = if j > i { j } else { i + c.len_utf8() };
@@ -258,11 +251,7 @@ impl KvParser {
         if o.exclude_keys.iter().any(|k| *k == key) {
             return;
         }
-        let key = if o.prefix.is_empty() {
-            key
-        } else {
-            Cow::Owned(format!("{}{}", o.prefix, key))
-        };
+        let key = if o.prefix.is_empty() { key } else { Cow::Owned(format!("{}{}", o.prefix, key)) };
         let value = transform(remove_chars(value, &o.remove_char_value), o.transform_value);
         if !o.allow_duplicate_values && out.iter().any(|(k, v)| *k == key && *v == value) {
             return;

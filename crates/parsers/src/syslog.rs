@@ -86,12 +86,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options {
-            year: None,
-            tz: utc(),
-            strip_bom: true,
-            strict_sd: false,
-        }
+        Options { year: None, tz: utc(), strip_bom: true, strict_sd: false }
     }
 }
 
@@ -153,9 +148,7 @@ pub fn facility_name(facility: u8) -> Option<&'static str> {
 
 /// Standard severity keyword (`emerg` ... `debug`), or `None` above 7.
 pub fn severity_name(severity: u8) -> Option<&'static str> {
-    const NAMES: [&str; 8] = [
-        "emerg", "alert", "crit", "err", "warning", "notice", "info", "debug",
-    ];
+    const NAMES: [&str; 8] = ["emerg", "alert", "crit", "err", "warning", "notice", "info", "debug"];
     NAMES.get(usize::from(severity)).copied()
 }
 
@@ -180,14 +173,8 @@ pub fn parse<'a>(input: &'a [u8], opts: &Options) -> Result<SyslogMessage<'a>, S
 
 /// Returns (start, end) of `input` without surrounding ASCII whitespace.
 fn trim(input: &[u8]) -> (usize, usize) {
-    let start = input
-        .iter()
-        .position(|c| !c.is_ascii_whitespace())
-        .unwrap_or(input.len());
-    let end = input
-        .iter()
-        .rposition(|c| !c.is_ascii_whitespace())
-        .map_or(start, |i| i + 1);
+    let start = input.iter().position(|c| !c.is_ascii_whitespace()).unwrap_or(input.len());
+    let end = input.iter().rposition(|c| !c.is_ascii_whitespace()).map_or(start, |i| i + 1);
     (start, end)
 }
 
@@ -233,8 +220,8 @@ fn split_pri(pri: Option<u8>) -> (Option<u8>, Option<u8>) {
 
 fn civil_to_datetime(c: Civil, offset: i32) -> Option<DateTime<FixedOffset>> {
     let off = FixedOffset::east_opt(offset)?;
-    let naive = NaiveDate::from_ymd_opt(c.year, c.month, c.day)?
-        .and_hms_nano_opt(c.hour, c.minute, c.second, c.nanos)?;
+    let naive =
+        NaiveDate::from_ymd_opt(c.year, c.month, c.day)?.and_hms_nano_opt(c.hour, c.minute, c.second, c.nanos)?;
     naive.and_local_timezone(off).single()
 }
 
@@ -255,14 +242,8 @@ impl<'a> Cursor<'a> {
                 self.p += 1;
                 Ok(())
             }
-            None => Err(SyslogError::UnexpectedEnd {
-                pos: self.p,
-                expected,
-            }),
-            Some(_) => Err(SyslogError::Expected {
-                pos: self.p,
-                expected,
-            }),
+            None => Err(SyslogError::UnexpectedEnd { pos: self.p, expected }),
+            Some(_) => Err(SyslogError::Expected { pos: self.p, expected }),
         }
     }
 
@@ -273,14 +254,8 @@ impl<'a> Cursor<'a> {
             self.p += 1;
         }
         match &self.b[start..self.p] {
-            [] if self.p == self.b.len() => Err(SyslogError::UnexpectedEnd {
-                pos: start,
-                expected: name,
-            }),
-            [] => Err(SyslogError::Expected {
-                pos: start,
-                expected: name,
-            }),
+            [] if self.p == self.b.len() => Err(SyslogError::UnexpectedEnd { pos: start, expected: name }),
+            [] => Err(SyslogError::Expected { pos: start, expected: name }),
             b"-" => Ok(None),
             f => Ok(Some(text(f))),
         }
@@ -295,15 +270,10 @@ pub fn parse_5424<'a>(input: &'a [u8], opts: &Options) -> Result<SyslogMessage<'
     if start == end {
         return Err(SyslogError::Empty);
     }
-    let mut c = Cursor {
-        b: &input[..end],
-        p: start,
-    };
+    let mut c = Cursor { b: &input[..end], p: start };
     let priority = parse_pri(c.b, &mut c.p)?;
-    let vlen = version_len(&c.b[c.p..]).ok_or(SyslogError::Expected {
-        pos: c.p,
-        expected: "version (1-999) followed by a space",
-    })?;
+    let vlen = version_len(&c.b[c.p..])
+        .ok_or(SyslogError::Expected { pos: c.p, expected: "version (1-999) followed by a space" })?;
     let mut version: u16 = 0;
     for d in &c.b[c.p..c.p + vlen] {
         version = version * 10 + u16::from(d - b'0');
@@ -318,12 +288,8 @@ pub fn parse_5424<'a>(input: &'a [u8], opts: &Options) -> Result<SyslogMessage<'
         let ts_start = c.p;
         let parts = date::parse_iso8601(&c.b[c.p..], true).map_err(|e| ts_error(e, ts_start))?;
         c.p += parts.len;
-        let dt = civil_to_datetime(parts.civil, parts.offset.unwrap_or(0)).ok_or(
-            SyslogError::InvalidTimestamp {
-                pos: ts_start,
-                reason: "date out of range".to_owned(),
-            },
-        )?;
+        let dt = civil_to_datetime(parts.civil, parts.offset.unwrap_or(0))
+            .ok_or(SyslogError::InvalidTimestamp { pos: ts_start, reason: "date out of range".to_owned() })?;
         Some(dt)
     };
     c.sp("space after timestamp")?;
@@ -384,18 +350,8 @@ fn parse_sd_5424<'a>(c: &mut Cursor<'a>, strict: bool) -> Result<Vec<SdElement<'
             return Ok(Vec::new());
         }
         Some(b'[') => {}
-        None => {
-            return Err(SyslogError::UnexpectedEnd {
-                pos: c.p,
-                expected: "structured data (`-` or `[`)",
-            })
-        }
-        Some(_) => {
-            return Err(SyslogError::Expected {
-                pos: c.p,
-                expected: "structured data (`-` or `[`)",
-            })
-        }
+        None => return Err(SyslogError::UnexpectedEnd { pos: c.p, expected: "structured data (`-` or `[`)" }),
+        Some(_) => return Err(SyslogError::Expected { pos: c.p, expected: "structured data (`-` or `[`)" }),
     }
     let mut out = Vec::new();
     while c.peek() == Some(b'[') {
@@ -432,10 +388,7 @@ fn sd_element(b: &[u8], mut p: usize) -> Result<(SdElement<'_>, usize), SyslogEr
         p += 1;
     }
     if p == id_start {
-        return Err(SyslogError::InvalidStructuredData {
-            pos: p,
-            reason: "expected SD-ID",
-        });
+        return Err(SyslogError::InvalidStructuredData { pos: p, reason: "expected SD-ID" });
     }
     let id = text(&b[id_start..p]);
     let mut params = Vec::new();
@@ -454,17 +407,11 @@ fn sd_element(b: &[u8], mut p: usize) -> Result<(SdElement<'_>, usize), SyslogEr
                     p += 1;
                 }
                 if p == name_start {
-                    return Err(SyslogError::InvalidStructuredData {
-                        pos: p,
-                        reason: "expected PARAM-NAME",
-                    });
+                    return Err(SyslogError::InvalidStructuredData { pos: p, reason: "expected PARAM-NAME" });
                 }
                 let name = text(&b[name_start..p]);
                 if b.get(p) != Some(&b'=') {
-                    return Err(SyslogError::InvalidStructuredData {
-                        pos: p,
-                        reason: "expected `=` after PARAM-NAME",
-                    });
+                    return Err(SyslogError::InvalidStructuredData { pos: p, reason: "expected `=` after PARAM-NAME" });
                 }
                 p += 1;
                 if b.get(p) != Some(&b'"') {
@@ -497,17 +444,9 @@ fn sd_element(b: &[u8], mut p: usize) -> Result<(SdElement<'_>, usize), SyslogEr
                 params.push((name, unescape_sd(raw, escaped)));
             }
             None => {
-                return Err(SyslogError::InvalidStructuredData {
-                    pos: p,
-                    reason: "unterminated element, expected `]`",
-                })
+                return Err(SyslogError::InvalidStructuredData { pos: p, reason: "unterminated element, expected `]`" })
             }
-            Some(_) => {
-                return Err(SyslogError::InvalidStructuredData {
-                    pos: p,
-                    reason: "expected space or `]`",
-                })
-            }
+            Some(_) => return Err(SyslogError::InvalidStructuredData { pos: p, reason: "expected space or `]`" }),
         }
     }
 }
@@ -579,27 +518,13 @@ fn bsd_timestamp(b: &[u8]) -> Option<(Civil, usize)> {
     if hour > 23 || minute > 59 || second > 59 || day == 0 || day > 31 {
         return None;
     }
-    Some((
-        Civil {
-            year: 0,
-            month,
-            day,
-            hour,
-            minute,
-            second,
-            nanos,
-        },
-        p,
-    ))
+    Some((Civil { year: 0, month, day, hour, minute, second, nanos }, p))
 }
 
 /// Recognises a 3164 TAG at the start of `b`: `app[pid]`, `app[pid]:` or
 /// `app:`, followed by whitespace or the end. Returns (app, pid, length).
 fn tag(b: &[u8]) -> Option<Tag<'_>> {
-    let n = b
-        .iter()
-        .position(|&c| c.is_ascii_whitespace() || c == b':' || c == b'[')
-        .unwrap_or(b.len());
+    let n = b.iter().position(|&c| c.is_ascii_whitespace() || c == b':' || c == b'[').unwrap_or(b.len());
     if n == 0 {
         return None;
     }
@@ -624,11 +549,7 @@ fn tag(b: &[u8]) -> Option<Tag<'_>> {
     if p < b.len() && !b[p].is_ascii_whitespace() {
         return None;
     }
-    Some(Tag {
-        app: &b[..n],
-        pid,
-        len: p,
-    })
+    Some(Tag { app: &b[..n], pid, len: p })
 }
 
 /// A recognised 3164 TAG.
@@ -659,9 +580,7 @@ pub fn parse_3164<'a>(input: &'a [u8], opts: &Options) -> Result<SyslogMessage<'
     let mut timestamp = None;
     let mut year_inferred = false;
     if let Some((mut civil, n)) = bsd_timestamp(&b[p..]) {
-        civil.year = opts
-            .year
-            .unwrap_or_else(|| date::infer_year_now(civil.month, opts.tz));
+        civil.year = opts.year.unwrap_or_else(|| date::infer_year_now(civil.month, opts.tz));
         if let Some(dt) = civil_to_datetime(civil, opts.tz.local_minus_utc()) {
             timestamp = Some(dt);
             year_inferred = true;
@@ -688,10 +607,7 @@ pub fn parse_3164<'a>(input: &'a [u8], opts: &Options) -> Result<SyslogMessage<'
         procid = t.pid.map(text);
         p += t.len;
     } else if timestamp.is_some() && p < b.len() && b[p] != b'[' {
-        let n = b[p..]
-            .iter()
-            .position(u8::is_ascii_whitespace)
-            .unwrap_or(b.len() - p);
+        let n = b[p..].iter().position(u8::is_ascii_whitespace).unwrap_or(b.len() - p);
         hostname = Some(text(&b[p..p + n]));
         p += n;
         skip_ws(b, &mut p);
@@ -706,9 +622,7 @@ pub fn parse_3164<'a>(input: &'a [u8], opts: &Options) -> Result<SyslogMessage<'
     let mut structured_data = Vec::new();
     while b.get(p) == Some(&b'[') {
         match sd_element(b, p) {
-            Ok((el, next))
-                if !el.params.is_empty() && b.get(next).is_none_or(|&c| c == b' ' || c == b'[') =>
-            {
+            Ok((el, next)) if !el.params.is_empty() && b.get(next).is_none_or(|&c| c == b' ' || c == b'[') => {
                 structured_data.push(el);
                 p = next;
             }

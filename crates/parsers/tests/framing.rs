@@ -41,11 +41,7 @@ fn all_splits(max: usize, mode: Mode, input: &[u8]) -> Out {
     let whole = run(Decoder::with_mode(max, mode), &[input]);
     for i in 0..=input.len() {
         let (a, b) = input.split_at(i);
-        assert_eq!(
-            run(Decoder::with_mode(max, mode), &[a, b]),
-            whole,
-            "split at {i}"
-        );
+        assert_eq!(run(Decoder::with_mode(max, mode), &[a, b]), whole, "split at {i}");
     }
     let bytes: Vec<&[u8]> = input.chunks(1).collect();
     assert_eq!(run(Decoder::with_mode(max, mode), &bytes), whole);
@@ -73,15 +69,7 @@ fn octet_counting_with_rsyslog_trailing_newline() {
 fn mixed_framing() {
     let input = b"<13>line one\n11 <13>counted<14>line two\n9 <15>x\ny z\n";
     let out = all_splits(100, Mode::Auto, input);
-    assert_eq!(
-        out,
-        vec![
-            ok("<13>line one"),
-            ok("<13>counted"),
-            ok("<14>line two"),
-            ok("<15>x\ny z"),
-        ]
-    );
+    assert_eq!(out, vec![ok("<13>line one"), ok("<13>counted"), ok("<14>line two"), ok("<15>x\ny z"),]);
 }
 
 #[test]
@@ -90,47 +78,19 @@ fn oversize_newline_frame_is_reported_and_skipped() {
     input.extend(std::iter::repeat_n(b'x', 50));
     input.extend_from_slice(b"\n<14>after\n");
     let out = all_splits(10, Mode::Auto, &input);
-    assert_eq!(
-        out,
-        vec![
-            ok("<13>ok"),
-            Err(FrameError::TooLong {
-                offset: 7,
-                len: 50,
-                max: 10
-            }),
-            ok("<14>after"),
-        ]
-    );
+    assert_eq!(out, vec![ok("<13>ok"), Err(FrameError::TooLong { offset: 7, len: 50, max: 10 }), ok("<14>after"),]);
 }
 
 #[test]
 fn oversize_at_eof() {
     let out = all_splits(4, Mode::Newline, b"abcdefgh");
-    assert_eq!(
-        out,
-        vec![Err(FrameError::TooLong {
-            offset: 0,
-            len: 8,
-            max: 4
-        })]
-    );
+    assert_eq!(out, vec![Err(FrameError::TooLong { offset: 0, len: 8, max: 4 })]);
 }
 
 #[test]
 fn oversize_octet_frame_is_skipped_by_count() {
     let out = all_splits(5, Mode::Auto, b"12 <13>toolong!3 abc");
-    assert_eq!(
-        out,
-        vec![
-            Err(FrameError::TooLong {
-                offset: 0,
-                len: 12,
-                max: 5
-            }),
-            ok("abc"),
-        ]
-    );
+    assert_eq!(out, vec![Err(FrameError::TooLong { offset: 0, len: 12, max: 5 }), ok("abc"),]);
 }
 
 #[test]
@@ -138,45 +98,23 @@ fn garbage_length_resyncs_at_newline() {
     let out = all_splits(100, Mode::Auto, b"12a <13>junk\n<14>good\n");
     assert_eq!(
         out,
-        vec![
-            Err(FrameError::InvalidLength {
-                offset: 0,
-                reason: "expected a space after the length"
-            }),
-            ok("<14>good"),
-        ]
+        vec![Err(FrameError::InvalidLength { offset: 0, reason: "expected a space after the length" }), ok("<14>good"),]
     );
     let out = all_splits(100, Mode::Auto, b"12345678901234 x\n3 abc");
-    assert!(matches!(
-        out[0],
-        Err(FrameError::InvalidLength { offset: 0, .. })
-    ));
+    assert!(matches!(out[0], Err(FrameError::InvalidLength { offset: 0, .. })));
     assert_eq!(out[1], ok("abc"));
 }
 
 #[test]
 fn truncated_octet_frame_at_eof() {
     let out = all_splits(100, Mode::Auto, b"3 abc10 <13>");
-    assert_eq!(
-        out,
-        vec![
-            ok("abc"),
-            Err(FrameError::Truncated {
-                offset: 5,
-                expected: 10,
-                got: 4
-            }),
-        ]
-    );
+    assert_eq!(out, vec![ok("abc"), Err(FrameError::Truncated { offset: 5, expected: 10, got: 4 }),]);
 }
 
 #[test]
 fn forced_octet_mode_rejects_non_digits() {
     let out = all_splits(100, Mode::OctetCounting, b"<13>x\n2 ab");
-    assert!(matches!(
-        out[0],
-        Err(FrameError::InvalidLength { offset: 0, .. })
-    ));
+    assert!(matches!(out[0], Err(FrameError::InvalidLength { offset: 0, .. })));
     assert_eq!(out[1], ok("ab"));
 }
 
@@ -196,19 +134,7 @@ fn empty_input() {
 fn header_verdict_independent_of_split() {
     // Found by fuzzing: the error used to depend on how much had arrived.
     let out = all_splits(100, Mode::OctetCounting, b"0002222222222");
-    assert_eq!(
-        out,
-        vec![Err(FrameError::InvalidLength {
-            offset: 0,
-            reason: "length starts with 0"
-        })]
-    );
+    assert_eq!(out, vec![Err(FrameError::InvalidLength { offset: 0, reason: "length starts with 0" })]);
     let out = all_splits(100, Mode::Auto, b"12345678901 x");
-    assert_eq!(
-        out,
-        vec![Err(FrameError::InvalidLength {
-            offset: 0,
-            reason: "more than 10 digits"
-        })]
-    );
+    assert_eq!(out, vec![Err(FrameError::InvalidLength { offset: 0, reason: "more than 10 digits" })]);
 }

@@ -6,12 +6,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value as Json};
 use sluice_parsers::grok::{
-    insert_captures, insert_captures_with, Captured, GrokError, GrokLibrary, GrokMulti,
-    InsertOptions,
+    insert_captures, insert_captures_with, Captured, GrokError, GrokLibrary, GrokMulti, InsertOptions,
 };
 
-fn event_json(obj: &sonic_rs::Object) -> Json {
-    serde_json::from_str(&sonic_rs::to_string(obj).unwrap()).unwrap()
+fn event_json(obj: &sluice_core::Object) -> Json {
+    serde_json::from_str(&obj.clone().into_value().to_json()).unwrap()
 }
 
 fn lib(defs: &str) -> GrokLibrary {
@@ -22,10 +21,7 @@ fn lib(defs: &str) -> GrokLibrary {
 
 #[test]
 fn every_library_pattern_compiles() {
-    for (flavour, lib) in [
-        ("legacy", GrokLibrary::legacy()),
-        ("ecs-v1", GrokLibrary::ecs_v1()),
-    ] {
+    for (flavour, lib) in [("legacy", GrokLibrary::legacy()), ("ecs-v1", GrokLibrary::ecs_v1())] {
         assert!(lib.len() > 300, "{flavour}: only {} patterns", lib.len());
         let mut failed = Vec::new();
         for name in lib.names() {
@@ -83,9 +79,7 @@ fn exponential_expansion_is_bounded() {
 #[test]
 fn int_and_float_conversions() {
     let l = GrokLibrary::legacy();
-    let p = l
-        .compile("%{NUMBER:i:int} %{NUMBER:f:float} %{NUMBER:s} %{NUMBER:x:other}")
-        .unwrap();
+    let p = l.compile("%{NUMBER:i:int} %{NUMBER:f:float} %{NUMBER:s} %{NUMBER:x:other}").unwrap();
     let m = p.matches("-42 0.5 7 8").unwrap().unwrap();
     assert_eq!(m.get("i"), Some(Captured::Int(-42)));
     assert_eq!(m.get("f"), Some(Captured::Float(0.5)));
@@ -100,14 +94,12 @@ fn int_and_float_conversions() {
 #[test]
 fn optional_and_empty_captures_are_not_set() {
     let l = GrokLibrary::legacy();
-    let p = l
-        .compile(r"%{WORD:a}(?: %{INT:b:int})?(?<empty>x?)(?<raw>[a-z]*)$")
-        .unwrap();
+    let p = l.compile(r"%{WORD:a}(?: %{INT:b:int})?(?<empty>x?)(?<raw>[a-z]*)$").unwrap();
     let m = p.matches("hello").unwrap().unwrap();
     assert_eq!(m.get("a"), Some(Captured::Str("hello")));
     assert_eq!(m.get("b"), None);
     assert_eq!(m.get("empty"), None);
-    let mut obj = sonic_rs::Object::new();
+    let mut obj = sluice_core::Object::new();
     assert_eq!(insert_captures(&mut obj, &m), 1);
     assert_eq!(event_json(&obj), json!({"a": "hello"}));
 }
@@ -119,7 +111,7 @@ fn bracket_paths_become_nested_objects() {
     let line = r#"127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /a.gif HTTP/1.0" 200 2326"#;
     let m = p.matches(line).unwrap().unwrap();
     assert_eq!(m.get("http.request.method"), Some(Captured::Str("GET")));
-    let mut obj = sonic_rs::Object::new();
+    let mut obj = sluice_core::Object::new();
     insert_captures(&mut obj, &m);
     assert_eq!(
         event_json(&obj),
@@ -133,11 +125,9 @@ fn bracket_paths_become_nested_objects() {
         })
     );
     // `@metadata` and raw bracket groups.
-    let p = l
-        .compile(r"(?<[@metadata][x]>\d+) %{WORD:@metadata}")
-        .unwrap();
+    let p = l.compile(r"(?<[@metadata][x]>\d+) %{WORD:@metadata}").unwrap();
     let m = p.matches("12 w").unwrap().unwrap();
-    let mut obj = sonic_rs::Object::new();
+    let mut obj = sluice_core::Object::new();
     insert_captures(&mut obj, &m);
     // `@metadata` is first created as an object, so the string is dropped
     // (Logstash does not merge a string into an object either).
@@ -150,41 +140,29 @@ fn existing_field_becomes_array() {
     let p = l.compile("%{WORD:w} %{GREEDYDATA:message}").unwrap();
     let input = "hi there you";
     let m = p.matches(input).unwrap().unwrap();
-    let mut obj = sonic_rs::Object::new();
+    let mut obj = sluice_core::Object::new();
     obj.insert(&"message", input);
     obj.insert(&"w", 5i64);
     insert_captures(&mut obj, &m);
     // String -> array; non-string existing values are kept (Logstash).
-    assert_eq!(
-        event_json(&obj),
-        json!({"message": ["hi there you", "there you"], "w": 5})
-    );
+    assert_eq!(event_json(&obj), json!({"message": ["hi there you", "there you"], "w": 5}));
     // Same field twice in one pattern -> array.
     let p = l.compile("%{WORD:x} %{WORD:x} %{WORD:x}").unwrap();
     let m = p.matches("a b c").unwrap().unwrap();
-    let mut obj = sonic_rs::Object::new();
+    let mut obj = sluice_core::Object::new();
     insert_captures(&mut obj, &m);
     assert_eq!(event_json(&obj), json!({"x": ["a", "b", "c"]}));
     // overwrite + target.
     let p = l.compile("%{WORD:message}").unwrap();
     let m = p.matches("new").unwrap().unwrap();
-    let mut obj = sonic_rs::Object::new();
+    let mut obj = sluice_core::Object::new();
     obj.insert(&"message", "old");
-    let opts = InsertOptions {
-        overwrite: vec!["message".into()],
-        target: vec![],
-    };
+    let opts = InsertOptions { overwrite: vec!["message".into()], target: vec![] };
     insert_captures_with(&mut obj, &m, &opts);
     assert_eq!(event_json(&obj), json!({"message": "new"}));
-    let opts = InsertOptions {
-        overwrite: vec![],
-        target: vec!["parsed".into()],
-    };
+    let opts = InsertOptions { overwrite: vec![], target: vec!["parsed".into()] };
     insert_captures_with(&mut obj, &m, &opts);
-    assert_eq!(
-        event_json(&obj),
-        json!({"message": "new", "parsed": {"message": "new"}})
-    );
+    assert_eq!(event_json(&obj), json!({"message": "new", "parsed": {"message": "new"}}));
 }
 
 #[test]
@@ -193,25 +171,15 @@ fn invalid_regex_is_reported() {
     let err = l.compile("x %{BAD:b}").unwrap_err();
     assert!(matches!(err, GrokError::InvalidRegex { .. }));
     assert!(err.to_string().contains("x %{BAD:b}"), "{err}");
-    assert!(matches!(
-        GrokLibrary::new().add_pattern("bad name", "x"),
-        Err(GrokError::InvalidName(_))
-    ));
-    let err = GrokLibrary::new()
-        .add_patterns_text("# c\n\nOK a\nNODEF\n")
-        .unwrap_err();
-    assert!(
-        matches!(err, GrokError::PatternsText { line: 4, .. }),
-        "{err}"
-    );
+    assert!(matches!(GrokLibrary::new().add_pattern("bad name", "x"), Err(GrokError::InvalidName(_))));
+    let err = GrokLibrary::new().add_patterns_text("# c\n\nOK a\nNODEF\n").unwrap_err();
+    assert!(matches!(err, GrokError::PatternsText { line: 4, .. }), "{err}");
 }
 
 #[test]
 fn patterns_text_and_add_pattern() {
     let mut l = GrokLibrary::legacy();
-    let n = l
-        .add_patterns_text("  # comment\nMYID [A-Z]{3}-%{INT}\r\n\nMYLINE %{MYID:id} %{WORD:w}\n")
-        .unwrap();
+    let n = l.add_patterns_text("  # comment\nMYID [A-Z]{3}-%{INT}\r\n\nMYLINE %{MYID:id} %{WORD:w}\n").unwrap();
     assert_eq!(n, 2);
     l.add_pattern("INT", "[0-9]{2}").unwrap(); // overrides the library
     let p = l.compile("%{MYLINE}").unwrap();
@@ -224,21 +192,12 @@ fn ruby_regex_semantics() {
     let l = GrokLibrary::legacy();
     // Search, not anchored match.
     let p = l.compile("%{INT:n}").unwrap();
-    assert_eq!(
-        p.matches("abc 12 x").unwrap().unwrap().get("n"),
-        Some(Captured::Str("12"))
-    );
+    assert_eq!(p.matches("abc 12 x").unwrap().unwrap().get("n"), Some(Captured::Str("12")));
     // `.` matches newlines, `^`/`$` are line anchors.
     let p = l.compile("^%{WORD:a}$").unwrap();
-    assert_eq!(
-        p.matches("x y\nline\nz").unwrap().unwrap().get("a"),
-        Some(Captured::Str("line"))
-    );
+    assert_eq!(p.matches("x y\nline\nz").unwrap().unwrap().get("a"), Some(Captured::Str("line")));
     let p = l.compile("a%{GREEDYDATA:rest}").unwrap();
-    assert_eq!(
-        p.matches("a1\n2").unwrap().unwrap().get("rest"),
-        Some(Captured::Str("1\n2"))
-    );
+    assert_eq!(p.matches("a1\n2").unwrap().unwrap().get("rest"), Some(Captured::Str("1\n2")));
     // Ruby `\h` is a hex digit.
     let p = l.compile(r"^(?<h>\h+)$").unwrap();
     assert!(p.matches("00ffAB").unwrap().is_some());
@@ -257,16 +216,10 @@ fn unicode_input() {
     // `.` consumes whole characters, never half a UTF-8 sequence.
     let p = l.compile("^(?<one>.)(?<two>.)").unwrap();
     let m = p.matches("😀é").unwrap().unwrap();
-    assert_eq!(
-        (m.get("one"), m.get("two")),
-        (Some(Captured::Str("😀")), Some(Captured::Str("é")))
-    );
+    assert_eq!((m.get("one"), m.get("two")), (Some(Captured::Str("😀")), Some(Captured::Str("é"))));
     // Code points above U+00FF only compile in UTF mode; still usable.
     let p = l.compile(r"(?<c>\x{263A})").unwrap();
-    assert_eq!(
-        p.matches("a☺").unwrap().unwrap().get("c"),
-        Some(Captured::Str("☺"))
-    );
+    assert_eq!(p.matches("a☺").unwrap().unwrap().get("c"), Some(Captured::Str("☺")));
     assert!(p.matches("ascii only").unwrap().is_none());
     // POSIX classes are Unicode-aware, as in Ruby.
     let p = l.compile("^%{UNIXPATH:p}$").unwrap();
@@ -287,24 +240,12 @@ fn long_input_does_not_hang() {
     let p = l.compile(r"^(?<a>(?:x+x+)+)y$").unwrap();
     let evil = "x".repeat(64);
     let res = p.matches(&evil);
-    assert!(
-        matches!(res, Err(GrokError::Match(_)) | Ok(None)),
-        "{res:?}"
-    );
-    let p = l
-        .compile("%{GREEDYDATA:a} %{GREEDYDATA:b} %{GREEDYDATA:c} %{GREEDYDATA:d}=$")
-        .unwrap();
+    assert!(matches!(res, Err(GrokError::Match(_)) | Ok(None)), "{res:?}");
+    let p = l.compile("%{GREEDYDATA:a} %{GREEDYDATA:b} %{GREEDYDATA:c} %{GREEDYDATA:d}=$").unwrap();
     let spaces = "a ".repeat(5_000);
     let res = p.matches(&spaces);
-    assert!(
-        matches!(res, Err(GrokError::Match(_)) | Ok(None)),
-        "{res:?}"
-    );
-    assert!(
-        t.elapsed() < Duration::from_secs(20),
-        "took {:?}",
-        t.elapsed()
-    );
+    assert!(matches!(res, Err(GrokError::Match(_)) | Ok(None)), "{res:?}");
+    assert!(t.elapsed() < Duration::from_secs(20), "took {:?}", t.elapsed());
 }
 
 #[test]

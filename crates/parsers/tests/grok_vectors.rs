@@ -10,14 +10,8 @@ use std::collections::HashMap;
 use serde_json::Value as Json;
 use sluice_parsers::grok::{get_path, insert_captures, GrokLibrary, GrokPattern};
 
-const VECTORS: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/data/grok-vectors.jsonl"
-);
-const MATCH_VECTORS: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/data/grok-match-vectors.jsonl"
-);
+const VECTORS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/grok-vectors.jsonl");
+const MATCH_VECTORS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/grok-match-vectors.jsonl");
 
 /// Vectors we knowingly disagree with: (file, 1-based line, reason).
 /// Empty: every vector passes.
@@ -68,9 +62,7 @@ fn same(expected: &Json, actual: &Json) -> bool {
                 _ => e.as_f64() == a.as_f64(),
             }
         }
-        (Json::Array(e), Json::Array(a)) => {
-            e.len() == a.len() && e.iter().zip(a).all(|(x, y)| same(x, y))
-        }
+        (Json::Array(e), Json::Array(a)) => e.len() == a.len() && e.iter().zip(a).all(|(x, y)| same(x, y)),
         _ => expected == actual,
     }
 }
@@ -80,17 +72,13 @@ fn run_expect(libs: &mut Libraries, v: &Json) -> Result<(), String> {
     let ecs = v["ecs"].as_bool().ok_or("no ecs")?;
     let input = v["input"].as_str().ok_or("no input")?;
     let p = libs.pattern(pattern, ecs)?;
-    let m = p
-        .matches(input)
-        .map_err(|e| e.to_string())?
-        .ok_or("no match")?;
-    let mut event = sonic_rs::Object::new();
+    let m = p.matches(input).map_err(|e| e.to_string())?.ok_or("no match")?;
+    let mut event = sluice_core::Object::new();
     event.insert(&"message", input);
     insert_captures(&mut event, &m);
     let mut problems = Vec::new();
     for (key, expected) in v["expect"].as_object().ok_or("no expect")? {
-        let actual = get_path(&event, key)
-            .map(|a| serde_json::from_str::<Json>(&sonic_rs::to_string(a).unwrap_or_default()));
+        let actual = get_path(&event, key).map(|a| serde_json::from_str::<Json>(&a.to_json()));
         match actual {
             Some(Ok(a)) if same(expected, &a) => {}
             Some(Ok(a)) => problems.push(format!("{key}: expected {expected}, got {a}")),
@@ -109,10 +97,7 @@ fn run_match(libs: &mut Libraries, v: &Json) -> Result<(), String> {
     let ecs = v["ecs"].as_bool().ok_or("no ecs")?;
     let input = v["input"].as_str().ok_or("no input")?;
     let want = v["match"].as_bool().ok_or("no match flag")?;
-    let got = libs
-        .pattern(pattern, ecs)?
-        .is_match(input)
-        .map_err(|e| e.to_string())?;
+    let got = libs.pattern(pattern, ecs)?.is_match(input).map_err(|e| e.to_string())?;
     if got == want {
         Ok(())
     } else {
@@ -130,21 +115,18 @@ fn run_file(
     let mut passed = 0;
     let mut failures = Vec::new();
     for (line, v) in &vectors {
-        let known = KNOWN_DIFFERENCES
-            .iter()
-            .find(|(f, l, _)| *f == name && l == line);
+        let known = KNOWN_DIFFERENCES.iter().find(|(f, l, _)| *f == name && l == line);
         match (run(libs, v), known) {
             (Ok(()), None) => passed += 1,
-            (Ok(()), Some(_)) => failures.push(format!(
-                "{name}:{line} passes but is listed in KNOWN_DIFFERENCES: remove it"
-            )),
+            (Ok(()), Some(_)) => {
+                failures.push(format!("{name}:{line} passes but is listed in KNOWN_DIFFERENCES: remove it"))
+            }
             (Err(e), Some((_, _, why))) => {
                 println!("{name}:{line}: known difference ({why}): {e}")
             }
-            (Err(e), None) => failures.push(format!(
-                "{name}:{line} {} (ecs={}) on {:?}: {e}",
-                v["pattern"], v["ecs"], v["input"]
-            )),
+            (Err(e), None) => {
+                failures.push(format!("{name}:{line} {} (ecs={}) on {:?}: {e}", v["pattern"], v["ecs"], v["input"]))
+            }
         }
     }
     println!("{name}: {passed}/{} passed", vectors.len());
@@ -153,22 +135,8 @@ fn run_file(
 
 #[test]
 fn grok_vectors() {
-    let mut libs = Libraries {
-        legacy: GrokLibrary::legacy(),
-        ecs: GrokLibrary::ecs_v1(),
-        cache: HashMap::new(),
-    };
+    let mut libs = Libraries { legacy: GrokLibrary::legacy(), ecs: GrokLibrary::ecs_v1(), cache: HashMap::new() };
     let mut failures = run_file(&mut libs, "grok vectors", VECTORS, run_expect);
-    failures.extend(run_file(
-        &mut libs,
-        "grok match vectors",
-        MATCH_VECTORS,
-        run_match,
-    ));
-    assert!(
-        failures.is_empty(),
-        "{} failing vectors:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    failures.extend(run_file(&mut libs, "grok match vectors", MATCH_VECTORS, run_match));
+    assert!(failures.is_empty(), "{} failing vectors:\n{}", failures.len(), failures.join("\n"));
 }

@@ -10,10 +10,7 @@ use sluice_parsers::syslog::{
 };
 
 fn opts() -> Options {
-    Options {
-        year: Some(2021),
-        ..Options::default()
-    }
+    Options { year: Some(2021), ..Options::default() }
 }
 
 #[test]
@@ -26,26 +23,14 @@ fn empty_and_whitespace() {
 
 #[test]
 fn priority_errors() {
-    assert_eq!(
-        parse(b"<999>1 - - - - - -", &opts()),
-        Err(SyslogError::PriorityOutOfRange { pos: 1 })
-    );
-    assert_eq!(
-        parse(b"<192>Jan  1 00:00:00 h m", &opts()),
-        Err(SyslogError::PriorityOutOfRange { pos: 1 })
-    );
+    assert_eq!(parse(b"<999>1 - - - - - -", &opts()), Err(SyslogError::PriorityOutOfRange { pos: 1 }));
+    assert_eq!(parse(b"<192>Jan  1 00:00:00 h m", &opts()), Err(SyslogError::PriorityOutOfRange { pos: 1 }));
     assert_eq!(
         parse(b"<99999999999999999999999>1 - - - - - -", &opts()),
         Err(SyslogError::PriorityOutOfRange { pos: 1 })
     );
-    assert_eq!(
-        parse(b"<>1 - - - - - -", &opts()),
-        Err(SyslogError::InvalidPriority { pos: 1 })
-    );
-    assert_eq!(
-        parse(b"<12", &opts()),
-        Err(SyslogError::InvalidPriority { pos: 3 })
-    );
+    assert_eq!(parse(b"<>1 - - - - - -", &opts()), Err(SyslogError::InvalidPriority { pos: 1 }));
+    assert_eq!(parse(b"<12", &opts()), Err(SyslogError::InvalidPriority { pos: 3 }));
     let e = parse(b"<1x>", &opts()).unwrap_err();
     assert_eq!(e, SyslogError::InvalidPriority { pos: 2 });
     assert!(e.to_string().contains("at byte 2"));
@@ -73,17 +58,11 @@ fn truncated_5424() {
     }
     assert_eq!(
         parse(b"<13>1 2019-02-13T19:48:34Z host app", &opts()),
-        Err(SyslogError::UnexpectedEnd {
-            pos: 35,
-            expected: "space after app-name"
-        })
+        Err(SyslogError::UnexpectedEnd { pos: 35, expected: "space after app-name" })
     );
     assert_eq!(
         parse(b"<13>1 - h a p m", &opts()),
-        Err(SyslogError::UnexpectedEnd {
-            pos: 15,
-            expected: "space after msgid"
-        })
+        Err(SyslogError::UnexpectedEnd { pos: 15, expected: "space after msgid" })
     );
 }
 
@@ -91,31 +70,16 @@ fn truncated_5424() {
 fn garbage_5424_is_rejected_with_position() {
     assert_eq!(
         parse(b"<13>1 - h a p m garbage", &opts()),
-        Err(SyslogError::Expected {
-            pos: 16,
-            expected: "structured data (`-` or `[`)"
-        })
+        Err(SyslogError::Expected { pos: 16, expected: "structured data (`-` or `[`)" })
     );
-    assert_eq!(
-        parse(b"<13>1 -  a p m -", &opts()),
-        Err(SyslogError::Expected {
-            pos: 8,
-            expected: "hostname"
-        })
-    );
+    assert_eq!(parse(b"<13>1 -  a p m -", &opts()), Err(SyslogError::Expected { pos: 8, expected: "hostname" }));
     assert_eq!(
         parse(b"<13>1 - h a p m -x", &opts()),
-        Err(SyslogError::Expected {
-            pos: 17,
-            expected: "space after structured data"
-        })
+        Err(SyslogError::Expected { pos: 17, expected: "space after structured data" })
     );
     assert_eq!(
         parse(b"<13>1 - h a p m [x a=\"1\"]junk", &opts()),
-        Err(SyslogError::Expected {
-            pos: 25,
-            expected: "space after structured data"
-        })
+        Err(SyslogError::Expected { pos: 25, expected: "space after structured data" })
     );
 }
 
@@ -141,20 +105,13 @@ fn bad_timestamps() {
     // Something after the timestamp other than a space.
     assert_eq!(
         parse(b"<13>1 2019-02-13T19:48:34Zx h a p m -", &opts()),
-        Err(SyslogError::Expected {
-            pos: 26,
-            expected: "space after timestamp"
-        })
+        Err(SyslogError::Expected { pos: 26, expected: "space after timestamp" })
     );
 }
 
 #[test]
 fn timestamp_precision_and_offset() {
-    let m = parse(
-        b"<13>1 2019-02-13T19:48:34.123456789+05:30 h a p m -",
-        &opts(),
-    )
-    .unwrap();
+    let m = parse(b"<13>1 2019-02-13T19:48:34.123456789+05:30 h a p m -", &opts()).unwrap();
     let ts = m.timestamp.unwrap();
     assert_eq!(ts.nanosecond(), 123_456_789);
     assert_eq!(ts.offset().local_minus_utc(), 5 * 3600 + 1800);
@@ -185,33 +142,20 @@ fn malformed_sd_dropped_or_rejected() {
     let m = parse(input, &opts()).unwrap();
     let ids: Vec<&str> = m.structured_data.iter().map(|e| e.id.as_ref()).collect();
     assert_eq!(ids, ["ok", "ok2"]);
-    let strict = Options {
-        strict_sd: true,
-        ..opts()
-    };
+    let strict = Options { strict_sd: true, ..opts() };
     assert_eq!(
         parse(input, &strict),
-        Err(SyslogError::InvalidStructuredData {
-            pos: 32,
-            reason: "expected `=` after PARAM-NAME"
-        })
+        Err(SyslogError::InvalidStructuredData { pos: 32, reason: "expected `=` after PARAM-NAME" })
     );
     assert_eq!(
         parse(b"<13>1 - h a p m [a b=\"unterminated", &opts()),
-        Err(SyslogError::InvalidStructuredData {
-            pos: 34,
-            reason: "unterminated PARAM-VALUE"
-        })
+        Err(SyslogError::InvalidStructuredData { pos: 34, reason: "unterminated PARAM-VALUE" })
     );
 }
 
 #[test]
 fn invalid_utf8_is_replaced_not_rejected() {
-    let m = parse(
-        b"<13>1 - h\xff a p m [i k=\"v\xfe\"] bad \xc3\x28 byte",
-        &opts(),
-    )
-    .unwrap();
+    let m = parse(b"<13>1 - h\xff a p m [i k=\"v\xfe\"] bad \xc3\x28 byte", &opts()).unwrap();
     assert_eq!(m.hostname.as_deref(), Some("h\u{fffd}"));
     assert_eq!(m.structured_data[0].params[0].1, "v\u{fffd}");
     assert_eq!(m.message.as_deref(), Some("bad \u{fffd}( byte"));

@@ -9,10 +9,7 @@ use chrono::{DateTime, FixedOffset, Timelike};
 use serde_json::Value;
 use sluice_parsers::syslog::{self, Options, SyslogMessage};
 
-const VECTORS: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/data/syslog-vectors.jsonl"
-);
+const VECTORS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/syslog-vectors.jsonl");
 
 /// Known, deliberate differences: (input prefix, field, reason). Every other
 /// field of these vectors must still match.
@@ -22,16 +19,8 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     // message here" and "10.0.0.99 Use the BFG!") does not, and the two cannot
     // both hold. We follow go-syslog/RFC 3164 (TAG ends in `:` or `[pid]`),
     // so "außerplanmäßig" stays at the start of the message.
-    (
-        "<46>Jan 5 10:01:00 Übergröße",
-        "appname",
-        "tag without colon",
-    ),
-    (
-        "<46>Jan 5 10:01:00 Übergröße",
-        "message",
-        "tag without colon",
-    ),
+    ("<46>Jan 5 10:01:00 Übergröße", "appname", "tag without colon"),
+    ("<46>Jan 5 10:01:00 Übergröße", "message", "tag without colon"),
 ];
 
 /// RFC 3339 with trailing fractional zeros trimmed and `Z` for +00:00.
@@ -55,10 +44,7 @@ fn rfc3339(ts: &DateTime<FixedOffset>) -> String {
 }
 
 fn actual_fields(m: &SyslogMessage<'_>, expected_ts: &Value) -> BTreeMap<&'static str, Value> {
-    let s = |v: &Option<std::borrow::Cow<'_, str>>| {
-        v.as_ref()
-            .map_or(Value::Null, |x| Value::String(x.to_string()))
-    };
+    let s = |v: &Option<std::borrow::Cow<'_, str>>| v.as_ref().map_or(Value::Null, |x| Value::String(x.to_string()));
     let n = |v: Option<u8>| v.map_or(Value::Null, Value::from);
     let ts = match (&m.timestamp, expected_ts) {
         (None, _) => Value::Null,
@@ -127,26 +113,17 @@ fn syslog_vectors() {
                 // (Options::strip_bom), so compare without it.
                 if let Value::String(s) = &want {
                     let t = s.strip_prefix('\u{feff}').unwrap_or(s);
-                    want = if t.is_empty() {
-                        Value::Null
-                    } else {
-                        Value::String(t.to_owned())
-                    };
+                    want = if t.is_empty() { Value::Null } else { Value::String(t.to_owned()) };
                 }
             }
             if *got != want {
-                let allowed = ALLOWED
-                    .iter()
-                    .any(|(prefix, f, _)| input.starts_with(prefix) && f == field);
+                let allowed = ALLOWED.iter().any(|(prefix, f, _)| input.starts_with(prefix) && f == field);
                 if allowed {
                     used_allow = true;
                     println!("  allowed: {input:?}: {field}: got {got}, want {want}");
                 } else {
                     ok = false;
-                    failures.push(format!(
-                        "line {}: {input:?}: {field}: got {got}, want {want}",
-                        lineno + 1
-                    ));
+                    failures.push(format!("line {}: {input:?}: {field}: got {got}, want {want}", lineno + 1));
                 }
             }
         }
@@ -156,9 +133,7 @@ fn syslog_vectors() {
             passed += 1;
         }
     }
-    println!(
-        "syslog vectors: {passed}/{total} passed, {allowed_only} with allow-listed differences"
-    );
+    println!("syslog vectors: {passed}/{total} passed, {allowed_only} with allow-listed differences");
     for f in &failures {
         println!("  {f}");
     }
@@ -168,10 +143,7 @@ fn syslog_vectors() {
 
 #[test]
 fn strip_bom_off_keeps_go_syslog_message() {
-    let opts = Options {
-        strip_bom: false,
-        ..Options::default()
-    };
+    let opts = Options { strip_bom: false, ..Options::default() };
     let m = syslog::parse("<1>1 - - - - - - \u{feff}abc".as_bytes(), &opts).unwrap();
     assert_eq!(m.message.as_deref(), Some("\u{feff}abc"));
 }

@@ -9,7 +9,7 @@ use sluice_core::component::{BuildContext, Filter, FilterSpec};
 use sluice_core::config::{parse_table, ConfigError};
 use sluice_core::metrics::ComponentMetrics;
 use sluice_core::path::FieldPath;
-use sluice_core::{Event, JsonValueTrait, Value};
+use sluice_core::{Event, Value};
 
 use super::{FailurePolicy, OnFailure};
 

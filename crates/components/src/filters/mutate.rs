@@ -14,7 +14,7 @@ use sluice_core::component::{BuildContext, Filter, FilterSpec};
 use sluice_core::config::{parse_table, ConfigError};
 use sluice_core::metrics::ComponentMetrics;
 use sluice_core::path::FieldPath;
-use sluice_core::{Event, JsonContainerTrait, JsonValueMutTrait, JsonValueTrait, Value};
+use sluice_core::{Event, Value};
 
 use crate::template::Template;
 
@@ -143,16 +143,16 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Filter>, Confi
 
 fn convert(v: &Value, k: Conversion) -> Option<Value> {
     if let Some(arr) = v.as_array() {
-        let mut out = sonic_rs::Array::new();
+        let mut out = Vec::new();
         for x in arr.iter() {
             out.push(convert(x, k)?);
         }
-        return Some(out.into_value());
+        return Some(Value::Array(out));
     }
     match k {
         Conversion::String => Some(match v.as_str() {
             Some(_) => v.clone(),
-            None => Value::from(sonic_rs::to_string(v).ok()?.as_str()),
+            None => Value::from(v.to_json()),
         }),
         Conversion::Integer => {
             if let Some(i) = v.as_i64() {
@@ -206,13 +206,9 @@ fn map_strings(v: &mut Value, f: &dyn Fn(&str) -> String) {
 }
 
 fn to_list(v: Value) -> Vec<Value> {
-    if v.is_array() {
-        match v.into_array() {
-            Some(arr) => arr.into_iter().collect(),
-            None => Vec::new(),
-        }
-    } else {
-        vec![v]
+    match v {
+        Value::Array(arr) => arr,
+        other => vec![other],
     }
 }
 
@@ -264,23 +260,19 @@ impl Mutate {
         for (f, sep) in &self.split {
             if let Some(v) = e.get_mut(f) {
                 if let Some(s) = v.as_str() {
-                    let mut arr = sonic_rs::Array::new();
+                    let mut arr = Vec::new();
                     for part in s.split(sep.as_str()) {
                         arr.push(Value::from(part));
                     }
-                    *v = arr.into_value();
+                    *v = Value::Array(arr);
                 }
             }
         }
         for (f, sep) in &self.join {
             if let Some(v) = e.get_mut(f) {
                 if let Some(arr) = v.as_array() {
-                    let parts: Vec<String> = arr
-                        .iter()
-                        .map(|x| {
-                            x.as_str().map(str::to_string).unwrap_or_else(|| sonic_rs::to_string(x).unwrap_or_default())
-                        })
-                        .collect();
+                    let parts: Vec<String> =
+                        arr.iter().map(|x| x.as_str().map(str::to_string).unwrap_or_else(|| x.to_json())).collect();
                     *v = Value::from(parts.join(sep).as_str());
                 }
             }
@@ -289,11 +281,11 @@ impl Mutate {
             if let Some(sv) = e.get(src).cloned() {
                 let mut list = e.remove(dest).map(to_list).unwrap_or_default();
                 list.extend(to_list(sv));
-                let mut arr = sonic_rs::Array::new();
+                let mut arr = Vec::new();
                 for x in list {
                     arr.push(x);
                 }
-                e.insert(dest, arr.into_value());
+                e.insert(dest, Value::Array(arr));
             }
         }
         for (from, to) in &self.copy {
@@ -308,11 +300,11 @@ impl Mutate {
                 Some(existing) => {
                     let mut list = to_list(std::mem::take(existing));
                     list.push(Value::from(s.as_str()));
-                    let mut arr = sonic_rs::Array::new();
+                    let mut arr = Vec::new();
                     for x in list {
                         arr.push(x);
                     }
-                    *existing = arr.into_value();
+                    *existing = Value::Array(arr);
                 }
                 None => e.insert(f, Value::from(s.as_str())),
             }
@@ -353,7 +345,7 @@ mod tests {
         event_from_json(json.as_bytes()).unwrap().0
     }
     fn get(e: &Event, p: &str) -> String {
-        e.get(&FieldPath::parse(p).unwrap()).map(|v| sonic_rs::to_string(v).unwrap()).unwrap_or_else(|| "<none>".into())
+        e.get(&FieldPath::parse(p).unwrap()).map(|v| v.to_json()).unwrap_or_else(|| "<none>".into())
     }
 
     #[test]

@@ -20,7 +20,7 @@
 use serde::Deserialize;
 use sluice_core::codec::{format_timestamp, write_json};
 use sluice_core::Event;
-use sonic_rs::{JsonValueTrait, Value};
+use sluice_core::Value;
 
 /// How an event becomes bytes.
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
@@ -147,7 +147,7 @@ pub fn write_syslog(event: &Event, single_line: bool, out: &mut Vec<u8>) {
         }
         Some(v) => {
             out.push(b' ');
-            let _ = sonic_rs::to_writer(&mut *out, v);
+            v.write_json(out);
         }
         None => {}
     }

@@ -71,7 +71,10 @@ use sluice_core::component::{BoxError, BuildContext, Source, SourceContext, Sour
 use sluice_core::config::{parse_table, ByteSize, ConfigError};
 use sluice_core::metrics::Counter;
 use sluice_core::Event;
-use sonic_rs::{JsonContainerTrait, JsonValueTrait, Value};
+use sluice_core::Value;
+
+/// Response documents (built with `sonic_rs::json!`).
+type Doc = sonic_rs::Value;
 use tokio::net::TcpListener;
 
 use super::tcp::{LineDecoder, LineFormat, LineState};
@@ -235,7 +238,7 @@ fn respond(status: StatusCode, body: Vec<u8>) -> Response {
     r
 }
 
-fn json(status: StatusCode, v: &Value) -> Response {
+fn json(status: StatusCode, v: &Doc) -> Response {
     respond(status, sonic_rs::to_vec(v).unwrap_or_default())
 }
 
@@ -341,7 +344,7 @@ async fn route(s: &Shared, req: Request) -> Response {
     }
 }
 
-fn info(s: &Shared) -> Value {
+fn info(s: &Shared) -> Doc {
     sonic_rs::json!({
         "name": format!("sluice-{}", s.cx.id),
         "cluster_name": "sluice",
@@ -361,7 +364,7 @@ fn info(s: &Shared) -> Value {
     })
 }
 
-fn license() -> Value {
+fn license() -> Doc {
     sonic_rs::json!({"license": {
         "status": "active", "uid": "00000000-0000-0000-0000-000000000000", "type": "basic",
         "issue_date": "2023-01-01T00:00:00.000Z", "issue_date_in_millis": 1672531200000_i64,
@@ -370,7 +373,7 @@ fn license() -> Value {
     }})
 }
 
-fn xpack() -> Value {
+fn xpack() -> Doc {
     sonic_rs::json!({
         "build": {"hash": "0000000000000000000000000000000000000000", "date": "2023-11-04T10:04:57.184859352Z"},
         "license": {"uid": "00000000-0000-0000-0000-000000000000", "type": "basic", "mode": "basic", "status": "active"},
@@ -383,7 +386,7 @@ fn xpack() -> Value {
     })
 }
 
-fn health() -> Value {
+fn health() -> Doc {
     sonic_rs::json!({
         "cluster_name": "sluice", "status": "green", "timed_out": false,
         "number_of_nodes": 1, "number_of_data_nodes": 1,
@@ -394,7 +397,7 @@ fn health() -> Value {
     })
 }
 
-fn nodes(s: &Shared) -> Value {
+fn nodes(s: &Shared) -> Doc {
     let addr = s.local.to_string();
     let mut nodes = sonic_rs::Object::new();
     nodes.insert(

@@ -54,10 +54,7 @@ pub(crate) fn expand(library: &GrokLibrary, pattern: &str) -> Result<Expanded, G
         raw_names: Vec::new(),
     };
     ex.expand_text(pattern)?;
-    Ok(Expanded {
-        regex: ex.out,
-        fields: ex.fields,
-    })
+    Ok(Expanded { regex: ex.out, fields: ex.fields })
 }
 
 struct Expander<'a> {
@@ -107,11 +104,7 @@ impl Expander<'_> {
                     match c {
                         'h' | 'H' => {
                             self.out.push_str(&text[run..i]);
-                            self.out.push_str(if c == 'h' {
-                                "[0-9a-fA-F]"
-                            } else {
-                                "[^0-9a-fA-F]"
-                            });
+                            self.out.push_str(if c == 'h' { "[0-9a-fA-F]" } else { "[^0-9a-fA-F]" });
                             i += 2;
                             run = i;
                         }
@@ -147,9 +140,7 @@ impl Expander<'_> {
                     let rest = &text[i + 2..];
                     let named = if let Some(r) = rest.strip_prefix('P') {
                         r.starts_with('<').then(|| (group_name_at(r), 3))
-                    } else if (rest.starts_with('<') && !rest[1..].starts_with(['=', '!']))
-                        || rest.starts_with('\'')
-                    {
+                    } else if (rest.starts_with('<') && !rest[1..].starts_with(['=', '!'])) || rest.starts_with('\'') {
                         Some((group_name_at(rest), 2))
                     } else {
                         None
@@ -169,10 +160,7 @@ impl Expander<'_> {
                         run = i;
                     } else {
                         // Ruby option groups: `m` is DOTALL there, `s` does not exist.
-                        let flags = rest
-                            .bytes()
-                            .take_while(|b| matches!(b, b'i' | b'm' | b'x' | b'-'))
-                            .count();
+                        let flags = rest.bytes().take_while(|b| matches!(b, b'i' | b'm' | b'x' | b'-')).count();
                         if flags > 0 && matches!(rest.as_bytes().get(flags), Some(b')' | b':')) {
                             self.out.push_str(&text[run..i]);
                             self.out.push_str("(?");
@@ -209,11 +197,7 @@ impl Expander<'_> {
                     }
                 }
                 c @ (b'*' | b'+' | b'?' | b'{') => {
-                    let len = if c == b'{' {
-                        quantifier_braces(&text[i..])
-                    } else {
-                        1
-                    };
+                    let len = if c == b'{' { quantifier_braces(&text[i..]) } else { 1 };
                     if len == 0 {
                         // A literal `{`.
                         atom = Some(pos);
@@ -250,10 +234,7 @@ impl Expander<'_> {
         }
         self.out.push_str(&text[run..]);
         if self.out.len() > MAX_EXPANDED_LEN {
-            return Err(GrokError::TooLarge {
-                pattern: self.pattern.to_owned(),
-                limit: MAX_EXPANDED_LEN,
-            });
+            return Err(GrokError::TooLarge { pattern: self.pattern.to_owned(), limit: MAX_EXPANDED_LEN });
         }
         Ok(())
     }
@@ -264,18 +245,12 @@ impl Expander<'_> {
             None => self
                 .library
                 .get(r.name)
-                .ok_or_else(|| GrokError::UndefinedPattern {
-                    name: r.name.to_owned(),
-                    context: self.context(),
-                })?,
+                .ok_or_else(|| GrokError::UndefinedPattern { name: r.name.to_owned(), context: self.context() })?,
         };
         if self.stack.iter().any(|s| s == r.name) {
             let mut chain = self.stack.clone();
             chain.push(r.name.to_owned());
-            return Err(GrokError::RecursivePattern {
-                name: r.name.to_owned(),
-                chain: chain.join(" -> "),
-            });
+            return Err(GrokError::RecursivePattern { name: r.name.to_owned(), chain: chain.join(" -> ") });
         }
         match r.field {
             Some(field) => {
@@ -300,11 +275,7 @@ impl Expander<'_> {
     }
 
     fn raw_group(&self, name: &str) -> Option<usize> {
-        self.raw_names
-            .iter()
-            .rev()
-            .find(|(n, _)| n == name)
-            .map(|(_, i)| *i)
+        self.raw_names.iter().rev().find(|(n, _)| n == name).map(|(_, i)| *i)
     }
 
     /// Records a capture. A malformed bracket path (the ECS library has
@@ -316,11 +287,7 @@ impl Expander<'_> {
             None => vec![name.into()],
         };
         let dotted = path.join(".").into_boxed_str();
-        self.fields.push(FieldSpec {
-            path,
-            dotted,
-            conversion,
-        });
+        self.fields.push(FieldSpec { path, dotted, conversion });
         self.fields.len() - 1
     }
 
@@ -465,10 +432,7 @@ fn group_name_at(text: &str) -> Option<(&str, usize)> {
 /// the text is kept literally (as Ruby does).
 fn parse_ref(text: &str) -> Option<GrokRef<'_>> {
     let body = text.strip_prefix("%{")?;
-    let name_len = body
-        .bytes()
-        .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
-        .count();
+    let name_len = body.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_').count();
     let name = &body[..name_len];
     if !is_valid_name(name) {
         return None;
@@ -477,10 +441,7 @@ fn parse_ref(text: &str) -> Option<GrokRef<'_>> {
     let mut field = None;
     let mut conversion = Conversion::None;
     if body[i..].starts_with(':') {
-        let sub_len = body[i + 1..]
-            .bytes()
-            .take_while(|b| b.is_ascii_alphanumeric() || b"@[]_:.-".contains(b))
-            .count();
+        let sub_len = body[i + 1..].bytes().take_while(|b| b.is_ascii_alphanumeric() || b"@[]_:.-".contains(b)).count();
         let sub = &body[i + 1..i + 1 + sub_len];
         let mut parts = sub.splitn(3, ':');
         field = parts.next().filter(|f| !f.is_empty());
@@ -514,13 +475,7 @@ fn parse_ref(text: &str) -> Option<GrokRef<'_>> {
         i = j;
     }
     let close = body[i..].find('}')?;
-    Some(GrokRef {
-        name,
-        field,
-        conversion,
-        definition,
-        len: 2 + i + close + 1,
-    })
+    Some(GrokRef { name, field, conversion, definition, len: 2 + i + close + 1 })
 }
 
 /// Field name -> path segments. `[a][b]` is a Logstash field reference
@@ -570,25 +525,13 @@ mod tests {
     #[test]
     fn ruby_isms() {
         let l = GrokLibrary::new();
-        assert_eq!(
-            expand(&l, r"\h{2}[\h_]").unwrap().regex,
-            "[0-9a-fA-F]{2}[0-9a-fA-F_]"
-        );
+        assert_eq!(expand(&l, r"\h{2}[\h_]").unwrap().regex, "[0-9a-fA-F]{2}[0-9a-fA-F_]");
         assert_eq!(expand(&l, "(?m)x(?i:y)").unwrap().regex, "(?s)x(?i:y)");
         assert_eq!(expand(&l, "[[[:alnum:]]_-]").unwrap().regex, r"[\p{Xan}_-]");
-        assert_eq!(
-            expand(&l, r"(?<!\\)(?<=a)(?!b)").unwrap().regex,
-            r"(?<!\\)(?<=a)(?!b)"
-        );
-        assert_eq!(
-            expand(&l, r"(?<q>.)\k<q>").unwrap().regex,
-            r"(?<g0>.)\k<g0>"
-        );
+        assert_eq!(expand(&l, r"(?<!\\)(?<=a)(?!b)").unwrap().regex, r"(?<!\\)(?<=a)(?!b)");
+        assert_eq!(expand(&l, r"(?<q>.)\k<q>").unwrap().regex, r"(?<g0>.)\k<g0>");
         assert_eq!(expand(&l, ".?*x(a)+*").unwrap().regex, "(?:.?)*x(?:(a)+)*");
-        assert_eq!(
-            expand(&l, "a+?b*+c{2}{3}d{x}").unwrap().regex,
-            "a+?b*+(?:c{2}){3}d{x}"
-        );
+        assert_eq!(expand(&l, "a+?b*+c{2}{3}d{x}").unwrap().regex, "a+?b*+(?:c{2}){3}d{x}");
     }
 
     #[test]
@@ -599,10 +542,7 @@ mod tests {
         let r = parse_ref("%{FOO=a{2}b}").unwrap();
         assert_eq!(r.definition, Some("a{2}b"));
         assert!(parse_ref("%{ x}").is_none());
-        assert_eq!(
-            expand(&GrokLibrary::new(), "%{FOO:f=a{2}}").unwrap().regex,
-            "(?<g0>a{2})"
-        );
+        assert_eq!(expand(&GrokLibrary::new(), "%{FOO:f=a{2}}").unwrap().regex, "(?<g0>a{2})");
     }
 
     #[test]

@@ -8,8 +8,7 @@
 //! object, bool) is dropped. Fields listed in `overwrite` are replaced
 //! instead. Bracket paths (`[http][request][method]`) become nested objects.
 
-use sonic_rs::value::object::Entry;
-use sonic_rs::{JsonContainerTrait, JsonValueMutTrait, JsonValueTrait, Object, Value};
+use sluice_core::{Object, Value};
 
 use super::pattern::GrokMatch;
 
@@ -53,19 +52,16 @@ pub fn insert_captures_with(obj: &mut Object, m: &GrokMatch<'_>, options: &Inser
 
 /// Walks (creating as needed) nested objects along `path`. `None` if a
 /// non-object value is in the way.
-fn descend<'o, 'p>(
-    obj: &'o mut Object,
-    path: impl IntoIterator<Item = &'p str>,
-) -> Option<&'o mut Object> {
+fn descend<'o, 'p>(obj: &'o mut Object, path: impl IntoIterator<Item = &'p str>) -> Option<&'o mut Object> {
     let mut cur = obj;
     for seg in path {
         // Not `entry()`: it would tie the key's lifetime to the result.
         if cur.get(&seg).is_none() {
-            cur.insert(seg, Value::new_object());
+            cur.insert(seg, Object::new());
         }
         let v = cur.get_mut(&seg)?;
         if v.is_null() {
-            *v = Value::new_object();
+            *v = Value::Object(Object::new());
         }
         cur = v.as_object_mut()?;
     }
@@ -81,13 +77,12 @@ pub fn insert_path(obj: &mut Object, path: &[Box<str>], value: Value, overwrite:
     let Some(parent) = descend(obj, parents.iter().map(|s| &**s)) else {
         return false;
     };
-    // One lookup: `entry()` hashes once for both the vacant and occupied case.
-    let existing = match parent.entry(&**last) {
-        Entry::Vacant(slot) => {
-            slot.insert(value);
+    let existing = match parent.get_mut(&**last) {
+        Some(v) => v,
+        None => {
+            parent.push_unique(sluice_core::Str::new(&**last), value);
             return true;
         }
-        Entry::Occupied(slot) => slot.into_mut(),
     };
     if overwrite || existing.is_null() {
         *existing = value;
@@ -95,10 +90,7 @@ pub fn insert_path(obj: &mut Object, path: &[Box<str>], value: Value, overwrite:
         arr.push(value);
     } else if existing.is_str() {
         let old = std::mem::take(existing);
-        let mut arr = sonic_rs::Array::with_capacity(2);
-        arr.push(old);
-        arr.push(value);
-        *existing = Value::from(arr);
+        *existing = Value::Array(vec![old, value]);
     } else {
         return false;
     }
@@ -130,40 +122,16 @@ mod tests {
     fn nested_and_arrays() {
         let mut obj = Object::new();
         obj.insert(&"message", "orig");
-        assert!(insert_path(
-            &mut obj,
-            &path(&["message"]),
-            "cap".into(),
-            false
-        ));
-        assert!(insert_path(
-            &mut obj,
-            &path(&["message"]),
-            "third".into(),
-            false
-        ));
-        assert!(insert_path(
-            &mut obj,
-            &path(&["http", "request", "method"]),
-            "GET".into(),
-            false
-        ));
+        assert!(insert_path(&mut obj, &path(&["message"]), "cap".into(), false));
+        assert!(insert_path(&mut obj, &path(&["message"]), "third".into(), false));
+        assert!(insert_path(&mut obj, &path(&["http", "request", "method"]), "GET".into(), false));
         assert!(insert_path(&mut obj, &path(&["n"]), 1i64.into(), false));
         assert!(!insert_path(&mut obj, &path(&["n"]), 2i64.into(), false));
-        assert!(!insert_path(
-            &mut obj,
-            &path(&["n", "x"]),
-            2i64.into(),
-            false
-        ));
+        assert!(!insert_path(&mut obj, &path(&["n", "x"]), 2i64.into(), false));
         assert!(insert_path(&mut obj, &path(&["n"]), 3i64.into(), true));
-        let got: serde_json::Value =
-            serde_json::from_str(&sonic_rs::to_string(&obj).unwrap()).unwrap();
+        let got: serde_json::Value = serde_json::from_str(&obj.clone().into_value().to_json()).unwrap();
         let want = serde_json::json!({"message":["orig","cap","third"],"http":{"request":{"method":"GET"}},"n":3});
         assert_eq!(got, want);
-        assert_eq!(
-            get_path(&obj, "http.request.method").unwrap().as_str(),
-            Some("GET")
-        );
+        assert_eq!(get_path(&obj, "http.request.method").unwrap().as_str(), Some("GET"));
     }
 }

@@ -90,10 +90,7 @@ impl GrokLibrary {
                 None => (line, ""),
             };
             if !is_valid_name(name) {
-                return Err(GrokError::PatternsText {
-                    line: i + 1,
-                    reason: format!("invalid pattern name {name:?}"),
-                });
+                return Err(GrokError::PatternsText { line: i + 1, reason: format!("invalid pattern name {name:?}") });
             }
             if regex.is_empty() {
                 return Err(GrokError::PatternsText {
@@ -134,11 +131,7 @@ impl GrokLibrary {
     }
 
     /// Compiles a grok expression with explicit options.
-    pub fn compile_with(
-        &self,
-        pattern: &str,
-        options: &CompileOptions,
-    ) -> Result<GrokPattern, GrokError> {
+    pub fn compile_with(&self, pattern: &str, options: &CompileOptions) -> Result<GrokPattern, GrokError> {
         GrokPattern::compile(self, pattern, options)
     }
 }
@@ -157,10 +150,7 @@ mod tests {
         for (file, text) in LEGACY_FILES.iter().chain(ECS_V1_FILES) {
             let mut lib = GrokLibrary::new();
             let added = lib.add_patterns_text(text).unwrap();
-            let lines = text
-                .lines()
-                .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
-                .count();
+            let lines = text.lines().filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#')).count();
             assert_eq!(added, lines, "{file}");
         }
         assert!(GrokLibrary::legacy().get("COMBINEDAPACHELOG").is_some());

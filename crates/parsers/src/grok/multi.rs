@@ -17,10 +17,7 @@ impl GrokMulti {
         library: &GrokLibrary,
         patterns: impl IntoIterator<Item = S>,
     ) -> Result<Self, GrokError> {
-        let patterns = patterns
-            .into_iter()
-            .map(|p| library.compile(p.as_ref()))
-            .collect::<Result<_, _>>()?;
+        let patterns = patterns.into_iter().map(|p| library.compile(p.as_ref())).collect::<Result<_, _>>()?;
         Ok(Self { patterns })
     }
 
@@ -37,10 +34,7 @@ impl GrokMulti {
     /// The first pattern that matches, with its index. A pattern that fails
     /// with a match error (match limit) is skipped like a non-match, but if
     /// nothing matches the first such error is returned.
-    pub fn first_match<'a>(
-        &'a self,
-        input: &'a str,
-    ) -> Result<Option<(usize, GrokMatch<'a>)>, GrokError> {
+    pub fn first_match<'a>(&'a self, input: &'a str) -> Result<Option<(usize, GrokMatch<'a>)>, GrokError> {
         let mut first_err = None;
         for (i, p) in self.patterns.iter().enumerate() {
             match p.matches(input) {

@@ -51,10 +51,7 @@ pub struct CompileOptions {
 
 impl Default for CompileOptions {
     fn default() -> Self {
-        Self {
-            jit: true,
-            jit_stack_size: 4 << 20,
-        }
+        Self { jit: true, jit_stack_size: 4 << 20 }
     }
 }
 
@@ -71,11 +68,11 @@ pub enum Captured<'a> {
 
 impl Captured<'_> {
     /// The capture as a JSON value. Non-finite floats (`1e999`) become null.
-    pub fn to_value(&self) -> sonic_rs::Value {
+    pub fn to_value(&self) -> sluice_core::Value {
         match *self {
-            Captured::Str(s) => sonic_rs::Value::from(s),
-            Captured::Int(i) => sonic_rs::Value::from(i),
-            Captured::Float(f) => sonic_rs::Value::new_f64(f).unwrap_or_default(),
+            Captured::Str(s) => sluice_core::Value::from(s),
+            Captured::Int(i) => sluice_core::Value::from(i),
+            Captured::Float(f) => sluice_core::Value::new_f64(f).unwrap_or_default(),
         }
     }
 }
@@ -143,10 +140,7 @@ impl Engine {
             .jit_if_available(options.jit)
             .max_jit_stack_size(Some(options.jit_stack_size))
             .build(source)?;
-        Ok(Self {
-            regex,
-            pool: Mutex::new(Vec::new()),
-        })
+        Ok(Self { regex, pool: Mutex::new(Vec::new()) })
     }
 
     fn take_locations(&self) -> CaptureLocations {
@@ -170,51 +164,30 @@ impl Engine {
 
 impl fmt::Debug for GrokPattern {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("GrokPattern")
-            .field("source", &self.source)
-            .field("fields", &self.fields.len())
-            .finish()
+        f.debug_struct("GrokPattern").field("source", &self.source).field("fields", &self.fields.len()).finish()
     }
 }
 
 impl GrokPattern {
-    pub(crate) fn compile(
-        library: &GrokLibrary,
-        pattern: &str,
-        options: &CompileOptions,
-    ) -> Result<Self, GrokError> {
+    pub(crate) fn compile(library: &GrokLibrary, pattern: &str, options: &CompileOptions) -> Result<Self, GrokError> {
         let expanded = expand(library, pattern)?;
         // `(?n)`: plain `(...)` groups do not capture. Ruby does the same
         // as soon as a regex has named groups, and fewer captures are faster.
         let source = format!("(?n){}", expanded.regex);
-        let utf =
-            Engine::new(&source, true, options).map_err(|source| GrokError::InvalidRegex {
-                pattern: pattern.to_owned(),
-                source,
-            })?;
-        let ascii = Engine::new(&source, false, options)
-            .ok()
-            .filter(|a| a.regex.capture_names() == utf.regex.capture_names());
+        let utf = Engine::new(&source, true, options)
+            .map_err(|source| GrokError::InvalidRegex { pattern: pattern.to_owned(), source })?;
+        let ascii =
+            Engine::new(&source, false, options).ok().filter(|a| a.regex.capture_names() == utf.regex.capture_names());
         let mut fields = Vec::with_capacity(expanded.fields.len());
         for (group, name) in utf.regex.capture_names().iter().enumerate() {
             let Some(name) = name else { continue };
-            let spec = name
-                .strip_prefix('g')
-                .and_then(|n| n.parse::<usize>().ok())
-                .and_then(|n| expanded.fields.get(n));
+            let spec =
+                name.strip_prefix('g').and_then(|n| n.parse::<usize>().ok()).and_then(|n| expanded.fields.get(n));
             if let Some(spec) = spec {
-                fields.push(GrokField {
-                    spec: spec.clone(),
-                    group,
-                });
+                fields.push(GrokField { spec: spec.clone(), group });
             }
         }
-        Ok(Self {
-            source: pattern.to_owned(),
-            utf,
-            ascii,
-            fields,
-        })
+        Ok(Self { source: pattern.to_owned(), utf, ascii, fields })
     }
 
     /// The grok expression this was compiled from.
@@ -254,12 +227,7 @@ impl GrokPattern {
         };
         let mut locs = engine.take_locations();
         match engine.regex.captures_read(&mut locs, input.as_bytes()) {
-            Ok(Some(_)) => Ok(Some(GrokMatch {
-                pattern: self,
-                engine,
-                input,
-                locs: Some(locs),
-            })),
+            Ok(Some(_)) => Ok(Some(GrokMatch { pattern: self, engine, input, locs: Some(locs) })),
             Ok(None) => {
                 engine.return_locations(locs);
                 Ok(None)
@@ -289,9 +257,7 @@ pub struct GrokMatch<'a> {
 
 impl fmt::Debug for GrokMatch<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_map()
-            .entries(self.iter().map(|(field, v)| (field.name(), v)))
-            .finish()
+        f.debug_map().entries(self.iter().map(|(field, v)| (field.name(), v))).finish()
     }
 }
 
@@ -346,11 +312,7 @@ impl<'a> GrokMatch<'a> {
 
     /// The first set capture of the field with this dotted name.
     pub fn get(&self, name: &str) -> Option<Captured<'a>> {
-        self.pattern
-            .fields
-            .iter()
-            .filter(|f| f.name() == name)
-            .find_map(|f| self.value(f))
+        self.pattern.fields.iter().filter(|f| f.name() == name).find_map(|f| self.value(f))
     }
 
     /// All set, non-empty captures in pattern order.
@@ -377,11 +339,7 @@ pub(crate) fn ruby_to_i(text: &str) -> i64 {
             b'0'..=b'9' => {
                 let d = i64::from(b - b'0');
                 value = value.saturating_mul(10);
-                value = if neg {
-                    value.saturating_sub(d)
-                } else {
-                    value.saturating_add(d)
-                };
+                value = if neg { value.saturating_sub(d) } else { value.saturating_add(d) };
                 prev_digit = true;
             }
             b'_' if prev_digit => prev_digit = false,

@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Pipeline throughput benchmarks for BENCHMARKS.md.
+
+Starts the release `sluice` with a case's config, offers load with
+`sluice bench gen`, waits until the pipeline has acknowledged every event
+(quiescence; a timeout reports the missing ones), and reports:
+  - events per CPU-second consumed by sluice (utime+stime of the sluice
+    process, read from /proc; the generator shares the machine),
+  - wall-clock events/s, peak RSS of sluice.
+
+usage: bench/run.py CASE [CASE...]      (cases: see CASES below)
+       bench/run.py all
+Prints one JSON object per case; append --md for a Markdown table row.
+"""
+import json, os, socket, subprocess, sys, tempfile, time, urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.environ.get("SLUICE_BIN", os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "release", "sluice"))
+TICK = os.sysconf("SC_CLK_TCK")
+
+def free_port():
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close(); return p
+
+def proc_cpu(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        parts = f.read().rsplit(")", 1)[1].split()
+    return (int(parts[11]) + int(parts[12])) / TICK
+
+def proc_rss(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+def stats(api):
+    with urllib.request.urlopen(f"http://{api}/_node/stats", timeout=5) as r:
+        return json.load(r)
+
+GROK_FILTERS = """
+[[pipelines.main.filters]]
+type = "grok"
+match = { message = "%{COMBINEDAPACHELOG}" }
+ecs_compatibility = "disabled"
+[[pipelines.main.filters]]
+type = "date"
+match = ["timestamp", "dd/MMM/yyyy:HH:mm:ss Z"]
+[[pipelines.main.filters]]
+type = "mutate"
+convert = { response = "integer", bytes = "integer" }
+remove_field = ["timestamp"]
+"""
+
+# name: (template, format, filters, queue, count, rate, connections)
+CASES = {
+    "passthrough-memory": ("thesis", "ndjson", "", "memory", 2_000_000, 0, 1),
+    "passthrough-persisted": ("thesis", "ndjson", "", "persisted", 2_000_000, 0, 1),
+    "grok-apache": ("apache", "lines", GROK_FILTERS, "memory", 1_000_000, 0, 1),
+    "rss-100k": ("thesis", "ndjson", "", "memory", 2_000_000, 100_000, 1),
+}
+
+def config(case, port, api, data):
+    template, fmt, filters, queue, _, _, _ = CASES[case]
+    q = '[pipelines.main.queue]\ntype = "memory"\nmax_events = 65536\n' if queue == "memory" else \
+        '[pipelines.main.queue]\ntype = "persisted"\nmax_bytes = "1GiB"\nfsync = "1s"\n'
+    return f"""
+[node]
+data_dir = "{data}"
+[api]
+address = "{api}"
+[pipelines.main]
+workers = 2
+batch_size = 512
+batch_delay = "5ms"
+{q}
+[pipelines.main.sources.in]
+type = "tcp"
+address = "127.0.0.1:{port}"
+format = "{fmt}"
+{filters}
+[pipelines.main.sinks.out]
+type = "blackhole"
+"""
+
+def run_case(case):
+    template, fmt, filters, queue, count, rate, conns = CASES[case]
+    port, apiport = free_port(), free_port()
+    api = f"127.0.0.1:{apiport}"
+    with tempfile.TemporaryDirectory(prefix=f"sluice-bench-{case}-") as d:
+        cfg = os.path.join(d, "sluice.toml")
+        with open(cfg, "w") as f:
+            f.write(config(case, port, api, os.path.join(d, "data")))
+        log = open(os.path.join(d, "log"), "w")
+        p = subprocess.Popen([BIN, "run", cfg], stdout=subprocess.DEVNULL, stderr=log)
+        try:
+            for _ in range(200):
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=0.2).close(); break
+                except OSError:
+                    time.sleep(0.05)
+            cpu0, t0 = proc_cpu(p.pid), time.time()
+            gen = subprocess.Popen([BIN, "bench", "gen", "--target", f"tcp://127.0.0.1:{port}", "--template", template,
+                                    "--count", str(count), "--rate", str(rate), "--connections", str(conns)],
+                                   stdout=subprocess.PIPE, text=True)
+            peak_rss, out = 0, 0
+            deadline = time.time() + max(120, count / 20_000)
+            while time.time() < deadline:
+                peak_rss = max(peak_rss, proc_rss(p.pid))
+                out = stats(api)["pipelines"]["main"]["events"]["out"]
+                if out >= count:
+                    break
+                time.sleep(0.05)
+            t1, cpu1 = time.time(), proc_cpu(p.pid)
+            gen_out = json.loads(gen.communicate(timeout=60)[0].strip().splitlines()[-1])
+            res = {
+                "case": case, "events": count, "acknowledged": out, "missing": count - out,
+                "sluice_cpu_s": round(cpu1 - cpu0, 2), "wall_s": round(t1 - t0, 2),
+                "events_per_cpu_s": round(out / max(cpu1 - cpu0, 1e-9)),
+                "events_per_s_wall": round(out / max(t1 - t0, 1e-9)),
+                "offered_rate": rate or "max", "generator_rate": gen_out["rate"],
+                "peak_rss_mb": round(peak_rss / 2**20, 1), "queue": queue,
+            }
+            return res
+        finally:
+            p.terminate()
+            try: p.wait(timeout=30)
+            except subprocess.TimeoutExpired: p.kill()
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    if not args or args == ["all"]:
+        args = list(CASES)
+    for c in args:
+        r = run_case(c)
+        print(json.dumps(r), flush=True)
+
+if __name__ == "__main__":
+    main()

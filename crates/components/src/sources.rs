@@ -3,13 +3,33 @@
 use sluice_core::component::SourceSpec;
 
 pub mod generator;
+pub mod internal_metrics;
 pub mod http;
 pub mod tcp;
 
 /// Every source type, by config `type` name.
-pub const SPECS: &[&SourceSpec] = &[&generator::SPEC, &http::SPEC, &tcp::SPEC];
+pub const SPECS: &[&SourceSpec] = &[&generator::SPEC, &internal_metrics::SPEC, &http::SPEC, &tcp::SPEC];
 
 /// The spec for a `type` name.
 pub fn find(name: &str) -> Option<&'static SourceSpec> {
     SPECS.iter().copied().find(|s| s.name == name)
+}
+
+#[cfg(test)]
+mod registry_tests {
+    use super::*;
+
+    #[test]
+    fn every_example_builds_and_names_are_unique() {
+        let mut names: Vec<&str> = SPECS.iter().map(|s| s.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), SPECS.len());
+        for spec in SPECS {
+            if let Err(e) = crate::testkit::build_source(spec, spec.example) {
+                panic!("example of {} does not build: {e}", spec.name);
+            }
+            assert_eq!(find(spec.name).map(|s| s.name), Some(spec.name));
+        }
+    }
 }

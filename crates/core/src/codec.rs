@@ -7,9 +7,9 @@
 //! - **JSON input** ([`event_from_json`]): the reverse; `@timestamp` becomes the
 //!   typed timestamp when it parses, and identity keys in untrusted input are
 //!   removed (identity comes from the receiving side, never from the payload).
-//! - **queue records** ([`encode_batch`] / [`decode_batch`]): the compact form a
-//!   batch takes inside the persisted queue, specified in
-//!   `docs/specs/queue-format.md`.
+//! - **queue records** ([`encode_batch`] / [`decode_batch`]): the compact
+//!   binary form a batch takes inside the persisted queue (no JSON re-parse on
+//!   the way out), specified in `docs/specs/queue-format.md`.
 
 use std::sync::Arc;
 
@@ -112,6 +112,9 @@ pub fn event_from_json(bytes: &[u8]) -> Result<(Event, bool), CodecError> {
 pub fn event_from_object(fields: &mut Object) -> (Event, bool) {
     let mut bad_ts = false;
     let mut ts = None;
+    if !fields.iter().any(|(k, _)| k.starts_with('@')) {
+        return (Event::from_fields(std::mem::take(fields)), false);
+    }
     if let Some(v) = fields.get(&"@timestamp") {
         match v.as_str().and_then(parse_timestamp) {
             Some(t) => ts = Some(t),
@@ -133,48 +136,196 @@ pub fn event_from_object(fields: &mut Object) -> (Event, bool) {
     (event, bad_ts)
 }
 
-#[derive(serde::Serialize)]
-struct RecordOut<'a>(i64, &'a str, &'a str, &'a str, &'a str, u8, &'a Object);
+/// Version byte at the start of every encoded batch.
+pub const BATCH_FORMAT: u8 = 1;
 
-#[derive(serde::Deserialize)]
-struct RecordIn(i64, String, String, String, String, u8, Object);
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
 
-/// Encodes a batch for the persisted queue: one JSON array per event,
-/// `[ts, group, subgroup, host, source, dead_letter, {fields}]`, newline-separated.
+fn put_str(out: &mut Vec<u8>, s: &str) {
+    put_varint(out, s.len() as u64);
+    out.extend_from_slice(s.as_bytes());
+}
+
+fn put_value(out: &mut Vec<u8>, v: &Value) {
+    match v {
+        Value::Null => out.push(0),
+        Value::Bool(false) => out.push(1),
+        Value::Bool(true) => out.push(2),
+        Value::Int(i) => {
+            out.push(3);
+            out.extend_from_slice(&i.to_le_bytes());
+        }
+        Value::Float(f) => {
+            out.push(4);
+            out.extend_from_slice(&f.to_le_bytes());
+        }
+        Value::String(s) => {
+            out.push(5);
+            put_str(out, s);
+        }
+        Value::Array(a) => {
+            out.push(6);
+            put_varint(out, a.len() as u64);
+            for x in a {
+                put_value(out, x);
+            }
+        }
+        Value::Object(o) => {
+            out.push(7);
+            put_object(out, o);
+        }
+    }
+}
+
+fn put_object(out: &mut Vec<u8>, o: &Object) {
+    put_varint(out, o.len() as u64);
+    for (k, v) in o.iter() {
+        put_str(out, k);
+        put_value(out, v);
+    }
+}
+
+/// Encodes a batch for the persisted queue (binary; layout in
+/// `docs/specs/queue-format.md`, "Event batch payload").
 pub fn encode_batch(events: &[Event], out: &mut Vec<u8>) {
+    out.push(BATCH_FORMAT);
+    put_varint(out, events.len() as u64);
     for e in events {
-        let id = &e.identity;
-        let rec =
-            RecordOut(e.timestamp, &id.group, &id.subgroup, &id.host, &e.source, u8::from(e.dead_letter), &e.fields);
-        let _ = sonic_rs::to_writer(&mut *out, &rec);
-        out.push(b'\n');
+        out.extend_from_slice(&e.timestamp.to_le_bytes());
+        put_str(out, &e.identity.group);
+        put_str(out, &e.identity.subgroup);
+        put_str(out, &e.identity.host);
+        put_str(out, &e.source);
+        out.push(u8::from(e.dead_letter));
+        put_object(out, &e.fields);
+    }
+}
+
+struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+const MAX_DEPTH: usize = 128;
+
+impl<'a> Reader<'a> {
+    fn err(&self, message: &str) -> CodecError {
+        CodecError::Json { offset: self.pos, message: format!("invalid batch encoding: {message}") }
+    }
+    fn byte(&mut self) -> Result<u8, CodecError> {
+        let b = *self.buf.get(self.pos).ok_or_else(|| self.err("unexpected end"))?;
+        self.pos += 1;
+        Ok(b)
+    }
+    fn take(&mut self, n: usize) -> Result<&'a [u8], CodecError> {
+        let end = self.pos.checked_add(n).filter(|e| *e <= self.buf.len()).ok_or_else(|| self.err("unexpected end"))?;
+        let s = &self.buf[self.pos..end];
+        self.pos = end;
+        Ok(s)
+    }
+    fn varint(&mut self) -> Result<u64, CodecError> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = self.byte()?;
+            v |= u64::from(b & 0x7f) << shift;
+            if b < 0x80 {
+                return Ok(v);
+            }
+        }
+        Err(self.err("varint too long"))
+    }
+    fn len(&mut self) -> Result<usize, CodecError> {
+        let n = self.varint()?;
+        // Every element takes at least one byte: a larger count is corrupt.
+        if n > (self.buf.len() - self.pos) as u64 {
+            return Err(self.err("length beyond the end"));
+        }
+        Ok(n as usize)
+    }
+    fn str(&mut self) -> Result<&'a str, CodecError> {
+        let n = self.len()?;
+        let b = self.take(n)?;
+        std::str::from_utf8(b).map_err(|_| self.err("invalid utf-8"))
+    }
+    fn i64(&mut self) -> Result<i64, CodecError> {
+        let b = self.take(8)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Ok(i64::from_le_bytes(a))
+    }
+    fn value(&mut self, depth: usize) -> Result<Value, CodecError> {
+        if depth > MAX_DEPTH {
+            return Err(self.err("nesting too deep"));
+        }
+        Ok(match self.byte()? {
+            0 => Value::Null,
+            1 => Value::Bool(false),
+            2 => Value::Bool(true),
+            3 => Value::Int(self.i64()?),
+            4 => Value::Float(f64::from_bits(self.i64()? as u64)),
+            5 => Value::String(crate::value::Str::new(self.str()?)),
+            6 => {
+                let n = self.len()?;
+                let mut a = Vec::with_capacity(n);
+                for _ in 0..n {
+                    a.push(self.value(depth + 1)?);
+                }
+                Value::Array(a)
+            }
+            7 => Value::Object(self.object(depth + 1)?),
+            t => return Err(self.err(&format!("unknown value tag {t}"))),
+        })
+    }
+    fn object(&mut self, depth: usize) -> Result<Object, CodecError> {
+        let n = self.len()?;
+        let mut o = Object::with_capacity(n);
+        for _ in 0..n {
+            let k = crate::value::Str::new(self.str()?);
+            let v = self.value(depth)?;
+            o.push_unique(k, v);
+        }
+        Ok(o)
     }
 }
 
 /// Decodes what [`encode_batch`] wrote. Consecutive events with the same
-/// identity/source share one allocation again.
+/// identity/source share one allocation again. Never panics on bad input.
 pub fn decode_batch(bytes: &[u8]) -> Result<Vec<Event>, CodecError> {
-    let mut events = Vec::new();
+    let mut r = Reader { buf: bytes, pos: 0 };
+    let version = r.byte()?;
+    if version != BATCH_FORMAT {
+        return Err(r.err(&format!("unsupported batch format {version}")));
+    }
+    let n = r.len()?;
+    let mut events = Vec::with_capacity(n);
     let mut last_id: Arc<Identity> = Arc::default();
     let mut last_src: Arc<str> = Arc::from("");
-    for line in bytes.split(|b| *b == b'\n') {
-        if line.is_empty() {
-            continue;
-        }
-        let RecordIn(ts, g, s, h, src, dl, fields) = sonic_rs::from_slice(line).map_err(json_error)?;
+    for _ in 0..n {
+        let ts = r.i64()?;
+        let (g, s, h) = (r.str()?, r.str()?, r.str()?);
         if last_id.group != g || last_id.subgroup != s || last_id.host != h {
-            last_id = Arc::new(Identity { group: g, subgroup: s, host: h });
+            last_id = Arc::new(Identity::new(g, s, h));
         }
+        let src = r.str()?;
         if *last_src != *src {
             last_src = Arc::from(src);
         }
-        events.push(Event {
-            timestamp: ts,
-            fields,
-            identity: Arc::clone(&last_id),
-            source: Arc::clone(&last_src),
-            dead_letter: dl != 0,
-        });
+        let dead_letter = match r.byte()? {
+            0 => false,
+            1 => true,
+            _ => return Err(r.err("bad dead_letter flag")),
+        };
+        let fields = r.object(0)?;
+        events.push(Event { timestamp: ts, fields, identity: Arc::clone(&last_id), source: Arc::clone(&last_src), dead_letter });
+    }
+    if r.pos != bytes.len() {
+        return Err(r.err("trailing bytes"));
     }
     Ok(events)
 }
@@ -215,6 +366,22 @@ mod tests {
         let e = event_from_json(b"{\"a\":").unwrap_err();
         assert!(e.to_string().starts_with("invalid json"), "{e}");
         assert!(event_from_json(b"\xff\xfe").is_err());
+    }
+
+    #[test]
+    fn corrupt_batches_are_errors_not_panics() {
+        let mut e = Event::from_message("x");
+        e.fields.insert("nested", Value::Array(vec![Value::Float(1.5), Value::Null, Value::from("s")]));
+        let mut buf = Vec::new();
+        encode_batch(&[e], &mut buf);
+        for cut in 0..buf.len() {
+            assert!(decode_batch(&buf[..cut]).is_err(), "cut at {cut}");
+        }
+        let mut bad = buf.clone();
+        bad[0] = 9;
+        assert!(decode_batch(&bad).unwrap_err().to_string().contains("unsupported batch format 9"));
+        buf.push(0);
+        assert!(decode_batch(&buf).unwrap_err().to_string().contains("trailing bytes"));
     }
 
     #[test]

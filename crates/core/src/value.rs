@@ -496,14 +496,28 @@ impl<'de> Visitor<'de> for ObjectVisitor {
         f.write_str("a JSON object")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Object, A::Error> {
-        let mut o = Object::with_capacity(map.size_hint().unwrap_or(8).min(256));
+        let mut o = Object::with_capacity(map.size_hint().unwrap_or(16).min(256));
+        // Duplicate keys: the last one wins, as in most JSON parsers. A 64-bit
+        // signature of (length, first and last byte) skips the linear search
+        // for keys that cannot have been seen (almost all of them).
+        let mut seen: u64 = 0;
         while let Some(k) = map.next_key::<KeyStr>()? {
             let v: Value = map.next_value()?;
-            // Duplicate keys: the last one wins, as in most JSON parsers.
-            match o.position(&k.0) {
-                Some(i) => o.0[i].1 = v,
-                None => o.0.push((k.0, v)),
+            let bytes = k.0.as_bytes();
+            let sig = 1u64
+                << ((bytes.len() as u64)
+                    .wrapping_mul(31)
+                    .wrapping_add(u64::from(bytes.first().copied().unwrap_or(0)))
+                    .wrapping_add(u64::from(bytes.last().copied().unwrap_or(0)) << 3)
+                    & 63);
+            if seen & sig != 0 {
+                if let Some(i) = o.position(&k.0) {
+                    o.0[i].1 = v;
+                    continue;
+                }
             }
+            seen |= sig;
+            o.0.push((k.0, v));
         }
         Ok(o)
     }

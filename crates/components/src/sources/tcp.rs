@@ -174,7 +174,7 @@ impl LineDecoder {
         let mut pos = 0;
         while pos < buf.len() {
             let rest = &buf[pos..];
-            let nl = rest.iter().position(|b| *b == b'\n');
+            let nl = memchr::memchr(b'\n', rest);
             if state.skipping {
                 match nl {
                     Some(i) => {

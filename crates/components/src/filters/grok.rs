@@ -412,7 +412,7 @@ mod tests {
         assert_eq!(e.path, "test.grok.match.message");
         assert_eq!(
             e.to_string(),
-            "test.grok.match.message: grok pattern %{NOPE_NOT_DEFINED} is not defined (referenced from %{NOPE_NOT_DEFINED:x})"
+            "test.grok.match.message: grok pattern %{NOPE_NOT_DEFINED} is not defined (referenced from \"%{NOPE_NOT_DEFINED:x}\")"
         );
         let e = build_filter(&SPEC, "match = { message = \"x\" }\necs_compatibility = \"v2\"").err().unwrap();
         assert_eq!(e.path, "test.grok.ecs_compatibility");

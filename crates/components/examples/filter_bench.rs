@@ -63,8 +63,13 @@ fn apache_lines(n: usize) -> Vec<String> {
     let users = ["-", "frank", "alice", "bob-smith"];
     let methods = ["GET", "GET", "GET", "POST", "PUT", "DELETE", "HEAD"];
     let paths = [
-        "/", "/index.html", "/images/kibana-search.png", "/api/v1/users", "/presentations/logstash-monitorama-2013/",
-        "/blog/tags/puppet?flav=rss20", "/static/app.min.js",
+        "/",
+        "/index.html",
+        "/images/kibana-search.png",
+        "/api/v1/users",
+        "/presentations/logstash-monitorama-2013/",
+        "/blog/tags/puppet?flav=rss20",
+        "/static/app.min.js",
     ];
     let statuses = ["200", "200", "200", "304", "404", "500", "301"];
     let referrers = ["-", "http://semicomplete.com/presentations/", "https://www.google.com/search?q=logstash", "-"];
@@ -146,9 +151,17 @@ fn run(name: &str, filters: &[Box<dyn Filter>], lines: &[String]) {
         _ => None,
     };
     let n = lines.len() as f64;
-    let failed = batches.iter().flatten().filter(|e| e.fields.get("tags").is_some_and(|t| t.to_json().contains("failure"))).count();
+    let failed = batches
+        .iter()
+        .flatten()
+        .filter(|e| e.fields.get("tags").is_some_and(|t| t.to_json().contains("failure")))
+        .count();
     let cpu_txt = cpu.map_or("n/a".to_string(), |c| format!("{c:.3} s CPU, {:.0} events/CPU-s", n / c));
-    println!("{name:<8} {} events: {wall:.3} s wall, {:.0} events/wall-s; {cpu_txt}; failures {failed}", lines.len(), n / wall);
+    println!(
+        "{name:<8} {} events: {wall:.3} s wall, {:.0} events/wall-s; {cpu_txt}; failures {failed}",
+        lines.len(),
+        n / wall
+    );
     if let Some(e) = batches.first().and_then(|b| b.first()) {
         println!("         sample: {}", sluice_core::codec::to_json_string(e));
     }
@@ -170,9 +183,7 @@ fn main() {
     ]);
     run("ecs", &ecs, &apache);
     drop(apache);
-    let thesis = chain(&[
-        ("json", ""),
-        ("date", "match = [\"creation\", \"yyyy-MM-dd HH:mm:ss:SSS\"]\ntimezone = \"+02:00\""),
-    ]);
+    let thesis =
+        chain(&[("json", ""), ("date", "match = [\"creation\", \"yyyy-MM-dd HH:mm:ss:SSS\"]\ntimezone = \"+02:00\"")]);
     run("thesis", &thesis, &thesis_lines(n));
 }

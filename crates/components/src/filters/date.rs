@@ -184,7 +184,8 @@ mod tests {
 
     #[test]
     fn iso8601_sets_event_timestamp() {
-        let out = run_filter(&SPEC, "match = [\"t\", \"ISO8601\"]", vec![ev(r#"{"t":"2016-05-18T10:44:30.045+02:00"}"#)]);
+        let out =
+            run_filter(&SPEC, "match = [\"t\", \"ISO8601\"]", vec![ev(r#"{"t":"2016-05-18T10:44:30.045+02:00"}"#)]);
         assert_eq!(out[0].timestamp, 1_463_561_070_045_000_000);
         assert_eq!(s(&out[0], "t"), r#""2016-05-18T10:44:30.045+02:00""#);
         assert!(!out[0].has_tag("_dateparsefailure"));
@@ -199,9 +200,11 @@ mod tests {
         );
         assert_eq!(out[0].timestamp, 1_431_857_103_000_000_000);
         assert_eq!(s(&out[0], "timestamp"), "<none>");
-        let out = run_filter(&SPEC, "match = [\"timestamp\", \"dd/MMM/yyyy:HH:mm:ss Z\"]", vec![ev(
-            r#"{"timestamp":"17/May/2015:12:05:03 +0200"}"#,
-        )]);
+        let out = run_filter(
+            &SPEC,
+            "match = [\"timestamp\", \"dd/MMM/yyyy:HH:mm:ss Z\"]",
+            vec![ev(r#"{"timestamp":"17/May/2015:12:05:03 +0200"}"#)],
+        );
         assert_eq!(out[0].timestamp, 1_431_857_103_000_000_000);
     }
 
@@ -226,16 +229,22 @@ mod tests {
         );
         assert_eq!(s(&out[0], "event.created"), r#""2016-05-18T08:44:30.045Z""#);
         assert_eq!(out[0].timestamp, 1_577_836_800_000_000_000, "event time untouched");
-        let out = run_filter(&SPEC, "match = [\"t\", \"ISO8601\"]\ntarget = \"@timestamp\"", vec![ev(
-            r#"{"t":"2016-05-18T08:44:30Z"}"#,
-        )]);
+        let out = run_filter(
+            &SPEC,
+            "match = [\"t\", \"ISO8601\"]\ntarget = \"@timestamp\"",
+            vec![ev(r#"{"t":"2016-05-18T08:44:30Z"}"#)],
+        );
         assert_eq!(out[0].timestamp, 1_463_561_070_000_000_000);
         assert_eq!(s(&out[0], "@timestamp"), "<none>");
     }
 
     #[test]
     fn numbers_with_unix_formats() {
-        let out = run_filter(&SPEC, "match = [\"t\", \"UNIX\"]", vec![ev(r#"{"t":1463561070}"#), ev(r#"{"t":1463561070.5}"#)]);
+        let out = run_filter(
+            &SPEC,
+            "match = [\"t\", \"UNIX\"]",
+            vec![ev(r#"{"t":1463561070}"#), ev(r#"{"t":1463561070.5}"#)],
+        );
         assert_eq!(out[0].timestamp, 1_463_561_070_000_000_000);
         assert_eq!(out[1].timestamp, 1_463_561_070_500_000_000);
         let out = run_filter(&SPEC, "match = [\"t\", \"UNIX_MS\"]", vec![ev(r#"{"t":1463561070045}"#)]);
@@ -252,9 +261,11 @@ mod tests {
         assert_eq!(s(&out[0], "t"), r#""yesterday""#, "remove_field only on success");
         assert!(!out[1].has_tag("_dateparsefailure"));
         assert_eq!(out[1].timestamp, before);
-        let out = run_filter(&SPEC, "match = [\"t\", \"ISO8601\"]\non_failure = \"dead_letter\"", vec![ev(
-            r#"{"t":{"a":1}}"#,
-        )]);
+        let out = run_filter(
+            &SPEC,
+            "match = [\"t\", \"ISO8601\"]\non_failure = \"dead_letter\"",
+            vec![ev(r#"{"t":{"a":1}}"#)],
+        );
         assert!(out[0].dead_letter && out[0].has_tag("_dateparsefailure"));
     }
 

@@ -122,8 +122,11 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Filter>, Confi
         if list.is_empty() {
             return Err(cx.error(&key, "expected at least one pattern"));
         }
-        let compiled =
-            list.iter().map(|p| lib.compile(p)).collect::<Result<Vec<_>, _>>().map_err(|e| cx.error(&key, e.to_string()))?;
+        let compiled = list
+            .iter()
+            .map(|p| lib.compile(p))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| cx.error(&key, e.to_string()))?;
         fields.push((path, compiled));
     }
     let mut overwrite = Vec::with_capacity(c.overwrite.len());
@@ -311,7 +314,10 @@ mod tests {
         assert_eq!(s(e, "http.version"), r#""1.1""#);
         assert_eq!(s(e, "http.response.status_code"), "200");
         assert_eq!(s(e, "http.response.body.bytes"), "203023");
-        assert_eq!(s(e, "http.request.referrer"), r#""http://semicomplete.com/presentations/logstash-monitorama-2013/""#);
+        assert_eq!(
+            s(e, "http.request.referrer"),
+            r#""http://semicomplete.com/presentations/logstash-monitorama-2013/""#
+        );
         assert_eq!(s(e, "user_agent.original"), r#""Mozilla/5.0 (Macintosh; Intel Mac OS X 10_9_1)""#);
         assert_eq!(s(e, "tags"), "<none>");
     }
@@ -352,7 +358,8 @@ mod tests {
     #[test]
     fn failure_is_tagged_counted_or_dead_lettered() {
         let f = build_filter(&SPEC, "match = { message = \"^%{INT:n}$\" }").unwrap();
-        let mut evs = vec![Event::from_message("12"), Event::from_message("nope"), Event::from_fields(Default::default())];
+        let mut evs =
+            vec![Event::from_message("12"), Event::from_message("nope"), Event::from_fields(Default::default())];
         f.process(&mut evs);
         assert_eq!(evs.len(), 3);
         assert!(!evs[0].has_tag("_grokparsefailure"));
@@ -418,7 +425,8 @@ mod tests {
         assert_eq!(e.path, "test.grok.ecs_compatibility");
         let e = build_filter(&SPEC, "match = { message = \"x\" }\nkeep_empty = true").err().unwrap();
         assert!(e.to_string().contains("unknown field `keep_empty`"), "{e}");
-        let e = build_filter(&SPEC, "match = { message = \"x\" }\npatterns_dir = [\"/nonexistent/dir\"]").err().unwrap();
+        let e =
+            build_filter(&SPEC, "match = { message = \"x\" }\npatterns_dir = [\"/nonexistent/dir\"]").err().unwrap();
         assert!(e.to_string().starts_with("test.grok.patterns_dir: cannot read /nonexistent/dir"), "{e}");
     }
 }

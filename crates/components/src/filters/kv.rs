@@ -269,9 +269,11 @@ mod tests {
     #[test]
     fn prefix_include_exclude_target() {
         let line = r#"a=1 b="two words" c=3 d=4"#;
-        let out = run_filter(&SPEC, "prefix = \"kv_\"\ninclude_keys = [\"a\", \"b\", \"c\"]\nexclude_keys = [\"c\"]", vec![
-            Event::from_message(line),
-        ]);
+        let out = run_filter(
+            &SPEC,
+            "prefix = \"kv_\"\ninclude_keys = [\"a\", \"b\", \"c\"]\nexclude_keys = [\"c\"]",
+            vec![Event::from_message(line)],
+        );
         let j = to_json_string(&out[0]);
         assert!(j.ends_with(r#""message":"a=1 b=\"two words\" c=3 d=4","kv_a":"1","kv_b":"two words"}"#), "{j}");
         let out = run_filter(&SPEC, "target = \"[kv][pairs]\"", vec![Event::from_message("x=1 y=2")]);
@@ -295,12 +297,15 @@ mod tests {
         let out = run_filter(&SPEC, "source = \"n\"", vec![event_from_json(br#"{"n":5}"#).unwrap().0]);
         assert!(out[0].has_tag("_kv_filter_error"));
         assert_eq!(s(&out[0], "n"), "5");
-        let out = run_filter(&SPEC, "source = \"n\"", vec![Event::from_message("a=1"), Event::from_message("no pairs")]);
+        let out =
+            run_filter(&SPEC, "source = \"n\"", vec![Event::from_message("a=1"), Event::from_message("no pairs")]);
         assert!(out.iter().all(|e| !e.has_tag("_kv_filter_error")));
         assert_eq!(s(&out[0], "a"), "<none>");
-        let out = run_filter(&SPEC, "on_failure = \"dead_letter\"", vec![event_from_json(br#"{"message":{"a":1}}"#)
-            .unwrap()
-            .0]);
+        let out = run_filter(
+            &SPEC,
+            "on_failure = \"dead_letter\"",
+            vec![event_from_json(br#"{"message":{"a":1}}"#).unwrap().0],
+        );
         assert!(out[0].dead_letter && out[0].has_tag("_kv_filter_error"));
     }
 

@@ -315,7 +315,9 @@ mod tests {
         );
         let mut batch: Vec<Event> = [200, 200, 404, 200, 500]
             .iter()
-            .map(|s| event_from_json(format!(r#"{{"http":{{"response":{{"status_code":{s}}}}}}}"#).as_bytes()).unwrap().0)
+            .map(|s| {
+                event_from_json(format!(r#"{{"http":{{"response":{{"status_code":{s}}}}}}}"#).as_bytes()).unwrap().0
+            })
             .collect();
         f.process(&mut batch);
         let mut out = Vec::new();

@@ -83,7 +83,7 @@ fn apache_lines(n: usize) -> Vec<String> {
     (0..n)
         .map(|_| {
             let ip = format!("{}.{}.{}.{}", 1 + r.next() % 254, r.next() % 256, r.next() % 256, 1 + r.next() % 254);
-            let bytes = if r.next() % 10 == 0 { "-".to_string() } else { (r.next() % 500_000).to_string() };
+            let bytes = if r.next().is_multiple_of(10) { "-".to_string() } else { (r.next() % 500_000).to_string() };
             let tz = ["+0000", "+0200", "-0500"][(r.next() % 3) as usize];
             format!(
                 "{ip} - {} [{:02}/{}/20{:02}:{:02}:{:02}:{:02} {tz}] \"{} {} HTTP/1.1\" {} {bytes} \"{}\" \"{}\"",

@@ -3,12 +3,17 @@
 use sluice_core::component::FilterSpec;
 
 pub mod conditional;
+pub mod date;
 pub mod drop;
+pub mod grok;
 pub mod json;
+pub mod kv;
+pub mod metrics;
 pub mod mutate;
 
 /// Every filter type, by config `type` name.
-pub const SPECS: &[&FilterSpec] = &[&conditional::SPEC, &drop::SPEC, &json::SPEC, &mutate::SPEC];
+pub const SPECS: &[&FilterSpec] =
+    &[&conditional::SPEC, &date::SPEC, &drop::SPEC, &grok::SPEC, &json::SPEC, &kv::SPEC, &metrics::SPEC, &mutate::SPEC];
 
 /// The spec for a `type` name.
 pub fn find(name: &str) -> Option<&'static FilterSpec> {

@@ -236,7 +236,10 @@ mod tests {
         let mut out = Vec::new();
         render(&Template::Thesis, "r1", 42, &mut out);
         let s = String::from_utf8(out).unwrap();
-        assert!(s.starts_with("{\"message\":\"2016-05-18 10:44:30:045 INFO LogGenerator run This is lognumber 42\""), "{s}");
+        assert!(
+            s.starts_with("{\"message\":\"2016-05-18 10:44:30:045 INFO LogGenerator run This is lognumber 42\""),
+            "{s}"
+        );
         assert!(s.ends_with(",\"logcount\":\"42\",\"run\":\"r1\",\"seq\":42}"), "{s}");
     }
 
@@ -252,7 +255,14 @@ mod tests {
             }
             total
         });
-        let cfg = GenConfig { target: Target::Tcp(addr), template: Template::Apache, count: 10_001, rate: 0.0, connections: 3, run_id: "t".into() };
+        let cfg = GenConfig {
+            target: Target::Tcp(addr),
+            template: Template::Apache,
+            count: 10_001,
+            rate: 0.0,
+            connections: 3,
+            run_id: "t".into(),
+        };
         let r = run(&cfg).unwrap();
         assert_eq!(r.sent, 10_001);
         assert_eq!(reader.join().unwrap(), 10_001);

@@ -3,8 +3,8 @@
 use sluice_core::component::SourceSpec;
 
 pub mod generator;
-pub mod internal_metrics;
 pub mod http;
+pub mod internal_metrics;
 pub mod tcp;
 
 /// Every source type, by config `type` name.

@@ -322,7 +322,13 @@ pub fn decode_batch(bytes: &[u8]) -> Result<Vec<Event>, CodecError> {
             _ => return Err(r.err("bad dead_letter flag")),
         };
         let fields = r.object(0)?;
-        events.push(Event { timestamp: ts, fields, identity: Arc::clone(&last_id), source: Arc::clone(&last_src), dead_letter });
+        events.push(Event {
+            timestamp: ts,
+            fields,
+            identity: Arc::clone(&last_id),
+            source: Arc::clone(&last_src),
+            dead_letter,
+        });
     }
     if r.pos != bytes.len() {
         return Err(r.err("trailing bytes"));

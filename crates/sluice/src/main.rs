@@ -148,7 +148,13 @@ fn bench_gen(target: &str, template: &str, count: u64, rate: f64, connections: u
         "syslog5424" => Template::Syslog5424,
         "syslog3164" => Template::Syslog3164,
         t => match t.strip_prefix("file:") {
-            Some(p) => Template::File(std::fs::read_to_string(p).with_context(|| format!("--template: read {p}"))?.lines().map(str::to_string).collect()),
+            Some(p) => Template::File(
+                std::fs::read_to_string(p)
+                    .with_context(|| format!("--template: read {p}"))?
+                    .lines()
+                    .map(str::to_string)
+                    .collect(),
+            ),
             None => anyhow::bail!("--template must be thesis, apache, syslog5424, syslog3164 or file:PATH"),
         },
     };

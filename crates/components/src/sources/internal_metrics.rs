@@ -98,7 +98,8 @@ pub fn snapshot(registry: &Registry) -> Vec<Event> {
                 ("filtered", Value::from(p.events_filtered.get())),
             ]),
         );
-        fields.insert("rates", obj(&[("1m", Value::from(r.m1)), ("5m", Value::from(r.m5)), ("15m", Value::from(r.m15))]));
+        fields
+            .insert("rates", obj(&[("1m", Value::from(r.m1)), ("5m", Value::from(r.m5)), ("15m", Value::from(r.m15))]));
         fields.insert(
             "queue",
             obj(&[

@@ -20,7 +20,7 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 step "cargo test"
 cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$root/.cache/test.log"
 # One closing line for CI: the totals over every test binary.
-awk '/^test result:/ { p += $4; f += $6; i += $8 } END { printf "sluice tests: %d passed, %d failed, %d skipped\n", p, f, i }' "$root/.cache/test.log"
+awk '/^test result:/ { p += $4; f += $6; i += $8 } END { printf "summary: %d passed, %d failed, %d skipped\n", p, f, i }' "$root/.cache/test.log"
 
 step "cargo doc -D warnings"
 RUSTDOCFLAGS=-Dwarnings cargo doc --workspace --no-deps --locked -q

@@ -127,7 +127,7 @@ impl Mapper {
                     [("hostname", &m.hostname), ("appname", &m.appname), ("procid", &m.procid), ("msgid", &m.msgid)]
                 {
                     if let Some(v) = v {
-                        fields.push_unique(Str::new(k), v.as_ref().into());
+                        fields.push_unique(Str::new(k), Value::from(&**v));
                     }
                 }
                 if !m.structured_data.is_empty() {
@@ -135,9 +135,9 @@ impl Mapper {
                     for el in &m.structured_data {
                         let mut params = Object::with_capacity(el.params.len());
                         for (k, v) in &el.params {
-                            params.insert(k.as_ref(), v.as_ref());
+                            params.insert(&**k, &**v);
                         }
-                        sd.insert(el.id.as_ref(), params.into_value());
+                        sd.insert(&*el.id, params.into_value());
                     }
                     fields.push_unique(Str::new("structured_data"), sd.into_value());
                 }

@@ -369,7 +369,8 @@ mod tests {
         s.write_all(format!("{}\n<14>1 - h app - - - one\n", octet(&big)).as_bytes()).await.unwrap();
         s.write_all(b"<14>1 - h app - - - two").await.unwrap();
         s.shutdown().await.unwrap();
-        wait_for(&cap, 2).await;
+        // One event from the garbage line, two from the good connection.
+        wait_for(&cap, 3).await;
         {
             let events = cap.events.lock();
             let good: Vec<&Event> =

@@ -107,8 +107,8 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
     if c.workers == 0 || c.workers > 64 {
         return Err(cx.error("workers", "must be between 1 and 64"));
     }
-    if c.max_message_bytes.0 == 0 || c.max_message_bytes.0 > 65_535 {
-        return Err(cx.error("max_message_bytes", "must be between 1 and 65535 (the largest UDP payload)"));
+    if c.max_message_bytes.0 == 0 || c.max_message_bytes.0 > 65_536 {
+        return Err(cx.error("max_message_bytes", "must be between 1 and 65536 (64KiB, above the largest UDP payload)"));
     }
     if c.batch_size == 0 {
         return Err(cx.error("batch_size", "must be greater than 0"));
@@ -288,7 +288,8 @@ impl Worker {
         let mut buf = vec![0u8; self.max_message + 1];
         let mut batch: Vec<Event> = Vec::with_capacity(self.batch_size);
         let mut first_at = Instant::now();
-        let mut last_peer: Option<(IpAddr, Value)> = None;
+        let mut last_ip: Option<IpAddr> = None;
+        let mut last_peer = Value::Null;
         let mut timeout = IDLE_TIMEOUT;
         if self.sock.set_read_timeout(Some(timeout)).is_err() {
             self.metrics.errors.inc();
@@ -302,11 +303,11 @@ impl Worker {
                     let data = &buf[..n.min(self.max_message)];
                     if !data.iter().all(u8::is_ascii_whitespace) {
                         let ip = peer.ip();
-                        let pv = match &last_peer {
-                            Some((p, v)) if *p == ip => v,
-                            _ => &last_peer.insert((ip, peer_value(ip))).1,
-                        };
-                        let mut e = self.mapper.event(data, pv);
+                        if last_ip != Some(ip) {
+                            last_ip = Some(ip);
+                            last_peer = peer_value(ip);
+                        }
+                        let mut e = self.mapper.event(data, &last_peer);
                         if over {
                             self.oversized.inc();
                             e.add_tag(OVERSIZED);

@@ -108,6 +108,11 @@ async fn prometheus(State(s): State<ApiState>) -> impl IntoResponse {
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], prometheus_text(&s))
 }
 
+/// Reads one pipeline counter for a Prometheus series.
+type PipelineSeries = fn(&sluice_core::metrics::PipelineMetrics) -> u64;
+/// Reads one component counter for a Prometheus series.
+type ComponentSeries = fn(&sluice_core::metrics::ComponentMetrics) -> u64;
+
 fn esc(v: &str) -> String {
     v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
 }
@@ -129,7 +134,7 @@ pub fn prometheus_text(s: &ApiState) -> String {
     let _ = writeln!(out, "# TYPE sluice_process_threads gauge\nsluice_process_threads {}", p.threads);
     let _ = writeln!(out, "# TYPE sluice_process_open_fds gauge\nsluice_process_open_fds {}", p.open_files);
     let pipes = s.registry.pipelines();
-    let series: [(&str, &str, fn(&sluice_core::metrics::PipelineMetrics) -> u64); 5] = [
+    let series: [(&str, &str, PipelineSeries); 5] = [
         ("sluice_pipeline_events_in_total", "counter", |p| p.events_in.get()),
         ("sluice_pipeline_events_out_total", "counter", |p| p.events_out.get()),
         ("sluice_pipeline_events_filtered_total", "counter", |p| p.events_filtered.get()),
@@ -156,7 +161,7 @@ pub fn prometheus_text(s: &ApiState) -> String {
         let _ = writeln!(out, "sluice_pipeline_batch_latency_seconds_count{{pipeline=\"{}\"}} {n}", esc(&pm.name));
     }
     let comps = s.registry.components();
-    let cseries: [(&str, fn(&sluice_core::metrics::ComponentMetrics) -> u64); 7] = [
+    let cseries: [(&str, ComponentSeries); 7] = [
         ("sluice_component_events_in_total", |c| c.events_in.get()),
         ("sluice_component_events_out_total", |c| c.events_out.get()),
         ("sluice_component_events_failed_total", |c| c.events_failed.get()),

@@ -179,9 +179,7 @@ mod tests {
     use super::*;
 
     fn mapper() -> Mapper {
-        let mut opts = Options::default();
-        opts.year = Some(2024);
-        opts.tz = parse_timezone("+02:00").unwrap();
+        let opts = Options { year: Some(2024), tz: parse_timezone("+02:00").unwrap(), ..Default::default() };
         Mapper { opts, source: Arc::from("t"), metrics: Arc::new(ComponentMetrics::new("source", "t", "t")) }
     }
 

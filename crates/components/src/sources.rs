@@ -16,3 +16,22 @@ pub const SPECS: &[&SourceSpec] = &[&generator::SPEC, &http::SPEC, &syslog_tcp::
 pub fn find(name: &str) -> Option<&'static SourceSpec> {
     SPECS.iter().copied().find(|s| s.name == name)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_example_builds_and_names_are_unique() {
+        let mut names: Vec<&str> = SPECS.iter().map(|s| s.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), SPECS.len());
+        for spec in SPECS {
+            if let Err(e) = crate::testkit::build_source(spec, spec.example) {
+                panic!("example of {} does not build: {e}", spec.name);
+            }
+            assert_eq!(find(spec.name).map(|s| s.name), Some(spec.name));
+        }
+    }
+}

@@ -13,7 +13,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 T=${CARGO_TARGET_DIR:-$ROOT/target}/release
 PORT=${PORT:-25514}; API=${API:-127.0.0.1:29600}
 W=$(mktemp -d)
-trap 'kill $PID 2>/dev/null || true; wait $PID 2>/dev/null || true; rm -rf "$W"' EXIT
+trap 'kill $PID 2>/dev/null || true; wait $PID 2>/dev/null || true; [ -n "${KEEP:-}" ] && cat "$W/log"; rm -rf "$W"' EXIT
 hexport=$(printf '%04X' "$PORT")
 drops() { awk -v p=":$hexport" 'NR>1 && $2 ~ p"$" {print $NF}' /proc/net/udp | head -1; }
 

@@ -4,7 +4,7 @@
 #
 # usage: scripts/udp-bench.sh sluice|rsyslog RATE SECS [WORKERS]
 #   needs: a release build (CARGO_TARGET_DIR/release/sluice and examples/udp_blast:
-#          cargo build --release -p sluice -p sluice-components --example udp_blast)
+#          cargo build --release -p sluice && cargo build --release -p sluice-components --example udp_blast)
 #          rsyslog unpacked by scripts/syslog-clients.sh install.
 # Kernel drops come from /proc/net/udp (drops column of the receiving socket's port).
 set -euo pipefail

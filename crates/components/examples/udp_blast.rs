@@ -4,6 +4,7 @@
 //!
 //! ```text
 //! cargo run --release -p sluice-components --example udp_blast -- 127.0.0.1:5514 100000 10
+//! scripts/udp-bench.sh sluice 100000 10 1    # sender + sluice + /proc drop count
 //! ```
 //! Arguments: target address, datagrams per second, seconds. Pacing is per
 //! millisecond (rate/1000 datagrams, then sleep to the next tick), so bursts

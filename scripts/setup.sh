@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .cache
 need=()
-for p in pkg-config socat bsdutils curl python3-venv; do
+for p in pkg-config socat bsdutils curl python3-venv openssl; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -5,7 +5,7 @@ use sluice_core::component::SourceSpec;
 pub mod generator;
 pub mod http;
 pub mod internal_metrics;
-mod syslog_event;
+pub mod syslog_event;
 pub mod syslog_tcp;
 pub mod syslog_udp;
 pub mod tcp;

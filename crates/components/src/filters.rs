@@ -120,14 +120,8 @@ mod registry_tests {
 
     #[test]
     fn every_example_builds_and_names_are_unique() {
-        let mut names: Vec<&str> = SPECS.iter().map(|s| s.name).collect();
-        names.sort_unstable();
-        names.dedup();
-        assert_eq!(names.len(), SPECS.len());
+        crate::testkit::check_registry(SPECS, crate::testkit::build_filter);
         for spec in SPECS {
-            if let Err(e) = crate::testkit::build_filter(spec, spec.example) {
-                panic!("example of {} does not build: {e}", spec.name);
-            }
             assert_eq!(find(spec.name).map(|s| s.name), Some(spec.name));
         }
     }

@@ -84,3 +84,21 @@ pub fn run_filter(spec: &FilterSpec, toml_body: &str, mut events: Vec<Event>) ->
     f.process(&mut events);
     events
 }
+
+/// The registry contract every component list must keep: names are unique,
+/// [`find`-style lookup](crate::sources::find) returns each spec, and every
+/// spec's `example` builds.
+pub fn check_registry<T: ?Sized>(
+    specs: &[&sluice_core::component::Spec<T>],
+    build: fn(&sluice_core::component::Spec<T>, &str) -> Result<Box<T>, ConfigError>,
+) {
+    let mut names: Vec<&str> = specs.iter().map(|s| s.name).collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), specs.len(), "duplicate component names");
+    for spec in specs {
+        if let Err(e) = build(spec, spec.example) {
+            panic!("example of {} does not build: {e}", spec.name);
+        }
+    }
+}

@@ -88,6 +88,30 @@ fn take_string(
     }
 }
 
+/// Splits a component's table into its `type` and the rest.
+fn component_table(
+    v: &toml::Value,
+    path: &str,
+    errors: &mut Vec<ConfigError>,
+) -> Option<(String, toml::map::Map<String, toml::Value>)> {
+    let Some(table) = v.as_table() else {
+        errors.push(ConfigError::new(path, "expected a table"));
+        return None;
+    };
+    let mut table = table.clone();
+    match table.remove("type") {
+        Some(toml::Value::String(s)) => Some((s, table)),
+        Some(_) => {
+            errors.push(ConfigError::new(format!("{path}.type"), "expected a string"));
+            None
+        }
+        None => {
+            errors.push(ConfigError::new(path, "missing `type`"));
+            None
+        }
+    }
+}
+
 /// Builds one pipeline.
 pub fn build_pipeline(
     p: &PipelineConfig,
@@ -112,17 +136,7 @@ pub fn build_pipeline(
     let mut built_sources = Vec::new();
     for (id, v) in &p.sources {
         let path = format!("{base}.sources.{id}");
-        let Some(table) = v.as_table() else {
-            errors.push(ConfigError::new(path, "expected a table"));
-            continue;
-        };
-        let mut table = table.clone();
-        let Some(type_name) = take_string(&mut table, "type", &path, &mut errors) else {
-            if !errors.iter().any(|e| e.path == format!("{path}.type")) {
-                errors.push(ConfigError::new(path, "missing `type`"));
-            }
-            continue;
-        };
+        let Some((type_name, mut table)) = component_table(v, &path, &mut errors) else { continue };
         let group = take_string(&mut table, "group", &path, &mut errors);
         let subgroup = take_string(&mut table, "subgroup", &path, &mut errors);
         let host = take_string(&mut table, "host", &path, &mut errors);
@@ -155,17 +169,7 @@ pub fn build_pipeline(
     let mut built_sinks = Vec::new();
     for (id, v) in &p.sinks {
         let path = format!("{base}.sinks.{id}");
-        let Some(table) = v.as_table() else {
-            errors.push(ConfigError::new(path, "expected a table"));
-            continue;
-        };
-        let mut table = table.clone();
-        let Some(type_name) = take_string(&mut table, "type", &path, &mut errors) else {
-            if !errors.iter().any(|e| e.path == format!("{path}.type")) {
-                errors.push(ConfigError::new(path, "missing `type`"));
-            }
-            continue;
-        };
+        let Some((type_name, mut table)) = component_table(v, &path, &mut errors) else { continue };
         let when = match take_string(&mut table, "when", &path, &mut errors) {
             Some(text) => match Condition::parse(&text) {
                 Ok(c) => Some(c),

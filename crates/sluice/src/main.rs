@@ -12,6 +12,12 @@ use sluice_runtime::config::load_config;
 use sluice_runtime::node::NodeError;
 use sluice_runtime::{topology, Node};
 
+// Events are many small allocations made on one thread and freed on another
+// (source → worker → sink); mimalloc handles that pattern better than glibc's
+// malloc (see BENCHMARKS.md).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(name = "sluice", version, about = "Log management: collect, process, store and search logs")]
 struct Cli {

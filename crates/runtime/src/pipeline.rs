@@ -19,6 +19,7 @@ use sluice_core::{AckToken, Delivery, Event, Identity};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use async_trait::async_trait;
 use sluice_core::component::Closed;
@@ -147,14 +148,15 @@ pub fn start(built: BuiltPipeline, node: &NodeConfig) -> Result<RunningPipeline,
         let id = s.id;
         let pname = name.clone();
         let src = s.source;
-        source_tasks.push(tokio::spawn(async move {
-            let span = tracing::info_span!("source", pipeline = %pname, id = %id);
-            let _e = span.enter();
-            drop(_e);
-            if let Err(e) = src.run(cx).await {
-                tracing::error!(pipeline = %pname, source = %id, error = %e, "source stopped with an error");
+        let span = tracing::info_span!("source", pipeline = %pname, id = %id);
+        source_tasks.push(tokio::spawn(
+            async move {
+                if let Err(e) = src.run(cx).await {
+                    tracing::error!(pipeline = %pname, source = %id, error = %e, "source stopped with an error");
+                }
             }
-        }));
+            .instrument(span),
+        ));
     }
     Ok(RunningPipeline {
         name,
@@ -225,7 +227,7 @@ fn worker(
         let first = match work.recv_timeout(Duration::from_secs(1)) {
             Ok(item) => item,
             Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
-                flush(filters, routes, has_dead_letter_sink, metrics);
+                flush(filters, routes, has_dead_letter_sink);
                 last_flush = Instant::now();
                 continue;
             }
@@ -266,14 +268,14 @@ fn worker(
         metrics.events_filtered.add(n_in.saturating_sub(n_out));
         route(events, token, routes, has_dead_letter_sink);
         if last_flush.elapsed() >= Duration::from_secs(1) {
-            flush(filters, routes, has_dead_letter_sink, metrics);
+            flush(filters, routes, has_dead_letter_sink);
             last_flush = Instant::now();
         }
     }
-    flush(filters, routes, has_dead_letter_sink, metrics);
+    flush(filters, routes, has_dead_letter_sink);
 }
 
-fn flush(filters: &[Box<dyn Filter>], routes: &[SinkRoute], has_dead_letter_sink: bool, _metrics: &PipelineMetrics) {
+fn flush(filters: &[Box<dyn Filter>], routes: &[SinkRoute], has_dead_letter_sink: bool) {
     let mut emitted = Vec::new();
     for (i, f) in filters.iter().enumerate() {
         let mut out = Vec::new();

@@ -77,6 +77,17 @@ pub trait Sink: Send {
     /// batch is acknowledged only after this returned `Ok`.
     async fn write(&mut self, events: &[Event]) -> Result<(), BoxError>;
 
+    /// Writes a batch and may take over its acknowledgement. The runtime
+    /// resolves `ack` itself if it is still `Some` after `Ok`; a sink that
+    /// makes data durable later (the store commits its index about once a
+    /// second) takes the token and resolves it after that commit, so the
+    /// upstream queue keeps the events until they are really safe. On `Err`
+    /// the sink must leave `ack` in place (the runtime retries the batch).
+    async fn write_acked(&mut self, events: &[Event], ack: &mut Option<crate::AckToken>) -> Result<(), BoxError> {
+        let _ = ack;
+        self.write(events).await
+    }
+
     /// Flushes buffers before shutdown.
     async fn close(&mut self) -> Result<(), BoxError> {
         Ok(())

@@ -343,11 +343,14 @@ async fn run_sink(
         let n = item.events.len() as u64;
         metrics.events_in.add(n);
         let mut backoff = Duration::from_millis(100);
+        let mut ack = Some(item.token);
         loop {
-            match sink.write(&item.events).await {
+            match sink.write_acked(&item.events, &mut ack).await {
                 Ok(()) => {
                     metrics.events_out.add(n);
-                    item.token.delivered();
+                    if let Some(token) = ack.take() {
+                        token.delivered();
+                    }
                     break;
                 }
                 Err(e) => {
@@ -357,7 +360,9 @@ async fn run_sink(
                         _ = tokio::time::sleep(backoff) => {}
                         _ = hard.cancelled() => {
                             tracing::error!(pipeline = %pipeline, sink = %id, events = n, "giving up on a batch at shutdown; it stays unacknowledged");
-                            item.token.failed();
+                            if let Some(token) = ack.take() {
+                                token.failed();
+                            }
                             break;
                         }
                     }

@@ -1,0 +1,259 @@
+//! Request and response types of the search API (`/api/v1/*`), shared by the
+//! HTTP layer and every [`crate::SearchBackend`].
+//!
+//! Requests arrive as JSON (`*Request`), are validated and parsed once
+//! ([`SearchRequest::parse`] …) into engine-independent forms ([`Search`],
+//! [`Aggregate`]) and handed to the backend with the caller's principal.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::ast::Query;
+use crate::parser::{parse, ParseError};
+use crate::time::{TimeError, TimeRange};
+
+/// Most hits one search page may return.
+pub const MAX_PAGE: usize = 10_000;
+
+fn default_size() -> usize {
+    100
+}
+
+/// `POST /api/v1/search` (also `GET` with the same names as query parameters).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchRequest {
+    /// The query string; empty means everything.
+    #[serde(default)]
+    pub query: String,
+    /// Start of the time range (inclusive): RFC 3339, epoch milliseconds or
+    /// relative (`now-15m`). Missing: unbounded.
+    #[serde(default)]
+    pub from: Option<String>,
+    /// End of the time range (exclusive), same forms. Missing: unbounded.
+    #[serde(default)]
+    pub to: Option<String>,
+    /// Hits per page (default 100, at most [`MAX_PAGE`]).
+    #[serde(default = "default_size")]
+    pub size: usize,
+    /// The `next` cursor of the previous page.
+    #[serde(default)]
+    pub search_after: Option<String>,
+    /// Only these fields in each hit (the `@` identity fields are always there).
+    #[serde(default)]
+    pub fields: Option<Vec<String>>,
+}
+
+/// A validated search.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Search {
+    /// The parsed query.
+    pub query: Query,
+    /// The time range.
+    pub range: TimeRange,
+    /// Hits per page.
+    pub size: usize,
+    /// Opaque cursor from a previous page's `next` (the backend decodes it).
+    pub search_after: Option<String>,
+    /// Selected fields, if any.
+    pub fields: Option<Vec<String>>,
+}
+
+/// Why a request is invalid (an HTTP 400).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RequestError {
+    /// The query string does not parse.
+    #[error("{0}")]
+    Query(#[from] ParseError),
+    /// A time bound does not parse.
+    #[error("{0}")]
+    Time(#[from] TimeError),
+    /// Anything else (size too large, bad aggregation).
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl SearchRequest {
+    /// Validates and parses, with `now_ns` for relative times.
+    pub fn parse(&self, now_ns: i64) -> Result<Search, RequestError> {
+        if self.size == 0 || self.size > MAX_PAGE {
+            return Err(RequestError::Invalid(format!("size must be between 1 and {MAX_PAGE}, got {}", self.size)));
+        }
+        Ok(Search {
+            query: parse(&self.query)?,
+            range: TimeRange::parse(self.from.as_deref(), self.to.as_deref(), now_ns)?,
+            size: self.size,
+            search_after: self.search_after.clone(),
+            fields: self.fields.clone(),
+        })
+    }
+}
+
+/// One hit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Hit {
+    /// Stable unique id of the stored event.
+    pub id: String,
+    /// The event as sluice writes it to ndjson: `@timestamp` (RFC 3339, ns),
+    /// `@group`, `@subgroup`, `@host`, `@source`, then its fields.
+    pub event: serde_json::Value,
+}
+
+/// A page of hits, newest first.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SearchResponse {
+    /// All hits of the query in the range (not only this page).
+    pub total: u64,
+    /// This page.
+    pub hits: Vec<Hit>,
+    /// Pass as `search_after` to get the next page; `None` on the last page.
+    pub next: Option<String>,
+    /// Time the backend spent, milliseconds.
+    pub took_ms: u64,
+}
+
+/// One aggregation of `POST /api/v1/aggregate`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Aggregation {
+    /// Event counts per time bucket over the request's range. `interval`
+    /// (`"1m"`, `"1h"`) or `"auto"`/missing: a round interval giving at most
+    /// `buckets` buckets (default 60). Empty buckets are included, so the
+    /// buckets sum to the total.
+    DateHistogram {
+        #[serde(default)]
+        interval: Option<String>,
+        #[serde(default)]
+        buckets: Option<usize>,
+    },
+    /// The `size` most frequent values of `field` (default 10).
+    Terms {
+        field: String,
+        #[serde(default)]
+        size: Option<usize>,
+    },
+    /// count / min / max / avg / sum of a numeric field.
+    Stats { field: String },
+}
+
+/// `POST /api/v1/aggregate`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AggregateRequest {
+    /// The query string; empty means everything.
+    #[serde(default)]
+    pub query: String,
+    /// Time range start (see [`SearchRequest::from`]).
+    #[serde(default)]
+    pub from: Option<String>,
+    /// Time range end.
+    #[serde(default)]
+    pub to: Option<String>,
+    /// Named aggregations.
+    #[serde(default)]
+    pub aggs: BTreeMap<String, Aggregation>,
+}
+
+/// A validated aggregation request.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Aggregate {
+    /// The parsed query.
+    pub query: Query,
+    /// The time range.
+    pub range: TimeRange,
+    /// Named aggregations.
+    pub aggs: BTreeMap<String, Aggregation>,
+}
+
+impl AggregateRequest {
+    /// Validates and parses, with `now_ns` for relative times.
+    pub fn parse(&self, now_ns: i64) -> Result<Aggregate, RequestError> {
+        Ok(Aggregate {
+            query: parse(&self.query)?,
+            range: TimeRange::parse(self.from.as_deref(), self.to.as_deref(), now_ns)?,
+            aggs: self.aggs.clone(),
+        })
+    }
+}
+
+/// One bucket of a histogram or terms aggregation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Bucket {
+    /// Histogram: bucket start in epoch milliseconds; terms: the value.
+    pub key: serde_json::Value,
+    /// Events in the bucket.
+    pub count: u64,
+}
+
+/// Numeric statistics; `min`/`max`/`avg` are `None` when `count` is 0.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    /// Events with a numeric value in the field.
+    pub count: u64,
+    /// Smallest value.
+    pub min: Option<f64>,
+    /// Largest value.
+    pub max: Option<f64>,
+    /// Mean.
+    pub avg: Option<f64>,
+    /// Sum.
+    pub sum: f64,
+}
+
+/// The result of one [`Aggregation`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AggregationResult {
+    /// See [`Aggregation::DateHistogram`].
+    DateHistogram { interval_ms: i64, buckets: Vec<Bucket> },
+    /// See [`Aggregation::Terms`]; `other` counts events with a value outside the top N.
+    Terms { buckets: Vec<Bucket>, other: u64 },
+    /// See [`Aggregation::Stats`].
+    Stats(Stats),
+}
+
+/// `POST /api/v1/aggregate` response.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AggregateResponse {
+    /// Events matching the query in the range.
+    pub total: u64,
+    /// Results by name.
+    pub aggs: BTreeMap<String, AggregationResult>,
+    /// Time the backend spent, milliseconds.
+    pub took_ms: u64,
+}
+
+/// `GET /api/v1/tail?query=…`: Server-Sent Events of new matching events.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TailRequest {
+    /// The query string; empty means everything.
+    #[serde(default)]
+    pub query: String,
+}
+
+/// The type a field was seen with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FieldType {
+    /// Exact-match string (identity fields, short values).
+    Keyword,
+    /// Full-text string (`message`).
+    Text,
+    /// Integer or float.
+    Number,
+    /// Timestamp.
+    Date,
+    /// true/false.
+    Boolean,
+}
+
+/// `GET /api/v1/fields` entry.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FieldInfo {
+    /// Dotted path.
+    pub name: String,
+    /// Types seen (a field can hold numbers in some events, strings in others).
+    pub types: Vec<FieldType>,
+}

@@ -161,6 +161,24 @@ impl PersistedQueue {
         Ok(ids[0])
     }
 
+    /// Appends one record like [`PersistedQueue::append`] and, when the
+    /// shard's readers have read everything before it, claims it for the
+    /// caller (write-through): it is marked delivered-but-unacknowledged and
+    /// readers skip it, so the caller hands its in-memory events to the
+    /// consumers and later acknowledges the id with [`PersistedQueue::ack`].
+    /// Returns the id and whether it was claimed; an unclaimed record is
+    /// delivered by [`PersistedQueue::next`] as usual. Claimed records that
+    /// are never acknowledged are delivered again after a restart.
+    pub fn append_claimed(&self, shard: usize, payload: &[u8], events: u32) -> Result<(RecordId, bool), QueueError> {
+        let total = self.reserve(&[(payload, events)], true)?;
+        let (ids, claimed) = self.shards[shard % self.shards.len()].append_claim(&[(payload, events)], total, true)?;
+        if claimed == 0 {
+            self.shared.notify_data(ids.len());
+        }
+        // INVARIANT: one input record yields one id.
+        Ok((ids[0], claimed == 1))
+    }
+
     /// Like [`PersistedQueue::append`] but fails with [`QueueError::Full`]
     /// instead of blocking.
     pub fn try_append(&self, shard: usize, payload: &[u8], events: u32) -> Result<RecordId, QueueError> {
@@ -182,11 +200,22 @@ impl PersistedQueue {
     }
 
     fn append_impl(&self, shard: usize, records: &[(&[u8], u32)], block: bool) -> Result<Vec<RecordId>, QueueError> {
+        if records.is_empty() {
+            if self.shared.closed.load(Ordering::SeqCst) {
+                return Err(QueueError::Closed);
+            }
+            return Ok(Vec::new());
+        }
+        let total = self.reserve(records, block)?;
+        let ids = self.shards[shard % self.shards.len()].append_batch(records, total)?;
+        self.shared.notify_data(ids.len());
+        Ok(ids)
+    }
+
+    /// Checks sizes and reserves capacity for `records`; returns the bytes reserved.
+    fn reserve(&self, records: &[(&[u8], u32)], block: bool) -> Result<u64, QueueError> {
         if self.shared.closed.load(Ordering::SeqCst) {
             return Err(QueueError::Closed);
-        }
-        if records.is_empty() {
-            return Ok(Vec::new());
         }
         let mut total = 0u64;
         for (p, _) in records {
@@ -200,9 +229,7 @@ impl PersistedQueue {
         } else if !self.shared.try_reserve(total, self.max_bytes) {
             return Err(QueueError::Full);
         }
-        let ids = self.shards[shard % self.shards.len()].append_batch(records, total)?;
-        self.shared.notify_data(ids.len());
-        Ok(ids)
+        Ok(total)
     }
 
     /// Returns the next unread record of any shard, waiting up to `timeout`.

@@ -349,15 +349,34 @@ impl Shard {
     /// Appends `records` (payload, events). Capacity must already be reserved
     /// for `total_bytes`; on error the unwritten part is released here.
     pub fn append_batch(&self, records: &[(&[u8], u32)], total_bytes: u64) -> Result<Vec<RecordId>, QueueError> {
+        self.append_claim(records, total_bytes, false).map(|(ids, _)| ids)
+    }
+
+    /// Like [`Shard::append_batch`]; with `claim`, a chunk that starts exactly
+    /// at the read cursor is delivered at once to the caller (marked in
+    /// flight, cursor moved past it) instead of being left for readers.
+    /// Returns the ids and how many leading records were claimed.
+    pub fn append_claim(
+        &self,
+        records: &[(&[u8], u32)],
+        total_bytes: u64,
+        claim: bool,
+    ) -> Result<(Vec<RecordId>, usize), QueueError> {
         let mut committed = 0u64;
-        let result = self.append_inner(records, &mut committed);
+        let result = self.append_inner(records, &mut committed, claim);
         if result.is_err() {
             self.shared.release(total_bytes - committed);
         }
         result
     }
 
-    fn append_inner(&self, records: &[(&[u8], u32)], committed: &mut u64) -> Result<Vec<RecordId>, QueueError> {
+    fn append_inner(
+        &self,
+        records: &[(&[u8], u32)],
+        committed: &mut u64,
+        mut claim: bool,
+    ) -> Result<(Vec<RecordId>, usize), QueueError> {
+        let mut claimed = 0usize;
         let mut ids = Vec::with_capacity(records.len());
         let mut w = self.writer.lock();
         let mut i = 0;
@@ -402,6 +421,21 @@ impl Shard {
                 let seg = st.segments.back_mut().expect("active segment listed");
                 debug_assert_eq!(seg.id, w.segment);
                 seg.end = end;
+                if claim && st.cursor == (w.segment, start) {
+                    // Write-through: the caller hands these records to the
+                    // workers itself; readers never see them. They are in
+                    // flight exactly as if a reader had delivered them.
+                    let mut off = start;
+                    for &(payload, ev) in &records[chunk_start..i] {
+                        let bytes = RECORD_HEADER_LEN as u64 + payload.len() as u64;
+                        st.inflight.insert((w.segment, off), InFlight { bytes, events: ev });
+                        off += bytes;
+                    }
+                    st.cursor.1 = end;
+                    claimed += i - chunk_start;
+                } else {
+                    claim = false;
+                }
             }
             let n = (i - chunk_start) as u64;
             *committed += end - start;
@@ -420,7 +454,7 @@ impl Shard {
             w.unsynced = 0;
             w.last_sync = Instant::now();
         }
-        Ok(ids)
+        Ok((ids, claimed))
     }
 
     fn roll(&self, w: &mut MutexGuard<'_, WriteState>) -> Result<(), QueueError> {
@@ -432,8 +466,11 @@ impl Shard {
         let file = Arc::new(file);
         {
             let mut st = self.read.lock();
+            let cursor = st.cursor;
+            let mut caught_up = false;
             if let Some(last) = st.segments.back_mut() {
                 last.sealed = true;
+                caught_up = cursor == (last.id, last.end) && !last.broken;
             }
             st.segments.push_back(SegmentInfo {
                 id,
@@ -443,6 +480,14 @@ impl Shard {
                 sealed: false,
                 broken: false,
             });
+            if caught_up {
+                // Readers had read everything: move the cursor to the new
+                // segment now (as the next read would), so write-through
+                // claims keep working across segment rolls.
+                let before = st.frontier();
+                st.cursor = (id, SEGMENT_HEADER_LEN);
+                self.frontier_moved(&mut st, before)?;
+            }
         }
         self.shared.segments.fetch_add(1, Ordering::SeqCst);
         self.force_roll.store(false, Ordering::SeqCst);

@@ -46,7 +46,7 @@ pub struct PipelineQueue {
 
 enum Backend {
     Memory { tx: Mutex<Option<Sender<WorkItem>>>, permits: Arc<Semaphore>, max: usize },
-    Persisted { q: Arc<PersistedQueue>, next_shard: AtomicUsize },
+    Persisted { q: Arc<PersistedQueue>, next_shard: AtomicUsize, tx: Mutex<Option<Sender<WorkItem>>> },
 }
 
 /// The queue as sources see it.
@@ -103,6 +103,7 @@ impl PipelineQueue {
         let (q, report) = PersistedQueue::open(qc)?;
         let q = Arc::new(q);
         let (tx, rx) = crossbeam_channel::bounded(workers.max(1) * 2);
+        let tx_direct = tx.clone();
         let stop = Arc::new(AtomicBool::new(false));
         let reader = {
             let q = Arc::clone(&q);
@@ -114,7 +115,11 @@ impl PipelineQueue {
                 .map_err(|e| QueueError::Io { path: dir_for_err, source: e })?
         };
         let output = Arc::new(QueueOutput {
-            backend: Backend::Persisted { q: Arc::clone(&q), next_shard: AtomicUsize::new(0) },
+            backend: Backend::Persisted {
+                q: Arc::clone(&q),
+                next_shard: AtomicUsize::new(0),
+                tx: Mutex::new(Some(tx_direct)),
+            },
             metrics,
             closed: AtomicBool::new(false),
         });
@@ -133,8 +138,10 @@ impl PipelineQueue {
     /// persisted queue stops reading new records too (they stay on disk).
     pub fn close_input(&self) {
         self.output.closed.store(true, Ordering::SeqCst);
-        if let Backend::Memory { tx, .. } = &self.output.backend {
-            tx.lock().take();
+        match &self.output.backend {
+            Backend::Memory { tx, .. } | Backend::Persisted { tx, .. } => {
+                tx.lock().take();
+            }
         }
         self.stop_reading.store(true, Ordering::SeqCst);
     }
@@ -199,16 +206,7 @@ fn read_loop(
                 continue;
             }
         };
-        let id = rec.id;
-        let q2 = Arc::clone(q);
-        let name = metrics.name.clone();
-        let token = AckToken::new(move |d| {
-            if d == Delivery::Delivered {
-                if let Err(e) = q2.ack(id) {
-                    tracing::error!(pipeline = %name, record = ?id, error = %e, "queue ack failed");
-                }
-            }
-        });
+        let token = record_token(Arc::clone(q), rec.id, &metrics.name);
         let mut item = WorkItem { events, token };
         loop {
             match tx.send_timeout(item, Duration::from_millis(100)) {
@@ -221,6 +219,33 @@ fn read_loop(
                 }
                 Err(crossbeam_channel::SendTimeoutError::Disconnected(_)) => return,
             }
+        }
+    }
+}
+
+/// The token of a delivered persisted record: acknowledges it when every
+/// sink took it; a failed or dropped token leaves it for redelivery after a
+/// restart.
+fn record_token(q: Arc<PersistedQueue>, id: sluice_queue::RecordId, pipeline: &str) -> AckToken {
+    let name = pipeline.to_string();
+    AckToken::new(move |d| {
+        if d == Delivery::Delivered {
+            if let Err(e) = q.ack(id) {
+                tracing::error!(pipeline = %name, record = ?id, error = %e, "queue ack failed");
+            }
+        }
+    })
+}
+
+/// Hands a claimed batch to the workers. The channel had room a moment ago;
+/// if another source filled it meanwhile, wait on a blocking thread. If the
+/// workers are gone (shutdown) the token is dropped: not acknowledged, so the
+/// record is delivered again after a restart.
+async fn deliver(tx: Sender<WorkItem>, item: WorkItem) {
+    match tx.try_send(item) {
+        Ok(()) | Err(crossbeam_channel::TrySendError::Disconnected(_)) => {}
+        Err(crossbeam_channel::TrySendError::Full(item)) => {
+            let _ = tokio::task::spawn_blocking(move || tx.send(item)).await;
         }
     }
 }
@@ -254,17 +279,27 @@ impl Output for QueueOutput {
                 self.metrics.events_in.add(n as u64);
                 tx.send(WorkItem { events, token }).map_err(|_| Closed)
             }
-            Backend::Persisted { q, next_shard } => {
+            Backend::Persisted { q, next_shard, tx } => {
                 let mut buf = Vec::with_capacity(n * 256);
                 encode_batch(&events, &mut buf);
-                drop(events);
                 let shard = next_shard.fetch_add(1, Ordering::Relaxed);
                 let mut backoff = Duration::from_millis(50);
+                // Write-through: when the workers keep up (their channel has
+                // room) and the shard has no unread backlog, the record is
+                // claimed at append time and this batch goes to the workers
+                // from memory; otherwise it stays for the reader thread.
+                let direct = tx.lock().as_ref().filter(|t| !t.is_full()).cloned();
+                let mut events = Some(events);
                 loop {
-                    let q = Arc::clone(q);
+                    let qc = Arc::clone(q);
                     let payload = std::mem::take(&mut buf);
+                    let want_claim = direct.is_some();
                     let res = tokio::task::spawn_blocking(move || {
-                        let r = q.append(shard, &payload, n as u32);
+                        let r = if want_claim {
+                            qc.append_claimed(shard, &payload, n as u32)
+                        } else {
+                            qc.append(shard, &payload, n as u32).map(|id| (id, false))
+                        };
                         (r, payload)
                     })
                     .await;
@@ -273,8 +308,15 @@ impl Output for QueueOutput {
                         Err(_) => return Err(Closed),
                     };
                     match r {
-                        Ok(_) => {
+                        Ok((id, claimed)) => {
                             self.metrics.events_in.add(n as u64);
+                            if claimed {
+                                if let (Some(tx), Some(events)) = (direct, events.take()) {
+                                    let item =
+                                        WorkItem { events, token: record_token(Arc::clone(q), id, &self.metrics.name) };
+                                    deliver(tx, item).await;
+                                }
+                            }
                             return Ok(());
                         }
                         Err(QueueError::Closed) => return Err(Closed),

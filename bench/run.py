@@ -51,16 +51,29 @@ convert = { response = "integer", bytes = "integer" }
 remove_field = ["timestamp"]
 """
 
-# name: (template, format, filters, queue, count, rate, connections)
+# name: (template, format, filters, queue, count, rate, connections[, sink])
 CASES = {
     "passthrough-memory": ("thesis", "ndjson", "", "memory", 2_000_000, 0, 1),
     "passthrough-persisted": ("thesis", "ndjson", "", "persisted", 2_000_000, 0, 1),
     "grok-apache": ("apache", "lines", GROK_FILTERS, "memory", 1_000_000, 0, 1),
     "rss-100k": ("thesis", "ndjson", "", "memory", 2_000_000, 100_000, 1),
+    # Indexing end to end: TCP ndjson -> persisted queue -> embedded store
+    # (acknowledged = committed to the index).
+    "index-store": ("thesis", "ndjson", "", "persisted", 2_000_000, 0, 1, "store"),
 }
 
+def du(path):
+    total = 0
+    for root, _, files in os.walk(path):
+        for f in files:
+            try: total += os.path.getsize(os.path.join(root, f))
+            except OSError: pass
+    return total
+
 def config(case, port, api, data):
-    template, fmt, filters, queue, _, _, _ = CASES[case]
+    template, fmt, filters, queue, _, _, _ = CASES[case][:7]
+    sink = CASES[case][7] if len(CASES[case]) > 7 else "blackhole"
+    sink_cfg = f'type = "store"\npath = "{data}/store"' if sink == "store" else 'type = "blackhole"'
     q = '[pipelines.main.queue]\ntype = "memory"\nmax_events = 65536\n' if queue == "memory" else \
         '[pipelines.main.queue]\ntype = "persisted"\nmax_bytes = "1GiB"\nfsync = "1s"\n'
     return f"""
@@ -79,11 +92,11 @@ address = "127.0.0.1:{port}"
 format = "{fmt}"
 {filters}
 [pipelines.main.sinks.out]
-type = "blackhole"
+{sink_cfg}
 """
 
 def run_case(case):
-    template, fmt, filters, queue, count, rate, conns = CASES[case]
+    template, fmt, filters, queue, count, rate, conns = CASES[case][:7]
     port, apiport = free_port(), free_port()
     api = f"127.0.0.1:{apiport}"
     with tempfile.TemporaryDirectory(prefix=f"sluice-bench-{case}-") as d:
@@ -120,6 +133,12 @@ def run_case(case):
                 "offered_rate": rate or "max", "generator_rate": gen_out["rate"],
                 "peak_rss_mb": round(peak_rss / 2**20, 1), "queue": queue,
             }
+            store = os.path.join(d, "data", "store")
+            if os.path.isdir(store):
+                raw = gen_out.get("bytes", 0)
+                res["store_bytes_per_event"] = round(du(store) / max(out, 1), 1)
+                res["raw_bytes_per_event"] = round(raw / max(count, 1), 1)
+                res["store_pct_of_raw"] = round(100 * du(store) / max(raw, 1), 1)
             return res
         finally:
             p.terminate()

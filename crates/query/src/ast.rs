@@ -42,8 +42,9 @@ pub enum Query {
     /// A quoted phrase: `"connection refused"`, `message:"user root"`.
     Phrase { field: Option<String>, text: String },
     /// A term with `*` (any run) and `?` (one character): `web-*`, `fail?d`.
-    /// In `pattern` a backslash escapes a literal `*`, `?` or `\\` (from the
-    /// query `a\\*b*`); every other character stands for itself.
+    /// In `pattern` a backslash escapes a literal `*`, `?` or `\` (the
+    /// query `a\*b*` gives the pattern `a\*b*`: a literal `a*b` followed by
+    /// any run); every other character stands for itself.
     Wildcard { field: Option<String>, pattern: String },
     /// `field:[a TO b]`, `field:{a TO b]`, `field:>10`, `field:<=5`.
     Range { field: String, lower: Bound, upper: Bound },

@@ -513,6 +513,15 @@ mod tests {
         assert!(!g(&"*a".repeat(20), &"a".repeat(19)));
     }
 
+    proptest::proptest! {
+        #[test]
+        fn never_panics_on_parsed_queries(s in "[a-zA-Z0-9 :.*?\\[\\]{}()\"<>=@_-]{0,40}") {
+            if let Ok(query) = parse(&s) {
+                let _ = matches(&query, &sample());
+            }
+        }
+    }
+
     /// An OpenSSH syslog line: `Dec 10 06:55:46 LabSZ sshd[24200]: message`.
     fn openssh_event(line: &str) -> Event {
         let (head, message) = line.split_once("]: ").unwrap();

@@ -113,6 +113,8 @@ impl fmt::Display for Query {
                 write_bound(f, hi)?;
                 write!(f, "{close}")
             }
+            // `_exists_:AND` would read `AND` as an operator; `AND:*` is the same query.
+            Query::Exists { field } if matches!(field.as_str(), "AND" | "OR" | "NOT") => write!(f, "{field}:*"),
             Query::Exists { field } => write!(f, "_exists_:{field}"),
             Query::And(items) if items.is_empty() => f.write_str("*"),
             Query::Or(items) if items.is_empty() => f.write_str("NOT *"),

@@ -568,8 +568,8 @@ mod tests {
         e
     }
 
-    const OPENSSH: &str = include_str!("../tests/data/openssh_2k.log");
-    const APACHE: &str = include_str!("../tests/data/apache_500.log");
+    const OPENSSH: &str = include_str!("../tests/data/openssh_2k.txt");
+    const APACHE: &str = include_str!("../tests/data/apache_500.txt");
 
     fn count(events: &[Event], query: &str) -> usize {
         let query = q(query);

@@ -925,6 +925,8 @@ mod tests {
             "\"say \\\"hi\\\"\" AND x\\ y AND \\AND AND a\\*b* AND _exists_:k",
             "s:[\"1\" TO \"a b\"] OR s:{* TO -2.5]",
             "-*",
+            // Found by fuzzing: a field named like an operator.
+            "AND:* OR:x NOT:[1 TO 2]",
         ] {
             let q = parse(input).unwrap();
             let printed = q.to_string();
@@ -961,6 +963,8 @@ mod tests {
                 "f:",
                 "f.g:",
                 "_exists_:",
+                "AND:",
+                "NOT:",
                 "*",
                 "?",
                 "[",

@@ -102,6 +102,20 @@ fn json_f64_term(f: &Fields, path: &str, v: f64) -> Term {
     t
 }
 
+/// Term for a number as the inverted index holds it: tantivy normalises JSON
+/// numbers to i64 when integral (u64 above `i64::MAX`), else f64.
+fn json_number_term(f: &Fields, path: &str, v: f64) -> Term {
+    let mut t = Term::from_field_json_path(f.attrs, path, true);
+    if v.fract() == 0.0 && v >= i64::MIN as f64 && v < i64::MAX as f64 {
+        t.append_type_and_fast_value(v as i64);
+    } else if v.fract() == 0.0 && v >= 0.0 && v < u64::MAX as f64 {
+        t.append_type_and_fast_value(v as u64);
+    } else {
+        t.append_type_and_fast_value(v);
+    }
+    t
+}
+
 fn json_bool_term(f: &Fields, path: &str, v: bool) -> Term {
     let mut t = Term::from_field_json_path(f.attrs, path, true);
     t.append_type_and_fast_value(v);
@@ -322,7 +336,7 @@ pub fn translate(f: &Fields, q: &Query) -> Result<Q, TranslateError> {
                 Target::Dynamic(path) => {
                     let mut alts = vec![text_query(f, &t, value)];
                     if let Some(n) = parse_number(value) {
-                        alts.push(term_query(json_f64_term(f, path, n)));
+                        alts.push(term_query(json_number_term(f, path, n)));
                     }
                     match value.as_str() {
                         "true" => alts.push(term_query(json_bool_term(f, path, true))),

@@ -226,10 +226,14 @@ impl Store {
         self.writer.lock().next_seq
     }
 
-    /// Adds `events`; `ack` (if any) is resolved after the commit that makes
-    /// them durable. Blocking: indexing happens on the caller's thread and
-    /// the writer's threads; may commit inline when `commit_events` are pending.
-    pub fn append(&self, events: &[Event], ack: Option<AckToken>) -> Result<(), StoreError> {
+    /// Adds `events`. On success the store takes `ack` (if any) and resolves
+    /// it after the commit that makes the events durable (delivered), or when
+    /// that commit fails (failed: the upstream queue redelivers). On error
+    /// `ack` is left in place. Blocking: indexing happens on the caller's
+    /// thread and the writer's threads; commits inline when `commit_events`
+    /// are pending (an inline commit failure is logged, counted and fails
+    /// the pending acks, but the append itself succeeded).
+    pub fn append(&self, events: &[Event], ack: &mut Option<AckToken>) -> Result<(), StoreError> {
         if self.closed.load(Ordering::Acquire) {
             return Err(StoreError::Closed);
         }
@@ -258,11 +262,12 @@ impl Store {
         st.buf = buf;
         st.pending_events += events.len();
         self.counters.events.fetch_add(events.len() as u64, Ordering::Relaxed);
-        if let Some(a) = ack {
+        if let Some(a) = ack.take() {
             st.pending_acks.push(a);
         }
         if st.pending_events >= self.opts.commit_events {
-            self.commit_locked(&mut st)?;
+            // Errors are logged and counted inside; the acks were failed.
+            let _ = self.commit_locked(&mut st);
         }
         Ok(())
     }

@@ -48,7 +48,7 @@ fn reopen_keeps_data_and_seq_continues() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path(), quiet()).unwrap();
     let events: Vec<Event> = (0..100).map(|i| ev(BASE + i as i64, 0, i)).collect();
-    store.append(&events, None).unwrap();
+    store.append(&events, &mut None).unwrap();
     store.commit().unwrap();
     assert_eq!(store.next_seq(), 101);
     store.close().unwrap();
@@ -56,7 +56,7 @@ fn reopen_keeps_data_and_seq_continues() {
     let store = Store::open(dir.path(), quiet()).unwrap();
     assert_eq!(total(&store), 100);
     assert_eq!(store.next_seq(), 101);
-    store.append(&[ev(BASE + 5 * 86_400_000_000_000, 1, 0)], None).unwrap();
+    store.append(&[ev(BASE + 5 * 86_400_000_000_000, 1, 0)], &mut None).unwrap();
     store.commit().unwrap();
     let s = Search { query: Query::All, range: TimeRange::default(), size: 1, search_after: None, fields: None };
     let page = store.search_sync(&all(), &s).unwrap();
@@ -88,7 +88,7 @@ fn retention_by_age_drops_old_partitions() {
     let store = Store::open(dir.path(), opts).unwrap();
     for h in 0..4 {
         let events: Vec<Event> = (0..10 * (h + 1)).map(|i| ev(BASE + h as i64 * HOUR + i as i64, h, i as usize)).collect();
-        store.append(&events, None).unwrap();
+        store.append(&events, &mut None).unwrap();
     }
     store.commit().unwrap();
     assert_eq!(store.partitions().len(), 4);
@@ -119,7 +119,7 @@ fn retention_by_bytes_drops_oldest_partitions() {
     let store = Store::open(dir.path(), StoreOptions { partition: PartitionSpan::Hour, ..quiet() }).unwrap();
     for h in 0..4 {
         let events: Vec<Event> = (0..500).map(|i| ev(BASE + h as i64 * HOUR + i as i64, h, i)).collect();
-        store.append(&events, None).unwrap();
+        store.append(&events, &mut None).unwrap();
     }
     store.commit().unwrap();
     let parts = store.partitions();
@@ -142,7 +142,7 @@ fn acks_resolve_only_after_commit() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path(), quiet()).unwrap();
     let (t, rx) = token();
-    store.append(&[ev(BASE, 0, 0), ev(BASE + 1, 0, 1)], Some(t)).unwrap();
+    store.append(&[ev(BASE, 0, 0), ev(BASE + 1, 0, 1)], &mut Some(t)).unwrap();
     std::thread::sleep(Duration::from_millis(200));
     assert!(rx.try_recv().is_err(), "acked before commit");
     assert_eq!(total(&store), 0, "searchable before commit");
@@ -154,11 +154,11 @@ fn acks_resolve_only_after_commit() {
     let dir2 = tempfile::tempdir().unwrap();
     let s2 = Store::open(dir2.path(), opts).unwrap();
     let (t, rx) = token();
-    s2.append(&[ev(BASE, 0, 0)], Some(t)).unwrap();
+    s2.append(&[ev(BASE, 0, 0)], &mut Some(t)).unwrap();
     assert_eq!(rx.recv_timeout(Duration::from_secs(2)).unwrap(), Delivery::Delivered);
     let (t, rx) = token();
     let ten: Vec<Event> = (0..10).map(|i| ev(BASE, 1, i)).collect();
-    s2.append(&ten, Some(t)).unwrap();
+    s2.append(&ten, &mut Some(t)).unwrap();
     assert_eq!(rx.try_recv().unwrap(), Delivery::Delivered, "commit_events reached: committed inline");
     store.close().unwrap();
     s2.close().unwrap();
@@ -174,7 +174,7 @@ fn kill_child_helper() {
     for batch in 0..13u64 {
         let events: Vec<Event> = (0..500).map(|i| ev(BASE + (batch * 500 + i) as i64, batch, i as usize)).collect();
         let (t, rx) = token();
-        store.append(&events, Some(t)).unwrap();
+        store.append(&events, &mut Some(t)).unwrap();
         if batch < 10 {
             assert_eq!(rx.recv_timeout(Duration::from_secs(10)).unwrap(), Delivery::Delivered);
             println!("ACKED {batch}");
@@ -221,7 +221,7 @@ fn dropped_without_close_keeps_acked_events() {
     {
         let store = Store::open(dir.path(), quiet()).unwrap();
         let (t, rx) = token();
-        store.append(&[ev(BASE, 0, 0), ev(BASE, 0, 1)], Some(t)).unwrap();
+        store.append(&[ev(BASE, 0, 0), ev(BASE, 0, 1)], &mut Some(t)).unwrap();
         store.commit().unwrap();
         assert_eq!(rx.try_recv().unwrap(), Delivery::Delivered);
     }

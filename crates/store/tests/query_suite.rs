@@ -70,7 +70,7 @@ fn ingest(store: &Store, c: &Corpus) {
         events.push(event_of(group, *i, line, g % 3));
     }
     for chunk in events.chunks(1000) {
-        store.append(chunk, None).unwrap();
+        store.append(chunk, &mut None).unwrap();
     }
     store.commit().unwrap();
 }
@@ -361,7 +361,7 @@ async fn principal_isolation_on_every_path() {
     let mut rx_all = store.tail(&all(), &Query::All).await.unwrap();
     let evs: Vec<Event> =
         ["apache", "openssh", "linux", "apache"].iter().enumerate().map(|(i, g)| event_of(g, 5000 + i, "tail me", 0)).collect();
-    store.append(&evs, None).unwrap();
+    store.append(&evs, &mut None).unwrap();
     store.commit().unwrap();
     let mut got = Vec::new();
     while let Ok(h) = rx.try_recv() {
@@ -381,7 +381,7 @@ fn new_events_are_searchable_within_two_seconds() {
     let store = Store::open(dir.path(), StoreOptions::default()).unwrap(); // commit_interval 1s
     let mut e = Event::from_message("fresh needle");
     e.identity = Arc::new(Identity::new("g", "s", "h"));
-    store.append(&[e], None).unwrap();
+    store.append(&[e], &mut None).unwrap();
     let t0 = std::time::Instant::now();
     while count(&store, &all(), term(None, "needle")) == 0 {
         assert!(t0.elapsed() < Duration::from_secs(2), "not searchable after 2 s");

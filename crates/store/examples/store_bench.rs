@@ -3,7 +3,8 @@
 //!
 //! ```text
 //! cargo run --release -p sluice-store --example store_bench -- \
-//!     [--events N] [--dir PATH] [--commit-events N] [--runs N] [--keep]
+//!     [--events N] [--dir PATH] [--commit-events N] [--writer-threads N] [--zstd-level N]
+//!     [--runs N] [--keep] [--reuse]
 //! ```
 //! Events are the 395-byte thesis event (`/work/shared/data/thesis/event.json`)
 //! with varying sequence numbers, levels, words, hosts and timestamps spread
@@ -101,10 +102,21 @@ fn main() {
     if !reuse {
         let _ = std::fs::remove_dir_all(&dir);
     }
-    let opts = StoreOptions { commit_events, ..StoreOptions::default() };
+    let d = StoreOptions::default();
+    let opts = StoreOptions {
+        commit_events,
+        writer_threads: arg(&args, "--writer-threads").and_then(|v| v.parse().ok()).unwrap_or(d.writer_threads),
+        docstore_zstd_level: arg(&args, "--zstd-level").and_then(|v| v.parse().ok()).unwrap_or(d.docstore_zstd_level),
+        ..d
+    };
     let store = Store::open(&dir, opts.clone()).expect("open store");
     let g = Gen::new();
-    println!("store_bench: {n} events, commit_events = {commit_events}, dir = {}", dir.display());
+    println!(
+        "store_bench: {n} events, commit_events = {commit_events}, writer_threads = {}, zstd level {}, dir = {}",
+        opts.writer_threads,
+        opts.docstore_zstd_level,
+        dir.display()
+    );
     println!("raw thesis event: {} bytes", g.raw_len);
 
     if !reuse {

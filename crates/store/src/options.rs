@@ -83,7 +83,7 @@ impl Default for StoreOptions {
             commit_events: DEFAULT_COMMIT_EVENTS,
             writer_threads: 2,
             writer_memory_bytes: 128 << 20,
-            docstore_zstd_level: 9,
+            docstore_zstd_level: 3,
             docstore_block_bytes: 128 << 10,
         }
     }

@@ -12,7 +12,8 @@ pub mod tcp;
 pub mod udp;
 
 /// Every sink type, by config `type` name.
-pub const SPECS: &[&SinkSpec] = &[&blackhole::SPEC, &file::SPEC, &http::SPEC, &stdout::SPEC, &store::SPEC, &tcp::SPEC, &udp::SPEC];
+pub const SPECS: &[&SinkSpec] =
+    &[&blackhole::SPEC, &file::SPEC, &http::SPEC, &stdout::SPEC, &store::SPEC, &tcp::SPEC, &udp::SPEC];
 
 /// The spec for a `type` name.
 pub fn find(name: &str) -> Option<&'static SinkSpec> {

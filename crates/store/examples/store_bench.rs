@@ -97,7 +97,9 @@ fn main() {
     let runs: usize = arg(&args, "--runs").and_then(|v| v.parse().ok()).unwrap_or(200);
     let commit_events: usize =
         arg(&args, "--commit-events").and_then(|v| v.parse().ok()).unwrap_or(sluice_store::DEFAULT_COMMIT_EVENTS);
-    let dir = arg(&args, "--dir").map(std::path::PathBuf::from).unwrap_or_else(|| std::env::temp_dir().join("sluice-store-bench"));
+    let dir = arg(&args, "--dir")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::env::temp_dir().join("sluice-store-bench"));
     let reuse = args.iter().any(|a| a == "--reuse");
     if !reuse {
         let _ = std::fs::remove_dir_all(&dir);
@@ -217,11 +219,7 @@ fn main() {
         ("phrase of 3 words, all time, 100 hits", &mut phrase, totals.2),
         ("date histogram 24 h, 96 buckets", &mut hist, totals.3),
     ] {
-        println!(
-            "{name}: p50 {:.1} ms, p99 {:.1} ms (last total {total}, {runs} runs)",
-            pct(v, 0.5),
-            pct(v, 0.99)
-        );
+        println!("{name}: p50 {:.1} ms, p99 {:.1} ms (last total {total}, {runs} runs)", pct(v, 0.5), pct(v, 0.99));
     }
     println!("rss after queries: {:.0} MiB", rss_mib());
     store.close().expect("close");

@@ -20,7 +20,10 @@ impl PartitionSpan {
         match s.trim() {
             "1h" | "hour" | "hourly" => Ok(Self::Hour),
             "1d" | "day" | "daily" => Ok(Self::Day),
-            other => Err(StoreError::Option { key: "partition", message: format!("expected \"1h\" or \"1d\", got {other:?}") }),
+            other => Err(StoreError::Option {
+                key: "partition",
+                message: format!("expected \"1h\" or \"1d\", got {other:?}"),
+            }),
         }
     }
 

@@ -20,7 +20,9 @@ use tantivy::schema::Value as _;
 use tantivy::TantivyDocument;
 use tracing::info_span;
 
-use crate::collect::{HistogramCollector, MinMaxCollector, SortKey, StatsCollector, TermKey, TermsCollector, TopCollector};
+use crate::collect::{
+    HistogramCollector, MinMaxCollector, SortKey, StatsCollector, TermKey, TermsCollector, TopCollector,
+};
 use crate::schema::names;
 use crate::store::Store;
 use crate::translate::{full_query, TranslateError};
@@ -251,7 +253,11 @@ impl Store {
         }
         let total = match total {
             Some(t) => t,
-            None => searchers.iter().map(|s| s.search(&*query, &Count).map(|c| c as u64)).sum::<Result<u64, _>>().map_err(internal)?,
+            None => searchers
+                .iter()
+                .map(|s| s.search(&*query, &Count).map(|c| c as u64))
+                .sum::<Result<u64, _>>()
+                .map_err(internal)?,
         };
         let mut out = BTreeMap::new();
         for (name, a) in &agg.aggs {
@@ -259,7 +265,9 @@ impl Store {
                 Aggregation::DateHistogram { interval, buckets } => {
                     let want = buckets.unwrap_or(DEFAULT_BUCKETS);
                     if want == 0 || want > MAX_BUCKETS {
-                        return Err(BackendError::BadRequest(format!("{name}: buckets must be between 1 and {MAX_BUCKETS}")));
+                        return Err(BackendError::BadRequest(format!(
+                            "{name}: buckets must be between 1 and {MAX_BUCKETS}"
+                        )));
                     }
                     match extent {
                         None => AggregationResult::DateHistogram {
@@ -323,7 +331,8 @@ impl Store {
                         return Err(BackendError::BadRequest(format!("{name}: {field} is not numeric")));
                     }
                     let c = StatsCollector { column: col };
-                    let mut acc = crate::collect::StatsAcc { min: f64::INFINITY, max: f64::NEG_INFINITY, ..Default::default() };
+                    let mut acc =
+                        crate::collect::StatsAcc { min: f64::INFINITY, max: f64::NEG_INFINITY, ..Default::default() };
                     for s in &searchers {
                         let r = s.search(&*query, &c).map_err(internal)?;
                         acc.events += r.events;

@@ -99,8 +99,9 @@ pub struct Store {
     has_subscribers: AtomicBool,
     /// Counters.
     pub counters: Counters,
-    stop: Mutex<bool>,
-    wake: Condvar,
+    /// Stop flag and wake-up of the commit thread (shared with it, so the
+    /// thread does not keep the store alive while it sleeps).
+    stop: Arc<(Mutex<bool>, Condvar)>,
     closed: AtomicBool,
     pub(crate) me: Weak<Store>,
 }
@@ -198,15 +199,15 @@ impl Store {
             subscribers: Mutex::new(Vec::new()),
             has_subscribers: AtomicBool::new(false),
             counters: Counters::default(),
-            stop: Mutex::new(false),
-            wake: Condvar::new(),
+            stop: Arc::new((Mutex::new(false), Condvar::new())),
             closed: AtomicBool::new(false),
             me: me.clone(),
         });
         let weak = Arc::downgrade(&store);
+        let stop = Arc::clone(&store.stop);
         std::thread::Builder::new()
             .name("store-commit".into())
-            .spawn(move || committer(weak, interval))
+            .spawn(move || committer(weak, stop, interval))
             .map_err(|e| StoreError::io("spawn commit thread for", store.path.clone(), e))?;
         Ok(store)
     }
@@ -251,7 +252,9 @@ impl Store {
             st.next_seq += 1;
             let doc = self.fields.document(e, seq, &mut buf);
             let Some(pw) = st.writers.get_mut(&start) else { continue };
-            pw.writer.add_document(doc).map_err(|e| StoreError::index(crate::partition::name_of(self.opts.partition, start), e))?;
+            pw.writer
+                .add_document(doc)
+                .map_err(|e| StoreError::index(crate::partition::name_of(self.opts.partition, start), e))?;
             pw.dirty = true;
             pw.max_seq = seq;
             pw.last_used = now;
@@ -278,7 +281,8 @@ impl Store {
             match existing {
                 Some(p) => p,
                 None => {
-                    let p = Arc::new(Partition::open(&self.path, self.opts.partition, start, &self.fields, &self.opts)?);
+                    let p =
+                        Arc::new(Partition::open(&self.path, self.opts.partition, start, &self.fields, &self.opts)?);
                     info!(partition = %p.name, "partition created");
                     self.parts.write().insert(start, Arc::clone(&p));
                     p
@@ -308,8 +312,12 @@ impl Store {
         } else {
             st.last_commit = Instant::now();
         }
-        let idle: Vec<i64> =
-            st.writers.iter().filter(|(_, w)| !w.dirty && w.last_used.elapsed() > IDLE_WRITER).map(|(k, _)| *k).collect();
+        let idle: Vec<i64> = st
+            .writers
+            .iter()
+            .filter(|(_, w)| !w.dirty && w.last_used.elapsed() > IDLE_WRITER)
+            .map(|(k, _)| *k)
+            .collect();
         for k in idle {
             st.writers.remove(&k);
         }
@@ -357,7 +365,12 @@ impl Store {
                     a.delivered();
                 }
                 self.counters.commits.fetch_add(1, Ordering::Relaxed);
-                tracing::debug!(events, partitions = committed.len(), took_ms = t0.elapsed().as_millis() as u64, "committed");
+                tracing::debug!(
+                    events,
+                    partitions = committed.len(),
+                    took_ms = t0.elapsed().as_millis() as u64,
+                    "committed"
+                );
                 if !tail.is_empty() {
                     let mut subs = self.subscribers.lock();
                     publish(&mut subs, &tail, &self.counters.tail_dropped);
@@ -395,8 +408,8 @@ impl Store {
             st.writers.clear();
             r
         };
-        *self.stop.lock() = true;
-        self.wake.notify_all();
+        *self.stop.0.lock() = true;
+        self.stop.1.notify_all();
         REGISTRY.lock().retain(|(p, w)| *p != self.path && w.strong_count() > 0);
         r
     }
@@ -459,7 +472,8 @@ impl Store {
         for v in victims {
             st.writers.remove(&v.start_ns);
             self.parts.write().remove(&v.start_ns);
-            let info = PartitionInfo { name: v.name.clone(), start_ns: v.start_ns, events: v.events(), bytes: v.bytes() };
+            let info =
+                PartitionInfo { name: v.name.clone(), start_ns: v.start_ns, events: v.events(), bytes: v.bytes() };
             std::fs::remove_dir_all(&v.dir).map_err(|e| StoreError::io("remove", &v.dir, e))?;
             info!(partition = %info.name, bytes = info.bytes, events = info.events, "retention dropped partition");
             self.counters.partitions_dropped.fetch_add(1, Ordering::Relaxed);
@@ -505,23 +519,22 @@ impl Drop for Store {
                 let _ = self.commit_locked(&mut st);
             }
         }
-        *self.stop.get_mut() = true;
-        self.wake.notify_all();
+        *self.stop.0.lock() = true;
+        self.stop.1.notify_all();
     }
 }
 
-fn committer(weak: Weak<Store>, interval: Duration) {
+fn committer(weak: Weak<Store>, stop: Arc<(Mutex<bool>, Condvar)>, interval: Duration) {
     let tick = interval.min(Duration::from_millis(250)).max(Duration::from_millis(10));
     let mut last_retention = Instant::now();
     loop {
         {
-            let Some(store) = weak.upgrade() else { return };
-            let mut stop = store.stop.lock();
-            if *stop {
+            let mut stopped = stop.0.lock();
+            if *stopped {
                 return;
             }
-            store.wake.wait_for(&mut stop, tick);
-            if *stop {
+            stop.1.wait_for(&mut stopped, tick);
+            if *stopped {
                 return;
             }
         }

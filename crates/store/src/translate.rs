@@ -281,7 +281,9 @@ fn range(f: &Fields, field: &str, lower: &Bound, upper: &Bound) -> Result<Q, Tra
         Target::Timestamp => {
             let conv = |l: &Literal| time_of(l).ok();
             let (Some(lo), Some(hi)) = (map_bound(lower, conv), map_bound(upper, conv)) else {
-                return Err(TranslateError("@timestamp: range bounds must be RFC 3339 times or epoch milliseconds".into()));
+                return Err(TranslateError(
+                    "@timestamp: range bounds must be RFC 3339 times or epoch milliseconds".into(),
+                ));
             };
             ts_range(f, lo, hi)
         }

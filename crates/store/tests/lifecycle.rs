@@ -87,7 +87,8 @@ fn retention_by_age_drops_old_partitions() {
         StoreOptions { partition: PartitionSpan::Hour, retention_age: Some(Duration::from_secs(7200)), ..quiet() };
     let store = Store::open(dir.path(), opts).unwrap();
     for h in 0..4 {
-        let events: Vec<Event> = (0..10 * (h + 1)).map(|i| ev(BASE + h as i64 * HOUR + i as i64, h, i as usize)).collect();
+        let events: Vec<Event> =
+            (0..10 * (h + 1)).map(|i| ev(BASE + h as i64 * HOUR + i as i64, h, i as usize)).collect();
         store.append(&events, &mut None).unwrap();
     }
     store.commit().unwrap();
@@ -129,8 +130,14 @@ fn retention_by_bytes_drops_oldest_partitions() {
     let opts = StoreOptions { partition: PartitionSpan::Hour, retention_bytes: Some(newest_two + 100), ..quiet() };
     let store = Store::open(dir.path(), opts).unwrap();
     let dropped = store.apply_retention(BASE).unwrap();
-    assert_eq!(dropped.iter().map(|d| d.name.clone()).collect::<Vec<_>>(), vec![parts[0].name.clone(), parts[1].name.clone()]);
-    assert_eq!(store.partitions().iter().map(|p| p.name.clone()).collect::<Vec<_>>(), vec![parts[2].name.clone(), parts[3].name.clone()]);
+    assert_eq!(
+        dropped.iter().map(|d| d.name.clone()).collect::<Vec<_>>(),
+        vec![parts[0].name.clone(), parts[1].name.clone()]
+    );
+    assert_eq!(
+        store.partitions().iter().map(|p| p.name.clone()).collect::<Vec<_>>(),
+        vec![parts[2].name.clone(), parts[3].name.clone()]
+    );
     assert_eq!(total(&store), 1000);
     // Under the limit now: nothing more goes.
     assert!(store.apply_retention(BASE).unwrap().is_empty());
@@ -150,7 +157,8 @@ fn acks_resolve_only_after_commit() {
     assert_eq!(rx.try_recv().unwrap(), Delivery::Delivered);
     assert_eq!(total(&store), 2);
     // The timer commits too, and commit_events commits inline.
-    let opts = StoreOptions { commit_interval: Duration::from_millis(100), commit_events: 10, ..StoreOptions::default() };
+    let opts =
+        StoreOptions { commit_interval: Duration::from_millis(100), commit_events: 10, ..StoreOptions::default() };
     let dir2 = tempfile::tempdir().unwrap();
     let s2 = Store::open(dir2.path(), opts).unwrap();
     let (t, rx) = token();
@@ -227,5 +235,28 @@ fn dropped_without_close_keeps_acked_events() {
     }
     let store = Store::open(dir.path(), quiet()).unwrap();
     assert_eq!(total(&store), 2);
+    store.close().unwrap();
+}
+
+#[test]
+fn slow_tail_subscriber_drops_and_counts_instead_of_blocking() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path(), quiet()).unwrap();
+    let mut rx = store.subscribe(&all(), &Query::All);
+    let n = sluice_store::tail::TAIL_CHANNEL + 100;
+    let events: Vec<Event> = (0..n).map(|i| ev(BASE + i as i64, 0, i)).collect();
+    store.append(&events, &mut None).unwrap();
+    store.commit().unwrap(); // must not wait for the subscriber
+    assert_eq!(store.counters.tail_dropped.load(std::sync::atomic::Ordering::Relaxed), 100);
+    let mut got = 0;
+    while rx.try_recv().is_ok() {
+        got += 1;
+    }
+    assert_eq!(got, sluice_store::tail::TAIL_CHANNEL);
+    // A closed subscriber is removed at the next publish.
+    drop(rx);
+    store.append(&events[..1], &mut None).unwrap();
+    store.commit().unwrap();
+    assert_eq!(store.counters.tail_dropped.load(std::sync::atomic::Ordering::Relaxed), 100);
     store.close().unwrap();
 }

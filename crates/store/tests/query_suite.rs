@@ -108,7 +108,9 @@ fn loghub_query_counts_match_independent_counts() {
     let has = |w: &str| c.lines.iter().filter(|(_, _, l)| tokens(l).iter().any(|t| t == w)).count() as u64;
     // `grep -c -i -w` over the three files gives these counts (sshd: grep says
     // 2676, a Unicode-aware word split — the analyser, Python's `\w` — finds 2677).
-    for (w, grep) in [("error", 642u64), ("sshd", 2676 + 1), ("failure", 987), ("authentication", 1088), ("session", 248)] {
+    for (w, grep) in
+        [("error", 642u64), ("sshd", 2676 + 1), ("failure", 987), ("authentication", 1088), ("session", 248)]
+    {
         assert_eq!(has(w), grep, "independent count of {w}");
         assert_eq!(count(&store, &p, term(None, w)), grep, "term {w}");
         assert_eq!(count(&store, &p, term(Some("message"), &w.to_uppercase())), grep, "message:{w} upper");
@@ -125,7 +127,8 @@ fn loghub_query_counts_match_independent_counts() {
     // A multi-token term is a phrase.
     assert_eq!(count(&store, &p, term(None, "check-pass")), phrase("check", "pass"));
     // Wildcards on tokens.
-    let prefix = |pre: &str| c.lines.iter().filter(|(_, _, l)| tokens(l).iter().any(|t| t.starts_with(pre))).count() as u64;
+    let prefix =
+        |pre: &str| c.lines.iter().filter(|(_, _, l)| tokens(l).iter().any(|t| t.starts_with(pre))).count() as u64;
     assert_eq!(count(&store, &p, Query::Wildcard { field: None, pattern: "fail*".into() }), prefix("fail"));
     assert!(prefix("fail") > 1000);
     let q = Query::Wildcard { field: None, pattern: "Sess?on".into() };
@@ -322,7 +325,8 @@ async fn principal_isolation_on_every_path() {
     let (_d, store, _c) = setup();
     let apache = Principal::new("a", vec![SourcePattern::new("apache", "*", "*")]);
     let glob = Principal::new("g", vec![SourcePattern::new("open*", "w?b", "h[1]")]);
-    let host = Principal::new("h", vec![SourcePattern::new("linux", "*", "h2"), SourcePattern::new("apache", "web", "h0")]);
+    let host =
+        Principal::new("h", vec![SourcePattern::new("linux", "*", "h2"), SourcePattern::new("apache", "web", "h0")]);
     let nobody = Principal::new("n", vec![]);
     assert_eq!(store.search(&apache, &search(Query::All, 10)).await.unwrap().total, 2000);
     let page = store.search(&apache, &search(Query::All, 10_000)).await.unwrap();
@@ -359,8 +363,11 @@ async fn principal_isolation_on_every_path() {
     // Tail.
     let mut rx = store.tail(&apache, &Query::All).await.unwrap();
     let mut rx_all = store.tail(&all(), &Query::All).await.unwrap();
-    let evs: Vec<Event> =
-        ["apache", "openssh", "linux", "apache"].iter().enumerate().map(|(i, g)| event_of(g, 5000 + i, "tail me", 0)).collect();
+    let evs: Vec<Event> = ["apache", "openssh", "linux", "apache"]
+        .iter()
+        .enumerate()
+        .map(|(i, g)| event_of(g, 5000 + i, "tail me", 0))
+        .collect();
     store.append(&evs, &mut None).unwrap();
     store.commit().unwrap();
     let mut got = Vec::new();
@@ -388,4 +395,3 @@ fn new_events_are_searchable_within_two_seconds() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
-

@@ -25,6 +25,7 @@ pub struct TopCollector {
 /// Result of [`TopCollector`]: total matches, and the top hits newest first.
 pub type TopFruit = (u64, Vec<(SortKey, DocAddress)>);
 
+/// Per-segment part of [`TopCollector`].
 pub struct TopSegment {
     k: usize,
     after: Option<SortKey>,
@@ -62,7 +63,7 @@ impl Collector for TopCollector {
             count += c;
             all.extend(hits);
         }
-        all.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        all.sort_unstable_by_key(|h| Reverse(h.0));
         all.truncate(self.k);
         Ok((count, all))
     }
@@ -106,7 +107,7 @@ impl SegmentCollector for TopSegment {
         let ord = self.ord;
         let mut hits: Vec<(SortKey, DocAddress)> =
             self.heap.into_iter().map(|Reverse((k, d))| (k, DocAddress::new(ord, d))).collect();
-        hits.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        hits.sort_unstable_by_key(|h| Reverse(h.0));
         (self.count, hits)
     }
 }
@@ -117,6 +118,7 @@ pub struct MinMaxCollector;
 /// (count, min ts, max ts).
 pub type MinMax = (u64, i64, i64);
 
+/// Per-segment part of [`MinMaxCollector`].
 pub struct MinMaxSegment {
     ts: Column<i64>,
     acc: MinMax,
@@ -162,6 +164,7 @@ pub struct HistogramCollector {
     pub buckets: usize,
 }
 
+/// Per-segment part of [`HistogramCollector`].
 pub struct HistogramSegment {
     ts: Column<i64>,
     origin_ns: i64,
@@ -237,6 +240,7 @@ enum TermCol {
     Bool(Column<bool>, [u64; 2]),
 }
 
+/// Per-segment part of [`TermsCollector`].
 pub struct TermsSegment {
     cols: Vec<TermCol>,
     scratch: Vec<u64>,
@@ -390,6 +394,7 @@ impl StatsAcc {
     }
 }
 
+/// Per-segment part of [`StatsCollector`].
 pub struct StatsSegment {
     cols: Vec<Column<f64>>,
     acc: StatsAcc,

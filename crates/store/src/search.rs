@@ -205,7 +205,7 @@ impl Store {
             };
             total += count;
             cands.extend(hits.into_iter().map(|(key, addr)| (key, i, addr)));
-            cands.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+            cands.sort_unstable_by_key(|c| std::cmp::Reverse(c.0));
             cands.truncate(k);
             searchers.push(searcher);
         }

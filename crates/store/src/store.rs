@@ -244,9 +244,8 @@ impl Store {
         let mut buf = std::mem::take(&mut st.buf);
         for e in events {
             let start = self.opts.partition.start_of(e.timestamp);
-            if !st.writers.contains_key(&start) {
-                let w = self.open_writer(start)?;
-                st.writers.insert(start, w);
+            if let std::collections::hash_map::Entry::Vacant(slot) = st.writers.entry(start) {
+                slot.insert(self.open_writer(start)?);
             }
             let seq = st.next_seq;
             st.next_seq += 1;

@@ -40,7 +40,7 @@ fn event_of(group: &str, i: usize, line: &str, g: usize) -> Event {
     let mut fields = Object::new();
     fields.insert("message", Value::from(line));
     fields.insert("n", Value::Int(i as i64));
-    fields.insert("flag", Value::Bool(i % 2 == 0));
+    fields.insert("flag", Value::Bool(i.is_multiple_of(2)));
     fields.insert("app", Value::from(group));
     if i % 2 == 1 {
         fields.insert("odd", Value::from("yes"));
@@ -49,7 +49,7 @@ fn event_of(group: &str, i: usize, line: &str, g: usize) -> Event {
         fields.insert("ssh_only", Value::from("x"));
     }
     let mut http = Object::new();
-    http.insert("status", Value::Int(if i % 10 == 0 { 500 } else { 200 }));
+    http.insert("status", Value::Int(if i.is_multiple_of(10) { 500 } else { 200 }));
     fields.insert("http", http.into_value());
     let mut e = Event::from_fields(fields);
     // The three files interleave over 2000 s; seconds apart within a file.

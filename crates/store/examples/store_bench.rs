@@ -1,0 +1,229 @@
+//! Store benchmark: indexing throughput (events/s, events per CPU-second),
+//! bytes on disk per event, then query latencies over the stored events.
+//!
+//! ```text
+//! cargo run --release -p sluice-store --example store_bench -- \
+//!     [--events N] [--dir PATH] [--commit-events N] [--writer-threads N] [--zstd-level N]
+//!     [--runs N] [--keep] [--reuse]
+//! ```
+//! Events are the 395-byte thesis event (`/work/shared/data/thesis/event.json`)
+//! with varying sequence numbers, levels, words, hosts and timestamps spread
+//! evenly over 26 hours. Generation is excluded from the timings (its CPU is
+//! measured per thread and subtracted).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use sluice_core::{Event, Identity, Value};
+use sluice_query::api::{Aggregate, Search};
+use sluice_query::{Aggregation, Principal, Query, SourcePattern, TimeRange};
+use sluice_store::{Store, StoreOptions};
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+const HOUR: i64 = 3_600_000_000_000;
+const START: i64 = 1_763_769_600_000_000_000; // 2025-11-22T00:00:00Z
+const SPAN: i64 = 26 * HOUR;
+const LEVELS: [&str; 4] = ["INFO", "WARN", "ERROR", "DEBUG"];
+const WORDS: [&str; 8] = ["started", "stopped", "timeout", "connected", "refused", "retrying", "flushed", "rotated"];
+
+/// User + system CPU seconds of the process (`self`) or the calling thread
+/// (`thread-self`), the figures getrusage(2) reports, read from /proc (the
+/// workspace denies `unsafe`, which a libc getrusage call needs).
+fn cpu_seconds(who: &str) -> f64 {
+    let Ok(s) = std::fs::read_to_string(format!("/proc/{who}/stat")) else { return 0.0 };
+    let Some(rest) = s.rfind(')').map(|i| &s[i + 2..]) else { return 0.0 };
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 Hz on Linux).
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0) / 100.0;
+    ticks(11) + ticks(12)
+}
+
+fn rss_mib() -> f64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse::<f64>().ok())
+        .unwrap_or(0.0)
+        / 1024.0
+}
+
+fn arg(args: &[String], name: &str) -> Option<String> {
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
+}
+
+struct Gen {
+    template: Event,
+    raw_len: usize,
+    groups: Vec<Arc<Identity>>,
+}
+
+impl Gen {
+    fn new() -> Self {
+        let raw = std::fs::read("/work/shared/data/thesis/event.json").expect("thesis event");
+        let raw_len = raw.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(raw.len(), |i| i + 1);
+        let (template, _) = sluice_core::codec::event_from_json(&raw[..raw_len]).expect("thesis event parses");
+        let groups = (0..50).map(|h| Arc::new(Identity::new(format!("g{}", h % 5), "prod", format!("h{h}")))).collect();
+        Self { template, raw_len, groups }
+    }
+
+    fn event(&self, i: u64, n: u64) -> Event {
+        let mut e = self.template.clone();
+        e.timestamp = START + (SPAN as i128 * i as i128 / n as i128) as i64;
+        let level = LEVELS[(i % 4) as usize];
+        let word = WORDS[(i / 4 % 8) as usize];
+        e.fields.insert(
+            "message",
+            Value::from(format!("2016-05-18 10:44:30:045 {level} LogGenerator {word} This is lognumber {i}")),
+        );
+        e.fields.insert("count", Value::Int(i as i64));
+        e.fields.insert("offset", Value::Int((i * 64) as i64));
+        e.fields.insert("logcount", Value::from(i.to_string()));
+        e.identity = Arc::clone(&self.groups[(i % 50) as usize]);
+        e
+    }
+}
+
+fn pct(v: &mut [f64], p: f64) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[((v.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let n: u64 = arg(&args, "--events").and_then(|v| v.parse().ok()).unwrap_or(10_000_000);
+    let runs: usize = arg(&args, "--runs").and_then(|v| v.parse().ok()).unwrap_or(200);
+    let commit_events: usize =
+        arg(&args, "--commit-events").and_then(|v| v.parse().ok()).unwrap_or(sluice_store::DEFAULT_COMMIT_EVENTS);
+    let dir = arg(&args, "--dir")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::env::temp_dir().join("sluice-store-bench"));
+    let reuse = args.iter().any(|a| a == "--reuse");
+    if !reuse {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    let d = StoreOptions::default();
+    let opts = StoreOptions {
+        commit_events,
+        writer_threads: arg(&args, "--writer-threads").and_then(|v| v.parse().ok()).unwrap_or(d.writer_threads),
+        docstore_zstd_level: arg(&args, "--zstd-level").and_then(|v| v.parse().ok()).unwrap_or(d.docstore_zstd_level),
+        ..d
+    };
+    let store = Store::open(&dir, opts.clone()).expect("open store");
+    let g = Gen::new();
+    println!(
+        "store_bench: {n} events, commit_events = {commit_events}, writer_threads = {}, zstd level {}, dir = {}",
+        opts.writer_threads,
+        opts.docstore_zstd_level,
+        dir.display()
+    );
+    println!("raw thesis event: {} bytes", g.raw_len);
+
+    if !reuse {
+        let batch = 2_000u64;
+        let mut gen_cpu = 0.0;
+        let cpu0 = cpu_seconds("self");
+        let t0 = Instant::now();
+        let mut gen_wall = Duration::ZERO;
+        let mut i = 0;
+        let mut last_report = Instant::now();
+        while i < n {
+            let g0 = Instant::now();
+            let c0 = cpu_seconds("thread-self");
+            let events: Vec<Event> = (i..(i + batch).min(n)).map(|k| g.event(k, n)).collect();
+            gen_cpu += cpu_seconds("thread-self") - c0;
+            gen_wall += g0.elapsed();
+            store.append(&events, &mut None).expect("append");
+            i += events.len() as u64;
+            if last_report.elapsed() > Duration::from_secs(15) {
+                last_report = Instant::now();
+                let w = (t0.elapsed() - gen_wall).as_secs_f64();
+                eprintln!("  {i} events, {:.0} events/s, rss {:.0} MiB", i as f64 / w, rss_mib());
+            }
+        }
+        store.commit().expect("commit");
+        let wall = (t0.elapsed() - gen_wall).as_secs_f64();
+        let cpu = cpu_seconds("self") - cpu0 - gen_cpu;
+        println!(
+            "indexing: {n} events in {wall:.1} s = {:.0} events/s; {cpu:.1} CPU-s = {:.0} events per CPU-second",
+            n as f64 / wall,
+            n as f64 / cpu
+        );
+        println!("rss after indexing: {:.0} MiB", rss_mib());
+    }
+    // Let background merges settle before measuring the disk.
+    std::thread::sleep(Duration::from_secs(5));
+    let bytes = store.disk_bytes();
+    let stored: u64 = store.partitions().iter().map(|p| p.events).sum();
+    println!(
+        "disk: {bytes} bytes for {stored} events = {:.1} bytes/event = {:.1}% of raw ({} partitions)",
+        bytes as f64 / stored as f64,
+        100.0 * bytes as f64 / stored as f64 / g.raw_len as f64,
+        store.partitions().len()
+    );
+
+    let p = Principal::new("bench", vec![SourcePattern::all()]);
+    let hours = (SPAN / HOUR - 1) as usize;
+    let mut term = Vec::new();
+    let mut text = Vec::new();
+    let mut phrase = Vec::new();
+    let mut hist = Vec::new();
+    let mut totals = (0u64, 0u64, 0u64, 0u64);
+    for r in 0..runs {
+        let h0 = START + (r % hours) as i64 * HOUR;
+        let s = Search {
+            query: Query::Term { field: Some("@host".into()), value: format!("h{}", r % 50) },
+            range: TimeRange { from_ns: Some(h0), to_ns: Some(h0 + HOUR) },
+            size: 100,
+            search_after: None,
+            fields: None,
+        };
+        let t = Instant::now();
+        totals.0 = store.search_sync(&p, &s).expect("term").total;
+        term.push(t.elapsed().as_secs_f64() * 1e3);
+        let s = Search {
+            query: Query::Term { field: None, value: WORDS[r % 8].into() },
+            range: TimeRange::default(),
+            size: 100,
+            search_after: None,
+            fields: None,
+        };
+        let t = Instant::now();
+        totals.1 = store.search_sync(&p, &s).expect("text").total;
+        text.push(t.elapsed().as_secs_f64() * 1e3);
+        let s = Search {
+            query: Query::Phrase { field: None, text: format!("{} LogGenerator {}", LEVELS[r % 4], WORDS[r % 8]) },
+            range: TimeRange::default(),
+            size: 100,
+            search_after: None,
+            fields: None,
+        };
+        let t = Instant::now();
+        totals.2 = store.search_sync(&p, &s).expect("phrase").total;
+        phrase.push(t.elapsed().as_secs_f64() * 1e3);
+        let d0 = START + (r % 2) as i64 * HOUR;
+        let a = Aggregate {
+            query: Query::All,
+            range: TimeRange { from_ns: Some(d0), to_ns: Some(d0 + 24 * HOUR) },
+            aggs: [("h".to_string(), Aggregation::DateHistogram { interval: None, buckets: Some(96) })].into(),
+        };
+        let t = Instant::now();
+        totals.3 = store.aggregate_sync(&p, &a).expect("histogram").total;
+        hist.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    for (name, v, total) in [
+        ("term @host:hN, 1 h range, 100 hits", &mut term, totals.0),
+        ("full text word, all time, 100 hits", &mut text, totals.1),
+        ("phrase of 3 words, all time, 100 hits", &mut phrase, totals.2),
+        ("date histogram 24 h, 96 buckets", &mut hist, totals.3),
+    ] {
+        println!("{name}: p50 {:.1} ms, p99 {:.1} ms (last total {total}, {runs} runs)", pct(v, 0.5), pct(v, 0.99));
+    }
+    println!("rss after queries: {:.0} MiB", rss_mib());
+    store.close().expect("close");
+    if !args.iter().any(|a| a == "--keep") && !reuse {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,122 @@
+//! Store options: partition span, retention, commit policy, index writer memory.
+
+use std::time::Duration;
+
+use crate::error::StoreError;
+
+/// How much event time one partition (one tantivy index) covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum PartitionSpan {
+    /// One partition per UTC hour (`YYYYMMDDTHH`).
+    Hour,
+    /// One partition per UTC day (`YYYYMMDD`), the default.
+    #[default]
+    Day,
+}
+
+impl PartitionSpan {
+    /// Parses `"1h"` or `"1d"`.
+    pub fn parse(s: &str) -> Result<Self, StoreError> {
+        match s.trim() {
+            "1h" | "hour" | "hourly" => Ok(Self::Hour),
+            "1d" | "day" | "daily" => Ok(Self::Day),
+            other => Err(StoreError::Option {
+                key: "partition",
+                message: format!("expected \"1h\" or \"1d\", got {other:?}"),
+            }),
+        }
+    }
+
+    /// The config spelling (`"1h"`, `"1d"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Hour => "1h",
+            Self::Day => "1d",
+        }
+    }
+
+    /// Length in nanoseconds.
+    pub fn nanos(self) -> i64 {
+        match self {
+            Self::Hour => 3_600_000_000_000,
+            Self::Day => 86_400_000_000_000,
+        }
+    }
+
+    /// Start of the partition holding `ts_ns`.
+    pub fn start_of(self, ts_ns: i64) -> i64 {
+        ts_ns.div_euclid(self.nanos()) * self.nanos()
+    }
+}
+
+/// Options of a [`crate::Store`]. Two opens of the same path in one process
+/// must pass equal options (they share one instance).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoreOptions {
+    /// Event time covered by one partition.
+    pub partition: PartitionSpan,
+    /// Partitions whose whole time span ended longer ago than this are dropped.
+    pub retention_age: Option<Duration>,
+    /// When the partitions together take more bytes than this, the oldest are
+    /// dropped (the newest partition is always kept).
+    pub retention_bytes: Option<u64>,
+    /// Pending (added, uncommitted) events are committed at least this often.
+    pub commit_interval: Duration,
+    /// …and as soon as this many are pending. Keep it below the upstream
+    /// queue's unacknowledged-events bound (the memory queue's default is
+    /// 16384), or ingestion waits for the timer.
+    pub commit_events: usize,
+    /// Indexing threads per partition writer.
+    pub writer_threads: usize,
+    /// Indexing memory budget per partition writer, bytes (split over its threads).
+    pub writer_memory_bytes: usize,
+    /// zstd level of the document store.
+    pub docstore_zstd_level: i32,
+    /// Uncompressed size of one document-store block, bytes.
+    pub docstore_block_bytes: usize,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        Self {
+            partition: PartitionSpan::Day,
+            retention_age: None,
+            retention_bytes: None,
+            commit_interval: Duration::from_secs(1),
+            commit_events: DEFAULT_COMMIT_EVENTS,
+            writer_threads: 2,
+            writer_memory_bytes: 128 << 20,
+            docstore_zstd_level: 3,
+            docstore_block_bytes: 128 << 10,
+        }
+    }
+}
+
+/// Default `commit_events`: half the memory queue's default bound of 16384
+/// unacknowledged events, so a full commit batch never waits for the timer.
+pub const DEFAULT_COMMIT_EVENTS: usize = 8192;
+
+impl StoreOptions {
+    /// Checks value ranges.
+    pub fn validate(&self) -> Result<(), StoreError> {
+        if self.commit_events == 0 {
+            return Err(StoreError::Option { key: "commit_events", message: "must be at least 1".into() });
+        }
+        if self.commit_interval.is_zero() {
+            return Err(StoreError::Option { key: "commit_interval", message: "must be positive".into() });
+        }
+        if self.writer_threads == 0 || self.writer_threads > 8 {
+            return Err(StoreError::Option { key: "writer_threads", message: "must be between 1 and 8".into() });
+        }
+        if self.writer_memory_bytes < self.writer_threads * (16 << 20) {
+            return Err(StoreError::Option {
+                key: "writer_memory_bytes",
+                message: "must be at least 16MiB per writer thread".into(),
+            });
+        }
+        if !(1..=22).contains(&self.docstore_zstd_level) {
+            return Err(StoreError::Option { key: "docstore_zstd_level", message: "must be between 1 and 22".into() });
+        }
+        Ok(())
+    }
+}

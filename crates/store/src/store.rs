@@ -1,0 +1,581 @@
+//! The store: partitions, the shared writer state, commits and their
+//! acknowledgements, retention, and the process-wide registry.
+//!
+//! Writes go through [`Store::append`] (blocking; call it from a blocking
+//! thread). Documents are added to the partition writers at once; they are
+//! committed by a background thread every `commit_interval`, or inline when
+//! `commit_events` are pending. Ack tokens handed to `append` are resolved
+//! (delivered) only after the commit that made their events durable; a
+//! failed commit fails them (the upstream queue redelivers).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex, RwLock};
+use serde::{Deserialize, Serialize};
+use sluice_core::{AckToken, Event};
+use sluice_query::{Principal, Query};
+use tantivy::{IndexWriter, TantivyDocument};
+use tokio::sync::mpsc;
+use tracing::{info, info_span, warn};
+
+use crate::error::StoreError;
+use crate::options::{PartitionSpan, StoreOptions};
+use crate::partition::{dir_bytes, parse_name, payload_json, Partition};
+use crate::schema::Fields;
+use crate::tail::{publish, Subscriber, TAIL_CHANNEL};
+
+/// Store-level file describing the layout (`<path>/store.json`).
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
+struct StoreMeta {
+    format: u32,
+    partition: String,
+}
+
+/// File holding the largest `_seq` of dropped partitions (`<path>/seq.hwm`).
+const HWM_FILE: &str = "seq.hwm";
+const META_FILE: &str = "store.json";
+/// A writer that received nothing for this long is closed (frees its memory).
+const IDLE_WRITER: Duration = Duration::from_secs(60);
+
+/// Counters of one store (Prometheus names in the docs of each field).
+#[derive(Debug, Default)]
+pub struct Counters {
+    /// `sluice_store_events_total`: events added.
+    pub events: AtomicU64,
+    /// `sluice_store_commits_total`: successful commits.
+    pub commits: AtomicU64,
+    /// `sluice_store_commit_errors_total`.
+    pub commit_errors: AtomicU64,
+    /// `sluice_store_partitions_dropped_total`: partitions removed by retention.
+    pub partitions_dropped: AtomicU64,
+    /// `sluice_store_retention_events_total`: events removed by retention.
+    pub retention_events: AtomicU64,
+    /// `sluice_store_tail_dropped_total`: tail hits dropped for slow subscribers.
+    pub tail_dropped: AtomicU64,
+}
+
+/// A partition as reported by [`Store::partitions`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct PartitionInfo {
+    /// Directory name.
+    pub name: String,
+    /// First nanosecond covered.
+    pub start_ns: i64,
+    /// Committed events.
+    pub events: u64,
+    /// Bytes on disk.
+    pub bytes: u64,
+}
+
+struct PartWriter {
+    writer: IndexWriter<TantivyDocument>,
+    dirty: bool,
+    max_seq: u64,
+    last_used: Instant,
+}
+
+struct WriterState {
+    writers: HashMap<i64, PartWriter>,
+    next_seq: u64,
+    pending_events: usize,
+    pending_acks: Vec<AckToken>,
+    pending_tail: Vec<(u64, Event)>,
+    last_commit: Instant,
+    buf: Vec<u8>,
+}
+
+/// The embedded indexed log store; see the crate docs.
+pub struct Store {
+    pub(crate) path: PathBuf,
+    pub(crate) opts: StoreOptions,
+    pub(crate) fields: Fields,
+    pub(crate) parts: RwLock<BTreeMap<i64, Arc<Partition>>>,
+    writer: Mutex<WriterState>,
+    subscribers: Mutex<Vec<Subscriber>>,
+    has_subscribers: AtomicBool,
+    /// Counters.
+    pub counters: Counters,
+    /// Stop flag and wake-up of the commit thread (shared with it, so the
+    /// thread does not keep the store alive while it sleeps).
+    stop: Arc<(Mutex<bool>, Condvar)>,
+    closed: AtomicBool,
+    pub(crate) me: Weak<Store>,
+}
+
+static REGISTRY: Mutex<Vec<(PathBuf, Weak<Store>)>> = Mutex::new(Vec::new());
+
+impl Store {
+    /// Opens (creating if needed) the store at `path`. Within one process,
+    /// every open of the same canonical path returns the same instance;
+    /// opening it again with different options is an error.
+    pub fn open(path: impl AsRef<Path>, opts: StoreOptions) -> Result<Arc<Store>, StoreError> {
+        opts.validate()?;
+        let path = path.as_ref();
+        std::fs::create_dir_all(path).map_err(|e| StoreError::io("create", path, e))?;
+        let path = path.canonicalize().map_err(|e| StoreError::io("canonicalize", path, e))?;
+        let mut reg = REGISTRY.lock();
+        reg.retain(|(_, w)| w.strong_count() > 0);
+        if let Some(existing) = reg.iter().find(|(p, _)| *p == path).and_then(|(_, w)| w.upgrade()) {
+            if existing.opts != opts {
+                return Err(StoreError::Conflict {
+                    path,
+                    message: format!("already open with different options ({:?})", existing.opts),
+                });
+            }
+            return Ok(existing);
+        }
+        let store = Self::open_new(path.clone(), opts)?;
+        reg.push((path, Arc::downgrade(&store)));
+        Ok(store)
+    }
+
+    /// The instance already open at `path` in this process, if any (for the
+    /// HTTP API, which searches the store the `store` sink writes).
+    pub fn get(path: impl AsRef<Path>) -> Option<Arc<Store>> {
+        let path = path.as_ref().canonicalize().ok()?;
+        REGISTRY.lock().iter().find(|(p, _)| *p == path).and_then(|(_, w)| w.upgrade())
+    }
+
+    fn open_new(path: PathBuf, opts: StoreOptions) -> Result<Arc<Store>, StoreError> {
+        let span = info_span!("store_open", path = %path.display());
+        let _g = span.enter();
+        let meta_path = path.join(META_FILE);
+        let want = StoreMeta { format: 1, partition: opts.partition.as_str().to_string() };
+        match std::fs::read(&meta_path) {
+            Ok(bytes) => {
+                let have: StoreMeta = serde_json::from_slice(&bytes)
+                    .map_err(|e| StoreError::Corrupt { path: meta_path.clone(), message: e.to_string() })?;
+                if have.partition != want.partition {
+                    return Err(StoreError::Conflict {
+                        path,
+                        message: format!(
+                            "written with partition = {:?}, opened with {:?}",
+                            have.partition, want.partition
+                        ),
+                    });
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let json = serde_json::to_vec(&want).unwrap_or_default();
+                write_atomic(&meta_path, &json)?;
+            }
+            Err(e) => return Err(StoreError::io("read", meta_path, e)),
+        }
+        let fields = Fields::new();
+        let mut parts = BTreeMap::new();
+        let mut max_seq = read_hwm(&path)?;
+        let rd = std::fs::read_dir(&path).map_err(|e| StoreError::io("read", &path, e))?;
+        for entry in rd {
+            let entry = entry.map_err(|e| StoreError::io("read", &path, e))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(start) = parse_name(opts.partition, &name) else { continue };
+            if !entry.path().join("meta.json").exists() {
+                continue;
+            }
+            let p = Partition::open(&path, opts.partition, start, &fields, &opts)?;
+            max_seq = max_seq.max(p.payload()?.max_seq);
+            parts.insert(start, Arc::new(p));
+        }
+        info!(partitions = parts.len(), next_seq = max_seq + 1, "store opened");
+        let interval = opts.commit_interval;
+        let store = Arc::new_cyclic(|me| Store {
+            path,
+            opts,
+            fields,
+            parts: RwLock::new(parts),
+            writer: Mutex::new(WriterState {
+                writers: HashMap::new(),
+                next_seq: max_seq + 1,
+                pending_events: 0,
+                pending_acks: Vec::new(),
+                pending_tail: Vec::new(),
+                last_commit: Instant::now(),
+                buf: Vec::with_capacity(1024),
+            }),
+            subscribers: Mutex::new(Vec::new()),
+            has_subscribers: AtomicBool::new(false),
+            counters: Counters::default(),
+            stop: Arc::new((Mutex::new(false), Condvar::new())),
+            closed: AtomicBool::new(false),
+            me: me.clone(),
+        });
+        let weak = Arc::downgrade(&store);
+        let stop = Arc::clone(&store.stop);
+        std::thread::Builder::new()
+            .name("store-commit".into())
+            .spawn(move || committer(weak, stop, interval))
+            .map_err(|e| StoreError::io("spawn commit thread for", store.path.clone(), e))?;
+        Ok(store)
+    }
+
+    /// The store's directory.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The options it was opened with.
+    pub fn options(&self) -> &StoreOptions {
+        &self.opts
+    }
+
+    /// The next `_seq` to be assigned.
+    pub fn next_seq(&self) -> u64 {
+        self.writer.lock().next_seq
+    }
+
+    /// Adds `events`. On success the store takes `ack` (if any) and resolves
+    /// it after the commit that makes the events durable (delivered), or when
+    /// that commit fails (failed: the upstream queue redelivers). On error
+    /// `ack` is left in place. Blocking: indexing happens on the caller's
+    /// thread and the writer's threads; commits inline when `commit_events`
+    /// are pending (an inline commit failure is logged, counted and fails
+    /// the pending acks, but the append itself succeeded).
+    pub fn append(&self, events: &[Event], ack: &mut Option<AckToken>) -> Result<(), StoreError> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(StoreError::Closed);
+        }
+        let mut st = self.writer.lock();
+        let tail = self.has_subscribers.load(Ordering::Relaxed);
+        let now = Instant::now();
+        let mut buf = std::mem::take(&mut st.buf);
+        for e in events {
+            let start = self.opts.partition.start_of(e.timestamp);
+            if let std::collections::hash_map::Entry::Vacant(slot) = st.writers.entry(start) {
+                slot.insert(self.open_writer(start)?);
+            }
+            let seq = st.next_seq;
+            st.next_seq += 1;
+            let doc = self.fields.document(e, seq, &mut buf);
+            let Some(pw) = st.writers.get_mut(&start) else { continue };
+            pw.writer
+                .add_document(doc)
+                .map_err(|e| StoreError::index(crate::partition::name_of(self.opts.partition, start), e))?;
+            pw.dirty = true;
+            pw.max_seq = seq;
+            pw.last_used = now;
+            if tail {
+                st.pending_tail.push((seq, e.clone()));
+            }
+        }
+        st.buf = buf;
+        st.pending_events += events.len();
+        self.counters.events.fetch_add(events.len() as u64, Ordering::Relaxed);
+        if let Some(a) = ack.take() {
+            st.pending_acks.push(a);
+        }
+        if st.pending_events >= self.opts.commit_events {
+            // Errors are logged and counted inside; the acks were failed.
+            let _ = self.commit_locked(&mut st);
+        }
+        Ok(())
+    }
+
+    fn open_writer(&self, start: i64) -> Result<PartWriter, StoreError> {
+        let part = {
+            let existing = self.parts.read().get(&start).cloned();
+            match existing {
+                Some(p) => p,
+                None => {
+                    let p =
+                        Arc::new(Partition::open(&self.path, self.opts.partition, start, &self.fields, &self.opts)?);
+                    info!(partition = %p.name, "partition created");
+                    self.parts.write().insert(start, Arc::clone(&p));
+                    p
+                }
+            }
+        };
+        let max_seq = part.payload()?.max_seq;
+        let writer = part
+            .index
+            .writer_with_num_threads(self.opts.writer_threads, self.opts.writer_memory_bytes)
+            .map_err(|e| StoreError::index(part.name.clone(), e))?;
+        Ok(PartWriter { writer, dirty: false, max_seq, last_used: Instant::now() })
+    }
+
+    /// Commits everything pending now (no-op when nothing is).
+    pub fn commit(&self) -> Result<(), StoreError> {
+        let mut st = self.writer.lock();
+        self.commit_locked(&mut st)
+    }
+
+    fn commit_due(&self) -> Result<(), StoreError> {
+        let mut st = self.writer.lock();
+        if st.pending_events > 0 || !st.pending_acks.is_empty() {
+            if st.last_commit.elapsed() + Duration::from_millis(5) >= self.opts.commit_interval {
+                self.commit_locked(&mut st)?;
+            }
+        } else {
+            st.last_commit = Instant::now();
+        }
+        let idle: Vec<i64> = st
+            .writers
+            .iter()
+            .filter(|(_, w)| !w.dirty && w.last_used.elapsed() > IDLE_WRITER)
+            .map(|(k, _)| *k)
+            .collect();
+        for k in idle {
+            st.writers.remove(&k);
+        }
+        Ok(())
+    }
+
+    fn commit_locked(&self, st: &mut WriterState) -> Result<(), StoreError> {
+        let t0 = Instant::now();
+        let mut result = Ok(());
+        let mut committed = Vec::new();
+        for (start, pw) in st.writers.iter_mut().filter(|(_, w)| w.dirty) {
+            let name = crate::partition::name_of(self.opts.partition, *start);
+            let r = pw.writer.prepare_commit().and_then(|mut p| {
+                p.set_payload(&payload_json(pw.max_seq));
+                p.commit()
+            });
+            match r {
+                Ok(_) => {
+                    pw.dirty = false;
+                    committed.push(*start);
+                }
+                Err(e) => {
+                    result = Err(StoreError::index(name, e));
+                    break;
+                }
+            }
+        }
+        {
+            let parts = self.parts.read();
+            for s in &committed {
+                if let Some(p) = parts.get(s) {
+                    if let Err(e) = p.reader.reload() {
+                        warn!(partition = %p.name, error = %e, "reader reload failed");
+                    }
+                }
+            }
+        }
+        let acks = std::mem::take(&mut st.pending_acks);
+        let events = std::mem::take(&mut st.pending_events);
+        let tail = std::mem::take(&mut st.pending_tail);
+        st.last_commit = Instant::now();
+        match result {
+            Ok(()) => {
+                for a in acks {
+                    a.delivered();
+                }
+                self.counters.commits.fetch_add(1, Ordering::Relaxed);
+                tracing::debug!(
+                    events,
+                    partitions = committed.len(),
+                    took_ms = t0.elapsed().as_millis() as u64,
+                    "committed"
+                );
+                if !tail.is_empty() {
+                    let mut subs = self.subscribers.lock();
+                    publish(&mut subs, &tail, &self.counters.tail_dropped);
+                    if subs.is_empty() {
+                        self.has_subscribers.store(false, Ordering::Relaxed);
+                    }
+                }
+                Ok(())
+            }
+            Err(e) => {
+                for a in acks {
+                    a.failed();
+                }
+                self.counters.commit_errors.fetch_add(1, Ordering::Relaxed);
+                warn!(error = %e, events, "commit failed; the batches are failed for redelivery");
+                // Drop the uncommitted documents so a retry does not commit them twice.
+                for pw in st.writers.values_mut().filter(|w| w.dirty) {
+                    let _ = pw.writer.rollback();
+                    pw.dirty = false;
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Commits pending events, stops the commit thread and closes the
+    /// writers. Searching still works; appending fails with [`StoreError::Closed`].
+    pub fn close(&self) -> Result<(), StoreError> {
+        if self.closed.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
+        let r = {
+            let mut st = self.writer.lock();
+            let r = self.commit_locked(&mut st);
+            st.writers.clear();
+            r
+        };
+        *self.stop.0.lock() = true;
+        self.stop.1.notify_all();
+        REGISTRY.lock().retain(|(p, w)| *p != self.path && w.strong_count() > 0);
+        r
+    }
+
+    /// Partitions, oldest first.
+    pub fn partitions(&self) -> Vec<PartitionInfo> {
+        self.parts
+            .read()
+            .values()
+            .map(|p| PartitionInfo { name: p.name.clone(), start_ns: p.start_ns, events: p.events(), bytes: p.bytes() })
+            .collect()
+    }
+
+    /// Bytes of all partitions on disk.
+    pub fn disk_bytes(&self) -> u64 {
+        self.parts.read().values().map(|p| p.bytes()).sum()
+    }
+
+    /// Partitions overlapping `[from, to)`, newest first.
+    pub(crate) fn partitions_for(&self, from_ns: Option<i64>, to_ns: Option<i64>) -> Vec<Arc<Partition>> {
+        self.parts.read().values().rev().filter(|p| p.overlaps(from_ns, to_ns)).cloned().collect()
+    }
+
+    /// Applies the retention options as of `now_ns`: drops partitions whose
+    /// span ended more than `retention_age` ago, then the oldest partitions
+    /// while the total exceeds `retention_bytes` (the newest is kept).
+    /// Returns the dropped partitions. Runs periodically on the commit thread.
+    pub fn apply_retention(&self, now_ns: i64) -> Result<Vec<PartitionInfo>, StoreError> {
+        let mut victims: Vec<Arc<Partition>> = Vec::new();
+        {
+            let parts = self.parts.read();
+            if let Some(age) = self.opts.retention_age {
+                let cutoff = now_ns.saturating_sub(age.as_nanos().min(i64::MAX as u128) as i64);
+                victims.extend(parts.values().filter(|p| p.end_ns <= cutoff).cloned());
+            }
+            if let Some(limit) = self.opts.retention_bytes {
+                let rest: Vec<&Arc<Partition>> =
+                    parts.values().filter(|p| !victims.iter().any(|v| v.start_ns == p.start_ns)).collect();
+                let sizes: Vec<u64> = rest.iter().map(|p| p.bytes()).collect();
+                let mut total: u64 = sizes.iter().sum();
+                for (p, size) in rest.iter().zip(&sizes).take(rest.len().saturating_sub(1)) {
+                    if total <= limit {
+                        break;
+                    }
+                    total -= size;
+                    victims.push(Arc::clone(p));
+                }
+            }
+        }
+        if victims.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut st = self.writer.lock();
+        if victims.iter().any(|v| st.writers.get(&v.start_ns).is_some_and(|w| w.dirty)) {
+            self.commit_locked(&mut st)?;
+        }
+        let hwm = st.next_seq.saturating_sub(1);
+        write_atomic(&self.path.join(HWM_FILE), hwm.to_string().as_bytes())?;
+        let mut dropped = Vec::new();
+        for v in victims {
+            st.writers.remove(&v.start_ns);
+            self.parts.write().remove(&v.start_ns);
+            let info =
+                PartitionInfo { name: v.name.clone(), start_ns: v.start_ns, events: v.events(), bytes: v.bytes() };
+            std::fs::remove_dir_all(&v.dir).map_err(|e| StoreError::io("remove", &v.dir, e))?;
+            info!(partition = %info.name, bytes = info.bytes, events = info.events, "retention dropped partition");
+            self.counters.partitions_dropped.fetch_add(1, Ordering::Relaxed);
+            self.counters.retention_events.fetch_add(info.events, Ordering::Relaxed);
+            dropped.push(info);
+        }
+        Ok(dropped)
+    }
+
+    /// Subscribes to committed events `principal` may read matching `query`.
+    pub fn subscribe(&self, principal: &Principal, query: &Query) -> mpsc::Receiver<sluice_query::Hit> {
+        let (tx, rx) = mpsc::channel(TAIL_CHANNEL);
+        let mut subs = self.subscribers.lock();
+        subs.push(Subscriber { principal: principal.clone(), query: query.clone(), tx });
+        self.has_subscribers.store(true, Ordering::Relaxed);
+        rx
+    }
+
+    /// The partition span.
+    pub fn span(&self) -> PartitionSpan {
+        self.opts.partition
+    }
+}
+
+impl Drop for Store {
+    fn drop(&mut self) {
+        if !self.closed.load(Ordering::Acquire) {
+            let st = self.writer.get_mut();
+            if st.pending_events > 0 {
+                // Best effort: the events' acks (if any) are resolved by it.
+                let mut st = std::mem::replace(
+                    st,
+                    WriterState {
+                        writers: HashMap::new(),
+                        next_seq: 0,
+                        pending_events: 0,
+                        pending_acks: Vec::new(),
+                        pending_tail: Vec::new(),
+                        last_commit: Instant::now(),
+                        buf: Vec::new(),
+                    },
+                );
+                let _ = self.commit_locked(&mut st);
+            }
+        }
+        *self.stop.0.lock() = true;
+        self.stop.1.notify_all();
+    }
+}
+
+fn committer(weak: Weak<Store>, stop: Arc<(Mutex<bool>, Condvar)>, interval: Duration) {
+    let tick = interval.min(Duration::from_millis(250)).max(Duration::from_millis(10));
+    let mut last_retention = Instant::now();
+    loop {
+        {
+            let mut stopped = stop.0.lock();
+            if *stopped {
+                return;
+            }
+            stop.1.wait_for(&mut stopped, tick);
+            if *stopped {
+                return;
+            }
+        }
+        let Some(store) = weak.upgrade() else { return };
+        if let Err(e) = store.commit_due() {
+            warn!(path = %store.path.display(), error = %e, "store commit failed");
+        }
+        if last_retention.elapsed() >= Duration::from_secs(10) {
+            last_retention = Instant::now();
+            if store.opts.retention_age.is_some() || store.opts.retention_bytes.is_some() {
+                if let Err(e) = store.apply_retention(sluice_core::event::now_ns()) {
+                    warn!(path = %store.path.display(), error = %e, "store retention failed");
+                }
+            }
+        }
+    }
+}
+
+fn read_hwm(root: &Path) -> Result<u64, StoreError> {
+    let p = root.join(HWM_FILE);
+    match std::fs::read_to_string(&p) {
+        Ok(s) => s.trim().parse().map_err(|_| StoreError::Corrupt { path: p, message: "expected an integer".into() }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
+        Err(e) => Err(StoreError::io("read", p, e)),
+    }
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    use std::io::Write;
+    let tmp = path.with_extension("tmp");
+    let mut f = std::fs::File::create(&tmp).map_err(|e| StoreError::io("create", &tmp, e))?;
+    f.write_all(bytes).and_then(|_| f.sync_all()).map_err(|e| StoreError::io("write", &tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| StoreError::io("rename", path, e))?;
+    if let Some(dir) = path.parent() {
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+    Ok(())
+}
+
+/// Bytes of a directory's regular files (re-exported for benches).
+pub fn directory_bytes(dir: &Path) -> u64 {
+    dir_bytes(dir)
+}

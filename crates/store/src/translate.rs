@@ -1,0 +1,452 @@
+//! Translation of the engine-independent [`Query`] AST (and a principal's
+//! source patterns) into tantivy queries, per `docs/query-semantics.md`.
+//!
+//! | AST on …        | `message`                 | keyword (`@group` …)   | dynamic (`attrs.<path>`)                        | `@timestamp` |
+//! |-----------------|---------------------------|------------------------|------------------------------------------------|--------------|
+//! | Term            | term / phrase of tokens   | exact term             | tokens (term/phrase) OR f64 term OR bool term  | equality     |
+//! | Phrase          | phrase of tokens          | exact term             | phrase of tokens                               | equality     |
+//! | Wildcard        | regex on each token       | regex on whole keyword | regex on each token under the path             | nothing      |
+//! | Range           | nothing                   | lexicographic          | numeric (f64) when both bounds are numbers     | ns range     |
+//! | Exists          | `_present:message`        | fast column present    | any fast column under the path                 | everything   |
+//!
+//! A query that can never match (no tokens, a range over text) becomes an
+//! [`EmptyQuery`], not an error.
+
+use std::ops::Bound as StdBound;
+use std::sync::Arc;
+
+use sluice_query::ast::{Bound, Literal, Query};
+use sluice_query::principal::{Glob, Principal};
+use tantivy::query::{
+    AllQuery, AutomatonWeight, BooleanQuery, EmptyQuery, EnableScoring, ExistsQuery, Occur, PhraseQuery,
+    Query as TQuery, RangeQuery, RegexQuery, TermQuery, Weight,
+};
+use tantivy::schema::{Field, IndexRecordOption};
+use tantivy::Term;
+use tantivy_fst::Regex;
+
+use crate::schema::{names, tokens, Fields};
+
+/// A query that cannot run as given (an HTTP 400).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct TranslateError(pub String);
+
+type Q = Box<dyn TQuery>;
+
+enum Target {
+    Message,
+    Keyword(Field),
+    Timestamp,
+    Dynamic(String),
+}
+
+fn target(f: &Fields, field: Option<&str>) -> Result<Target, TranslateError> {
+    match field {
+        None | Some(names::MESSAGE) => Ok(Target::Message),
+        Some("@timestamp") => Ok(Target::Timestamp),
+        Some(name) => {
+            if name.is_empty() || name.starts_with('.') || name.ends_with('.') || name.contains("..") {
+                return Err(TranslateError(format!("invalid field name {name:?}")));
+            }
+            Ok(match f.keyword(name) {
+                Some(field) => Target::Keyword(field),
+                None => Target::Dynamic(name.to_string()),
+            })
+        }
+    }
+}
+
+fn empty() -> Q {
+    Box::new(EmptyQuery)
+}
+
+fn all() -> Q {
+    Box::new(AllQuery)
+}
+
+fn term_query(t: Term) -> Q {
+    Box::new(TermQuery::new(t, IndexRecordOption::Basic))
+}
+
+fn should(mut qs: Vec<Q>) -> Q {
+    match qs.len() {
+        0 => empty(),
+        1 => qs.pop().unwrap_or_else(empty),
+        _ => Box::new(BooleanQuery::new(qs.into_iter().map(|q| (Occur::Should, q)).collect())),
+    }
+}
+
+fn must(mut qs: Vec<Q>) -> Q {
+    match qs.len() {
+        0 => all(),
+        1 => qs.pop().unwrap_or_else(all),
+        _ => Box::new(BooleanQuery::new(qs.into_iter().map(|q| (Occur::Must, q)).collect())),
+    }
+}
+
+fn not(q: Q) -> Q {
+    Box::new(BooleanQuery::new(vec![(Occur::Must, all()), (Occur::MustNot, q)]))
+}
+
+/// Term on a JSON path with a string value.
+fn json_str_term(f: &Fields, path: &str, token: &str) -> Term {
+    let mut t = Term::from_field_json_path(f.attrs, path, true);
+    t.append_type_and_str(token);
+    t
+}
+
+fn json_f64_term(f: &Fields, path: &str, v: f64) -> Term {
+    let mut t = Term::from_field_json_path(f.attrs, path, true);
+    t.append_type_and_fast_value(v);
+    t
+}
+
+/// Term for a number as the inverted index holds it: tantivy normalises JSON
+/// numbers to i64 when integral (u64 above `i64::MAX`), else f64.
+fn json_number_term(f: &Fields, path: &str, v: f64) -> Term {
+    let mut t = Term::from_field_json_path(f.attrs, path, true);
+    if v.fract() == 0.0 && v >= i64::MIN as f64 && v < i64::MAX as f64 {
+        t.append_type_and_fast_value(v as i64);
+    } else if v.fract() == 0.0 && v >= 0.0 && v < u64::MAX as f64 {
+        t.append_type_and_fast_value(v as u64);
+    } else {
+        t.append_type_and_fast_value(v);
+    }
+    t
+}
+
+fn json_bool_term(f: &Fields, path: &str, v: bool) -> Term {
+    let mut t = Term::from_field_json_path(f.attrs, path, true);
+    t.append_type_and_fast_value(v);
+    t
+}
+
+/// Term or phrase of pre-built terms.
+fn terms_query(terms: Vec<Term>) -> Q {
+    match terms.len() {
+        0 => empty(),
+        1 => terms.into_iter().next().map(term_query).unwrap_or_else(empty),
+        _ => Box::new(PhraseQuery::new(terms)),
+    }
+}
+
+fn text_query(f: &Fields, t: &Target, text: &str) -> Q {
+    let toks = tokens(text);
+    match t {
+        Target::Message => terms_query(toks.iter().map(|tok| Term::from_field_text(f.message, tok)).collect()),
+        Target::Dynamic(path) => terms_query(toks.iter().map(|tok| json_str_term(f, path, tok)).collect()),
+        _ => empty(),
+    }
+}
+
+fn parse_number(s: &str) -> Option<f64> {
+    let s = s.trim();
+    if s.is_empty() {
+        return None;
+    }
+    s.parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+fn time_of(lit: &Literal) -> Result<i64, TranslateError> {
+    match lit {
+        Literal::Number(ms) => Ok((*ms * 1_000_000.0) as i64),
+        Literal::Text(s) => sluice_query::parse_time(s, sluice_core::event::now_ns())
+            .map_err(|e| TranslateError(format!("@timestamp: {}", e.0))),
+    }
+}
+
+fn ts_range(f: &Fields, lo: StdBound<i64>, hi: StdBound<i64>) -> Q {
+    let lo = match lo {
+        StdBound::Unbounded => StdBound::Included(Term::from_field_i64(f.ts, i64::MIN)),
+        StdBound::Included(v) => StdBound::Included(Term::from_field_i64(f.ts, v)),
+        StdBound::Excluded(v) => StdBound::Excluded(Term::from_field_i64(f.ts, v)),
+    };
+    let hi = match hi {
+        StdBound::Unbounded => StdBound::Included(Term::from_field_i64(f.ts, i64::MAX)),
+        StdBound::Included(v) => StdBound::Included(Term::from_field_i64(f.ts, v)),
+        StdBound::Excluded(v) => StdBound::Excluded(Term::from_field_i64(f.ts, v)),
+    };
+    Box::new(RangeQuery::new(lo, hi))
+}
+
+/// `_ts` in `[from, to)`; `None` when the range is unbounded on both sides.
+pub fn time_range(f: &Fields, from_ns: Option<i64>, to_ns: Option<i64>) -> Option<Q> {
+    if from_ns.is_none() && to_ns.is_none() {
+        return None;
+    }
+    Some(ts_range(
+        f,
+        from_ns.map_or(StdBound::Unbounded, StdBound::Included),
+        to_ns.map_or(StdBound::Unbounded, StdBound::Excluded),
+    ))
+}
+
+/// Converts a glob (`*`, `?`) to an anchored regex over the whole term.
+pub fn glob_regex(glob: &str) -> String {
+    let mut out = String::with_capacity(glob.len() + 8);
+    for c in glob.chars() {
+        match c {
+            '*' => out.push_str(".*"),
+            '?' => out.push('.'),
+            c => out.push_str(&regex_syntax_escape(c)),
+        }
+    }
+    out
+}
+
+fn regex_syntax_escape(c: char) -> String {
+    match c {
+        '\0' => "\\x00".into(),
+        '\u{1}' => "\\x01".into(),
+        c if "\\.+*?()|[]{}^$#&-~\"<>@".contains(c) => format!("\\{c}"),
+        c => c.to_string(),
+    }
+}
+
+fn regex_query(pattern: &str, field: Field) -> Result<Q, TranslateError> {
+    RegexQuery::from_pattern(pattern, field)
+        .map(|q| Box::new(q) as Q)
+        .map_err(|e| TranslateError(format!("invalid wildcard: {e}")))
+}
+
+/// A regex over the string terms under one JSON path.
+#[derive(Clone, Debug)]
+struct JsonRegexQuery {
+    field: Field,
+    regex: Arc<Regex>,
+    path_bytes: Vec<u8>,
+}
+
+impl TQuery for JsonRegexQuery {
+    fn weight(&self, _scoring: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
+        Ok(Box::new(AutomatonWeight::<Regex>::new_for_json_path(self.field, Arc::clone(&self.regex), &self.path_bytes)))
+    }
+}
+
+fn json_regex(f: &Fields, path: &str, glob: &str) -> Result<Q, TranslateError> {
+    let t = Term::from_field_json_path(f.attrs, path, true);
+    // The term's value bytes: the path segments separated by 0x01, then 0x00.
+    let path_bytes = t.serialized_value_bytes().to_vec();
+    let path_str = String::from_utf8_lossy(&path_bytes);
+    let mut pattern: String = path_str.chars().map(regex_syntax_escape).collect();
+    pattern.push('s'); // type code of strings
+    pattern.push_str(&glob_regex(glob));
+    let regex = Regex::new(&pattern).map_err(|e| TranslateError(format!("invalid wildcard: {e}")))?;
+    Ok(Box::new(JsonRegexQuery { field: f.attrs, regex: Arc::new(regex), path_bytes }))
+}
+
+fn exists(f: &Fields, field: &str) -> Result<Q, TranslateError> {
+    Ok(match target(f, Some(field))? {
+        Target::Message => term_query(Term::from_field_text(f.present, names::MESSAGE)),
+        Target::Timestamp => all(),
+        Target::Keyword(_) => Box::new(ExistsQuery::new(field.to_string(), false)),
+        Target::Dynamic(path) => Box::new(ExistsQuery::new(format!("{}.{path}", names::ATTRS), true)),
+    })
+}
+
+fn literal_number(l: &Literal) -> Option<f64> {
+    match l {
+        Literal::Number(n) => Some(*n),
+        Literal::Text(s) => parse_number(s),
+    }
+}
+
+fn literal_text(l: &Literal) -> String {
+    match l {
+        Literal::Number(n) => format_number(*n),
+        Literal::Text(s) => s.clone(),
+    }
+}
+
+fn format_number(n: f64) -> String {
+    if n.fract() == 0.0 && n.abs() < 1e15 {
+        format!("{}", n as i64)
+    } else {
+        n.to_string()
+    }
+}
+
+fn map_bound<T>(b: &Bound, conv: impl Fn(&Literal) -> Option<T>) -> Option<StdBound<T>> {
+    Some(match b {
+        Bound::Unbounded => StdBound::Unbounded,
+        Bound::Inclusive(l) => StdBound::Included(conv(l)?),
+        Bound::Exclusive(l) => StdBound::Excluded(conv(l)?),
+    })
+}
+
+fn range(f: &Fields, field: &str, lower: &Bound, upper: &Bound) -> Result<Q, TranslateError> {
+    Ok(match target(f, Some(field))? {
+        Target::Message => empty(),
+        Target::Timestamp => {
+            let conv = |l: &Literal| time_of(l).ok();
+            let (Some(lo), Some(hi)) = (map_bound(lower, conv), map_bound(upper, conv)) else {
+                return Err(TranslateError(
+                    "@timestamp: range bounds must be RFC 3339 times or epoch milliseconds".into(),
+                ));
+            };
+            ts_range(f, lo, hi)
+        }
+        Target::Keyword(kw) => {
+            let conv = |l: &Literal| Some(Term::from_field_text(kw, &literal_text(l)));
+            match (map_bound(lower, conv), map_bound(upper, conv)) {
+                (Some(StdBound::Unbounded), Some(StdBound::Unbounded)) => exists(f, field)?,
+                (Some(lo), Some(hi)) => {
+                    let lo = match lo {
+                        StdBound::Unbounded => StdBound::Included(Term::from_field_text(kw, "")),
+                        b => b,
+                    };
+                    Box::new(RangeQuery::new(lo, hi))
+                }
+                _ => empty(),
+            }
+        }
+        Target::Dynamic(path) => {
+            let conv = |l: &Literal| literal_number(l).map(|v| json_f64_term(f, &path, v));
+            match (map_bound(lower, conv), map_bound(upper, conv)) {
+                (Some(lo), Some(hi)) => {
+                    let lo = match lo {
+                        StdBound::Unbounded => StdBound::Included(json_f64_term(f, &path, f64::NEG_INFINITY)),
+                        b => b,
+                    };
+                    let hi = match hi {
+                        StdBound::Unbounded => StdBound::Included(json_f64_term(f, &path, f64::INFINITY)),
+                        b => b,
+                    };
+                    Box::new(RangeQuery::new(lo, hi))
+                }
+                // A bound that is not a number: a range over analysed strings matches nothing.
+                _ => empty(),
+            }
+        }
+    })
+}
+
+/// Translates a query.
+pub fn translate(f: &Fields, q: &Query) -> Result<Q, TranslateError> {
+    Ok(match q {
+        Query::All => all(),
+        Query::Term { field, value } => {
+            let t = target(f, field.as_deref())?;
+            match &t {
+                Target::Message => text_query(f, &t, value),
+                Target::Keyword(kw) => term_query(Term::from_field_text(*kw, value)),
+                Target::Timestamp => {
+                    let ns = time_of(&Literal::Text(value.clone()))?;
+                    ts_range(f, StdBound::Included(ns), StdBound::Included(ns))
+                }
+                Target::Dynamic(path) => {
+                    let mut alts = vec![text_query(f, &t, value)];
+                    if let Some(n) = parse_number(value) {
+                        alts.push(term_query(json_number_term(f, path, n)));
+                    }
+                    match value.as_str() {
+                        "true" => alts.push(term_query(json_bool_term(f, path, true))),
+                        "false" => alts.push(term_query(json_bool_term(f, path, false))),
+                        _ => {}
+                    }
+                    should(alts)
+                }
+            }
+        }
+        Query::Phrase { field, text } => {
+            let t = target(f, field.as_deref())?;
+            match &t {
+                Target::Keyword(kw) => term_query(Term::from_field_text(*kw, text)),
+                Target::Timestamp => {
+                    let ns = time_of(&Literal::Text(text.clone()))?;
+                    ts_range(f, StdBound::Included(ns), StdBound::Included(ns))
+                }
+                _ => text_query(f, &t, text),
+            }
+        }
+        Query::Wildcard { field, pattern } => {
+            if pattern == "*" {
+                return match field {
+                    Some(name) => exists(f, name),
+                    None => Ok(all()),
+                };
+            }
+            match target(f, field.as_deref())? {
+                Target::Message => regex_query(&glob_regex(&pattern.to_lowercase()), f.message)?,
+                Target::Keyword(kw) => regex_query(&glob_regex(pattern), kw)?,
+                Target::Timestamp => empty(),
+                Target::Dynamic(path) => json_regex(f, &path, &pattern.to_lowercase())?,
+            }
+        }
+        Query::Range { field, lower, upper } => range(f, field, lower, upper)?,
+        Query::Exists { field } => exists(f, field)?,
+        Query::And(qs) => must(qs.iter().map(|q| translate(f, q)).collect::<Result<_, _>>()?),
+        Query::Or(qs) => should(qs.iter().map(|q| translate(f, q)).collect::<Result<_, _>>()?),
+        Query::Not(q) => not(translate(f, q)?),
+    })
+}
+
+fn glob_query(f: &Fields, name: &str, field: Field, glob: &Glob) -> Result<Option<Q>, TranslateError> {
+    if glob.is_any() {
+        return Ok(None);
+    }
+    if glob.0.is_empty() {
+        // Events without this identity part.
+        return Ok(Some(not(exists(f, name)?)));
+    }
+    if glob.is_exact() {
+        return Ok(Some(term_query(Term::from_field_text(field, &glob.0))));
+    }
+    Ok(Some(regex_query(&glob_regex(&glob.0), field)?))
+}
+
+/// The principal's visibility filter: OR over its source patterns, each an
+/// AND of group / subgroup / host; an empty list matches nothing.
+pub fn principal_filter(f: &Fields, p: &Principal) -> Result<Q, TranslateError> {
+    let mut alts = Vec::with_capacity(p.allowed.len());
+    for pat in &p.allowed {
+        let mut parts = Vec::new();
+        for (name, field, glob) in [
+            (names::GROUP, f.group, &pat.group),
+            (names::SUBGROUP, f.subgroup, &pat.subgroup),
+            (names::HOST, f.host, &pat.host),
+        ] {
+            if let Some(q) = glob_query(f, name, field, glob)? {
+                parts.push(q);
+            }
+        }
+        if parts.is_empty() {
+            return Ok(all());
+        }
+        alts.push(must(parts));
+    }
+    Ok(should(alts))
+}
+
+/// The full filter: query AND principal AND time range.
+pub fn full_query(
+    f: &Fields,
+    p: &Principal,
+    q: &Query,
+    from_ns: Option<i64>,
+    to_ns: Option<i64>,
+) -> Result<Q, TranslateError> {
+    let mut parts = vec![principal_filter(f, p)?, translate(f, q)?];
+    if let Some(r) = time_range(f, from_ns, to_ns) {
+        parts.push(r);
+    }
+    Ok(must(parts))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_become_anchored_regexes() {
+        assert_eq!(glob_regex("web-*"), "web\\-.*");
+        assert_eq!(glob_regex("w?b.1"), "w.b\\.1");
+    }
+
+    #[test]
+    fn numbers_format_as_written() {
+        assert_eq!(format_number(404.0), "404");
+        assert_eq!(format_number(1.5), "1.5");
+    }
+}

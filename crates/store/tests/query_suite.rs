@@ -1,0 +1,397 @@
+//! The query suite over real loghub samples: hit counts equal counts computed
+//! independently over the same lines; pagination; aggregations; principal
+//! isolation on every path.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use sluice_core::{Event, Identity, Object, Value};
+use sluice_query::api::{Aggregate, Search};
+use sluice_query::{Aggregation, AggregationResult, Bound, Literal, Principal, Query, SourcePattern, TimeRange};
+use sluice_store::{Store, StoreOptions};
+
+const BASE: i64 = 1_700_000_000_000_000_000; // 2023-11-14T22:13:20Z
+const SEC: i64 = 1_000_000_000;
+const FILES: [(&str, &str); 3] =
+    [("apache", "Apache/Apache_2k.log"), ("openssh", "OpenSSH/OpenSSH_2k.log"), ("linux", "Linux/Linux_2k.log")];
+
+struct Corpus {
+    /// (group, line index, line)
+    lines: Vec<(String, usize, String)>,
+}
+
+fn load() -> Corpus {
+    let mut lines = Vec::new();
+    for (group, file) in FILES {
+        let text = std::fs::read_to_string(format!("/work/shared/data/loghub/{file}")).expect("loghub sample");
+        for (i, l) in text.lines().enumerate() {
+            lines.push((group.to_string(), i, l.to_string()));
+        }
+    }
+    Corpus { lines }
+}
+
+fn tokens(s: &str) -> Vec<String> {
+    s.split(|c: char| !c.is_alphanumeric()).filter(|t| !t.is_empty() && t.len() <= 40).map(str::to_lowercase).collect()
+}
+
+fn event_of(group: &str, i: usize, line: &str, g: usize) -> Event {
+    let mut fields = Object::new();
+    fields.insert("message", Value::from(line));
+    fields.insert("n", Value::Int(i as i64));
+    fields.insert("flag", Value::Bool(i.is_multiple_of(2)));
+    fields.insert("app", Value::from(group));
+    if i % 2 == 1 {
+        fields.insert("odd", Value::from("yes"));
+    }
+    if group == "openssh" {
+        fields.insert("ssh_only", Value::from("x"));
+    }
+    let mut http = Object::new();
+    http.insert("status", Value::Int(if i.is_multiple_of(10) { 500 } else { 200 }));
+    fields.insert("http", http.into_value());
+    let mut e = Event::from_fields(fields);
+    // The three files interleave over 2000 s; seconds apart within a file.
+    e.timestamp = BASE + (i as i64) * SEC + g as i64;
+    e.identity = Arc::new(Identity::new(group, "web", format!("h{}", i % 3)));
+    e.source = Arc::from(format!("/var/log/{group}.log").as_str());
+    e
+}
+
+fn open(dir: &std::path::Path) -> Arc<Store> {
+    let opts = StoreOptions { commit_interval: Duration::from_millis(100), ..StoreOptions::default() };
+    Store::open(dir, opts).unwrap()
+}
+
+fn ingest(store: &Store, c: &Corpus) {
+    let mut events = Vec::new();
+    for (g, (group, i, line)) in c.lines.iter().enumerate() {
+        events.push(event_of(group, *i, line, g % 3));
+    }
+    for chunk in events.chunks(1000) {
+        store.append(chunk, &mut None).unwrap();
+    }
+    store.commit().unwrap();
+}
+
+fn all() -> Principal {
+    Principal::new("admin", vec![SourcePattern::all()])
+}
+
+fn search(q: Query, size: usize) -> Search {
+    Search { query: q, range: TimeRange::default(), size, search_after: None, fields: None }
+}
+
+fn count(store: &Store, p: &Principal, q: Query) -> u64 {
+    store.search_sync(p, &search(q, 1)).unwrap().total
+}
+
+fn term(f: Option<&str>, v: &str) -> Query {
+    Query::Term { field: f.map(String::from), value: v.into() }
+}
+
+fn setup() -> (tempfile::TempDir, Arc<Store>, Corpus) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let c = load();
+    ingest(&store, &c);
+    (dir, store, c)
+}
+
+#[test]
+fn loghub_query_counts_match_independent_counts() {
+    let (_d, store, c) = setup();
+    let p = all();
+    assert_eq!(c.lines.len(), 6000);
+    assert_eq!(count(&store, &p, Query::All), 6000);
+    let has = |w: &str| c.lines.iter().filter(|(_, _, l)| tokens(l).iter().any(|t| t == w)).count() as u64;
+    // `grep -c -i -w` over the three files gives these counts (sshd: grep says
+    // 2676, a Unicode-aware word split — the analyser, Python's `\w` — finds 2677).
+    for (w, grep) in
+        [("error", 642u64), ("sshd", 2676 + 1), ("failure", 987), ("authentication", 1088), ("session", 248)]
+    {
+        assert_eq!(has(w), grep, "independent count of {w}");
+        assert_eq!(count(&store, &p, term(None, w)), grep, "term {w}");
+        assert_eq!(count(&store, &p, term(Some("message"), &w.to_uppercase())), grep, "message:{w} upper");
+    }
+    // Phrases: consecutive tokens.
+    let phrase = |a: &str, b: &str| {
+        c.lines.iter().filter(|(_, _, l)| tokens(l).windows(2).any(|w| w[0] == a && w[1] == b)).count() as u64
+    };
+    let q = Query::Phrase { field: None, text: "authentication failure".into() };
+    assert_eq!(count(&store, &p, q), phrase("authentication", "failure"));
+    assert_eq!(phrase("authentication", "failure"), 986); // grep -c -i -w "authentication failure"
+    let q = Query::Phrase { field: None, text: "Invalid user".into() };
+    assert_eq!(count(&store, &p, q), phrase("invalid", "user"));
+    // A multi-token term is a phrase.
+    assert_eq!(count(&store, &p, term(None, "check-pass")), phrase("check", "pass"));
+    // Wildcards on tokens.
+    let prefix =
+        |pre: &str| c.lines.iter().filter(|(_, _, l)| tokens(l).iter().any(|t| t.starts_with(pre))).count() as u64;
+    assert_eq!(count(&store, &p, Query::Wildcard { field: None, pattern: "fail*".into() }), prefix("fail"));
+    assert!(prefix("fail") > 1000);
+    let q = Query::Wildcard { field: None, pattern: "Sess?on".into() };
+    assert_eq!(count(&store, &p, q), has("session"));
+    // Boolean.
+    let both = c
+        .lines
+        .iter()
+        .filter(|(_, _, l)| {
+            let t = tokens(l);
+            t.contains(&"sshd".into()) && t.contains(&"root".into())
+        })
+        .count() as u64;
+    assert_eq!(count(&store, &p, Query::And(vec![term(None, "sshd"), term(None, "root")])), both);
+    let either = c
+        .lines
+        .iter()
+        .filter(|(_, _, l)| {
+            let t = tokens(l);
+            t.contains(&"error".into()) || t.contains(&"session".into())
+        })
+        .count() as u64;
+    assert_eq!(count(&store, &p, Query::Or(vec![term(None, "error"), term(None, "session")])), either);
+    assert_eq!(count(&store, &p, Query::Not(Box::new(term(None, "sshd")))), 6000 - has("sshd"));
+    let q = Query::And(vec![term(None, "sshd"), Query::Not(Box::new(term(None, "root")))]);
+    assert_eq!(count(&store, &p, q), has("sshd") - both);
+    // Keywords are exact and case-sensitive.
+    assert_eq!(count(&store, &p, term(Some("@group"), "linux")), 2000);
+    assert_eq!(count(&store, &p, term(Some("@group"), "Linux")), 0);
+    assert_eq!(count(&store, &p, term(Some("@host"), "h1")), 3 * 667);
+    assert_eq!(count(&store, &p, Query::Wildcard { field: Some("@group".into()), pattern: "*ss*".into() }), 2000);
+    assert_eq!(count(&store, &p, term(Some("@source"), "/var/log/apache.log")), 2000);
+    // Dynamic fields: strings analysed, numbers numeric, booleans.
+    assert_eq!(count(&store, &p, term(Some("app"), "APACHE")), 2000);
+    assert_eq!(count(&store, &p, term(Some("n"), "5")), 3);
+    assert_eq!(count(&store, &p, term(Some("n"), "5.0")), 3);
+    assert_eq!(count(&store, &p, term(Some("http.status"), "500")), 600);
+    assert_eq!(count(&store, &p, term(Some("flag"), "true")), 3000);
+    assert_eq!(count(&store, &p, Query::Wildcard { field: Some("app".into()), pattern: "open*".into() }), 2000);
+    assert_eq!(count(&store, &p, Query::Wildcard { field: Some("odd".into()), pattern: "*".into() }), 3000);
+    // _exists_.
+    assert_eq!(count(&store, &p, Query::Exists { field: "odd".into() }), 3000);
+    assert_eq!(count(&store, &p, Query::Exists { field: "http".into() }), 6000);
+    assert_eq!(count(&store, &p, Query::Exists { field: "ssh_only".into() }), 2000);
+    assert_eq!(count(&store, &p, Query::Exists { field: "message".into() }), 6000);
+    assert_eq!(count(&store, &p, Query::Exists { field: "nope".into() }), 0);
+    assert_eq!(count(&store, &p, Query::Exists { field: "@group".into() }), 6000);
+    // Ranges on numbers.
+    let r = |lo: Bound, hi: Bound| Query::Range { field: "n".into(), lower: lo, upper: hi };
+    let num = |v: f64| Literal::Number(v);
+    assert_eq!(count(&store, &p, r(Bound::Inclusive(num(100.0)), Bound::Inclusive(num(199.0)))), 300);
+    assert_eq!(count(&store, &p, r(Bound::Exclusive(num(100.0)), Bound::Exclusive(num(199.0)))), 294);
+    assert_eq!(count(&store, &p, r(Bound::Inclusive(num(1990.0)), Bound::Unbounded)), 30);
+    assert_eq!(count(&store, &p, r(Bound::Unbounded, Bound::Exclusive(Literal::Text("10".into())))), 30);
+    // A range over analysed strings matches nothing.
+    let q = Query::Range {
+        field: "app".into(),
+        lower: Bound::Inclusive(Literal::Text("a".into())),
+        upper: Bound::Inclusive(Literal::Text("z".into())),
+    };
+    assert_eq!(count(&store, &p, q), 0);
+    // Keyword ranges are lexicographic.
+    let q = Query::Range {
+        field: "@group".into(),
+        lower: Bound::Inclusive(Literal::Text("b".into())),
+        upper: Bound::Exclusive(Literal::Text("m".into())),
+    };
+    assert_eq!(count(&store, &p, q), 2000);
+    // Ranges on @timestamp (RFC 3339 and epoch ms).
+    let t = |s: i64| Literal::Text(sluice_core::codec::format_timestamp(BASE + s * SEC));
+    let q = Query::Range { field: "@timestamp".into(), lower: Bound::Inclusive(t(0)), upper: Bound::Exclusive(t(10)) };
+    assert_eq!(count(&store, &p, q), 30);
+    let ms = |s: i64| Literal::Number(((BASE + s * SEC) / 1_000_000) as f64);
+    let q = Query::Range { field: "@timestamp".into(), lower: Bound::Inclusive(ms(1990)), upper: Bound::Unbounded };
+    assert_eq!(count(&store, &p, q), 30);
+    // The request's time range.
+    let s = Search {
+        query: Query::All,
+        range: TimeRange { from_ns: Some(BASE + 100 * SEC), to_ns: Some(BASE + 200 * SEC) },
+        size: 10,
+        search_after: None,
+        fields: None,
+    };
+    assert_eq!(store.search_sync(&p, &s).unwrap().total, 300);
+}
+
+#[test]
+fn pagination_returns_every_hit_once_in_order() {
+    let (_d, store, _c) = setup();
+    let p = all();
+    let mut s = search(term(None, "sshd"), 333);
+    let mut seen = HashSet::new();
+    let mut last: Option<(i64, u64)> = None;
+    let total = count(&store, &p, term(None, "sshd"));
+    loop {
+        let page = store.search_sync(&p, &s).unwrap();
+        assert_eq!(page.total, total);
+        for h in &page.hits {
+            let ts = sluice_core::codec::parse_timestamp(h.event["@timestamp"].as_str().unwrap()).unwrap();
+            let key = (ts, h.id.parse::<u64>().unwrap());
+            if let Some(l) = last {
+                assert!(key < l, "newest first: {key:?} after {l:?}");
+            }
+            last = Some(key);
+            assert!(seen.insert(h.id.clone()), "hit {} twice", h.id);
+        }
+        match page.next {
+            Some(n) => s.search_after = Some(n),
+            None => break,
+        }
+    }
+    assert_eq!(seen.len() as u64, total);
+    // Hits have the ndjson shape.
+    let page = store.search_sync(&p, &search(Query::All, 1)).unwrap();
+    let e = &page.hits[0].event;
+    assert_eq!(e["@group"], "linux");
+    assert_eq!(e["@subgroup"], "web");
+    assert_eq!(e["@source"], "/var/log/linux.log");
+    assert_eq!(e["n"], 1999);
+    // Field selection keeps the identity keys.
+    let mut s = search(Query::All, 1);
+    s.fields = Some(vec!["http.status".into()]);
+    let e = &store.search_sync(&p, &s).unwrap().hits[0].event;
+    assert_eq!(e["http"]["status"], 200);
+    assert!(e.get("message").is_none());
+    assert_eq!(e["@group"], "linux");
+}
+
+fn agg(q: Query, range: TimeRange, aggs: Vec<(&str, Aggregation)>) -> Aggregate {
+    Aggregate { query: q, range, aggs: aggs.into_iter().map(|(k, v)| (k.to_string(), v)).collect() }
+}
+
+#[test]
+fn aggregations_are_exact() {
+    let (_d, store, c) = setup();
+    let p = all();
+    let range = TimeRange { from_ns: Some(BASE), to_ns: Some(BASE + 2000 * SEC) };
+    let a = agg(
+        Query::All,
+        range,
+        vec![
+            ("h", Aggregation::DateHistogram { interval: None, buckets: Some(60) }),
+            ("groups", Aggregation::Terms { field: "@group".into(), size: Some(2) }),
+            ("apps", Aggregation::Terms { field: "app".into(), size: None }),
+            ("status", Aggregation::Terms { field: "http.status".into(), size: None }),
+            ("flags", Aggregation::Terms { field: "flag".into(), size: None }),
+            ("n", Aggregation::Stats { field: "n".into() }),
+        ],
+    );
+    let r = store.aggregate_sync(&p, &a).unwrap();
+    assert_eq!(r.total, 6000);
+    let AggregationResult::DateHistogram { interval_ms, buckets } = &r.aggs["h"] else { panic!() };
+    assert_eq!(*interval_ms, 60_000); // 2000 s in <= 60 buckets
+    assert!(buckets.len() <= 60);
+    assert_eq!(buckets.iter().map(|b| b.count).sum::<u64>(), 6000);
+    assert_eq!(buckets[0].key, serde_json::json!((BASE / 1_000_000).div_euclid(60_000) * 60_000));
+    let AggregationResult::Terms { buckets, other } = &r.aggs["groups"] else { panic!() };
+    assert_eq!(buckets.len(), 2);
+    assert!(buckets.iter().all(|b| b.count == 2000));
+    assert_eq!(*other, 2000);
+    let AggregationResult::Terms { buckets, other } = &r.aggs["apps"] else { panic!() };
+    let m: BTreeMap<String, u64> = buckets.iter().map(|b| (b.key.as_str().unwrap().to_string(), b.count)).collect();
+    assert_eq!(m, BTreeMap::from([("apache".into(), 2000), ("linux".into(), 2000), ("openssh".into(), 2000)]));
+    assert_eq!(*other, 0);
+    let AggregationResult::Terms { buckets, .. } = &r.aggs["status"] else { panic!() };
+    assert_eq!(buckets[0].key, serde_json::json!(200));
+    assert_eq!(buckets[0].count, 5400);
+    assert_eq!(buckets[1].key, serde_json::json!(500));
+    assert_eq!(buckets[1].count, 600);
+    let AggregationResult::Terms { buckets, .. } = &r.aggs["flags"] else { panic!() };
+    assert_eq!(buckets.iter().map(|b| b.count).sum::<u64>(), 6000);
+    let AggregationResult::Stats(s) = &r.aggs["n"] else { panic!() };
+    assert_eq!(s.count, 6000);
+    assert_eq!(s.min, Some(0.0));
+    assert_eq!(s.max, Some(1999.0));
+    assert_eq!(s.sum, 3.0 * (1999.0 * 2000.0 / 2.0));
+    assert_eq!(s.avg, Some(999.5));
+    // Histogram of a query without a range: buckets still sum to the total.
+    let errors = c.lines.iter().filter(|(_, _, l)| tokens(l).contains(&"error".into())).count() as u64;
+    let a = agg(
+        term(None, "error"),
+        TimeRange::default(),
+        vec![("h", Aggregation::DateHistogram { interval: Some("1m".into()), buckets: None })],
+    );
+    let r = store.aggregate_sync(&p, &a).unwrap();
+    assert_eq!(r.total, errors);
+    let AggregationResult::DateHistogram { buckets, .. } = &r.aggs["h"] else { panic!() };
+    assert_eq!(buckets.iter().map(|b| b.count).sum::<u64>(), errors);
+}
+
+#[tokio::test]
+async fn principal_isolation_on_every_path() {
+    use sluice_query::SearchBackend;
+    let (_d, store, _c) = setup();
+    let apache = Principal::new("a", vec![SourcePattern::new("apache", "*", "*")]);
+    let glob = Principal::new("g", vec![SourcePattern::new("open*", "w?b", "h[1]")]);
+    let host =
+        Principal::new("h", vec![SourcePattern::new("linux", "*", "h2"), SourcePattern::new("apache", "web", "h0")]);
+    let nobody = Principal::new("n", vec![]);
+    assert_eq!(store.search(&apache, &search(Query::All, 10)).await.unwrap().total, 2000);
+    let page = store.search(&apache, &search(Query::All, 10_000)).await.unwrap();
+    assert!(page.hits.iter().all(|h| h.event["@group"] == "apache"));
+    assert_eq!(store.search(&glob, &search(Query::All, 10)).await.unwrap().total, 0); // `[` is literal
+    assert_eq!(store.search(&host, &search(Query::All, 10)).await.unwrap().total, 666 + 667);
+    assert_eq!(store.search(&nobody, &search(Query::All, 10)).await.unwrap().total, 0);
+    // Even a query naming another group sees nothing of it.
+    assert_eq!(store.search(&apache, &search(term(Some("@group"), "openssh"), 10)).await.unwrap().total, 0);
+    // Aggregations.
+    let a = agg(
+        Query::All,
+        TimeRange::default(),
+        vec![
+            ("g", Aggregation::Terms { field: "@group".into(), size: None }),
+            ("h", Aggregation::DateHistogram { interval: None, buckets: None }),
+        ],
+    );
+    let r = store.aggregate(&apache, &a).await.unwrap();
+    assert_eq!(r.total, 2000);
+    let AggregationResult::Terms { buckets, other } = &r.aggs["g"] else { panic!() };
+    assert_eq!(buckets.len(), 1);
+    assert_eq!(buckets[0].key, "apache");
+    assert_eq!(*other, 0);
+    let r = store.aggregate(&nobody, &a).await.unwrap();
+    assert_eq!(r.total, 0);
+    // Fields.
+    let f = store.fields(&apache).await.unwrap();
+    assert!(f.iter().any(|f| f.name == "http.status"));
+    assert!(!f.iter().any(|f| f.name == "ssh_only"), "apache must not see openssh-only fields");
+    let f = store.fields(&all()).await.unwrap();
+    assert!(f.iter().any(|f| f.name == "ssh_only"));
+    assert!(store.fields(&nobody).await.unwrap().is_empty());
+    // Tail.
+    let mut rx = store.tail(&apache, &Query::All).await.unwrap();
+    let mut rx_all = store.tail(&all(), &Query::All).await.unwrap();
+    let evs: Vec<Event> = ["apache", "openssh", "linux", "apache"]
+        .iter()
+        .enumerate()
+        .map(|(i, g)| event_of(g, 5000 + i, "tail me", 0))
+        .collect();
+    store.append(&evs, &mut None).unwrap();
+    store.commit().unwrap();
+    let mut got = Vec::new();
+    while let Ok(h) = rx.try_recv() {
+        got.push(h.event["@group"].as_str().unwrap().to_string());
+    }
+    assert_eq!(got, vec!["apache", "apache"]);
+    let mut n = 0;
+    while rx_all.try_recv().is_ok() {
+        n += 1;
+    }
+    assert_eq!(n, 4);
+}
+
+#[test]
+fn new_events_are_searchable_within_two_seconds() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path(), StoreOptions::default()).unwrap(); // commit_interval 1s
+    let mut e = Event::from_message("fresh needle");
+    e.identity = Arc::new(Identity::new("g", "s", "h"));
+    store.append(&[e], &mut None).unwrap();
+    let t0 = std::time::Instant::now();
+    while count(&store, &all(), term(None, "needle")) == 0 {
+        assert!(t0.elapsed() < Duration::from_secs(2), "not searchable after 2 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

@@ -54,7 +54,8 @@ fn signal(child: &Child, sig: &str) {
 fn http(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> (u16, String) {
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
+    let mut head =
+        format!("{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
     for (k, v) in headers {
         head.push_str(&format!("{k}: {v}\r\n"));
     }
@@ -66,7 +67,8 @@ fn http(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &[u
     let text = String::from_utf8_lossy(&raw).into_owned();
     let (head, body) = text.split_once("\r\n\r\n").unwrap();
     let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
-    let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") { dechunk(body) } else { body.into() };
+    let body =
+        if head.to_ascii_lowercase().contains("transfer-encoding: chunked") { dechunk(body) } else { body.into() };
     (status, body)
 }
 
@@ -152,8 +154,8 @@ fn http_source_bulk_ndjson_stats_and_api_share_one_port() {
     });
 
     // Elasticsearch bulk on the API port: two good documents, one bad (not indexed).
-    let bulk = b"{\"index\":{\"_index\":\"logs\"}}\n{\"message\":\"b1\"}\n{\"create\":{}}\n{\"message\":\"b2\"}\n{\"index\":{}}\nnot json\n";
-    let (status, body) = http(port, "POST", "/_bulk", &[("Content-Type", "application/x-ndjson")], bulk);
+    let bulk = b"{\"index\":{\"_index\":\"other\"}}\n{\"message\":\"b1\"}\n{\"create\":{}}\n{\"message\":\"b2\"}\n{\"index\":{}}\nnot json\n";
+    let (status, body) = http(port, "POST", "/logs/_bulk", &[("Content-Type", "application/x-ndjson")], bulk);
     assert_eq!(status, 200, "{body}");
     let v = json(&body);
     assert_eq!(v["errors"], true);
@@ -166,7 +168,8 @@ fn http_source_bulk_ndjson_stats_and_api_share_one_port() {
     assert_eq!(item_status, vec![201, 201, 400]);
 
     // ndjson on the same port.
-    let (status, body) = http(port, "POST", "/ndjson", &[], b"{\"message\":\"n1\"}\n{\"message\":\"n2\"}\n{\"message\":\"n3\"}\n");
+    let (status, body) =
+        http(port, "POST", "/ndjson", &[], b"{\"message\":\"n1\"}\n{\"message\":\"n2\"}\n{\"message\":\"n3\"}\n");
     assert_eq!((status, json(&body)), (200, serde_json::json!({"accepted": 3, "failed": 0})));
 
     // The Elasticsearch handshake answers at the root.
@@ -205,7 +208,8 @@ fn http_source_bulk_ndjson_stats_and_api_share_one_port() {
     let log_text = || std::fs::read_to_string(&log).unwrap_or_default();
     wait_for("reload done", &mut p.0, || log_text().contains("reload done"));
     wait_for("the mount after reload", &mut p.0, || http(port, "POST", "/ndjson", &[], b"").0 == 200);
-    let (status, body) = http(port, "POST", "/_bulk", &[], b"{\"index\":{}}\n{\"message\":\"b3\"}\n");
+    let (status, body) =
+        http(port, "POST", "/_bulk", &[], b"{\"index\":{\"_index\":\"logs\"}}\n{\"message\":\"b3\"}\n");
     assert_eq!((status, json(&body)["errors"].as_bool()), (200, Some(false)));
     // The token file is reused, not regenerated.
     assert_eq!(std::fs::read_to_string(&token_file).unwrap().trim(), token);
@@ -225,7 +229,8 @@ fn http_source_bulk_ndjson_stats_and_api_share_one_port() {
     messages.sort_unstable();
     assert_eq!(messages, vec!["b1", "b2", "b3", "n1", "n2", "n3"]);
     assert!(out.iter().all(|e| e["@group"] == "acme"));
-    assert_eq!(out.iter().filter(|e| e["_index"] == "logs").count(), 1);
+    assert_eq!(out.iter().filter(|e| e["_index"] == "other").count(), 1);
+    assert_eq!(out.iter().filter(|e| e["_index"] == "logs").count(), 2);
     assert!(log_text().contains("http source serving on the API listener"));
 }
 
@@ -243,9 +248,7 @@ fn address_api_without_an_api_server_is_a_config_error() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains(
-            "pipelines.main.sources.http.address: \"api\" needs the API server, but [api] address is empty"
-        ),
+        err.contains("pipelines.main.sources.http.address: \"api\" needs the API server, but [api] address is empty"),
         "{err}"
     );
 }

@@ -1510,7 +1510,7 @@ mod tests {
         let server = tokio::spawn(async move { axum::serve(listener, router).await });
         let r = request(addr, "POST", "/ndjson", &[], b"{\"a\":1}\n{\"a\":2}\n").await;
         assert_eq!((r.status, r.json()["accepted"].as_u64()), (200, Some(2)));
-        let r = request(addr, "POST", "/_bulk", &[], b"{\"index\":{}}\n{\"a\":3}\n").await;
+        let r = request(addr, "POST", "/logs/_bulk", &[], b"{\"index\":{}}\n{\"a\":3}\n").await;
         assert_eq!((r.status, r.json()["errors"].as_bool()), (200, Some(false)));
         assert_eq!(cap.events.lock().len(), 3);
         let r = request(addr, "GET", "/_nodes/_local", &[], b"").await;

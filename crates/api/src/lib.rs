@@ -1,14 +1,27 @@
-//! sluice-api: the node's HTTP API.
+//! sluice-api: the node's HTTP API, on one listener (`[api] address`,
+//! `127.0.0.1:8080` by default).
 //!
+//! - `GET|POST /api/v1/search`, `POST /api/v1/aggregate`, `GET /api/v1/fields`,
+//!   `GET /api/v1/tail` (Server-Sent Events): the search API over the node's
+//!   [`SearchBackend`], for the principal of the caller's bearer token
+//!   ([`auth`]); errors as in [`error`].
+//! - `GET /api/v1/openapi.json`: an OpenAPI 3.1 description of all of it.
 //! - `GET /_node/stats`: JSON shaped after Logstash's node stats API —
 //!   process (RSS, CPU, threads, open files), and per pipeline its events
 //!   in/out/filtered with 1m/5m/15m rates, queue depth, batch latency
 //!   percentiles and every component's counters.
 //! - `GET /metrics`: the same counters in Prometheus text format.
+//! - Everything else goes to the routers components mounted ([`mounts`]):
+//!   the `http` source with `address = "api"` serves `POST /_bulk`,
+//!   `POST /ndjson` and the Elasticsearch handshake here.
 //!
 //! [`router`] builds the routes without binding, so tests call it directly.
 
+pub mod auth;
+pub mod error;
+pub mod mounts;
 pub mod process;
+pub mod search;
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -17,10 +30,31 @@ use std::time::Instant;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
 use sluice_core::metrics::Registry;
+use sluice_core::mount::Mounts;
+use sluice_query::SearchBackend;
+
+pub use auth::{AuthError, Authenticated, Authenticator, StaticTokens};
+pub use error::ApiError;
+pub use mounts::reserve_routes;
+
+/// Every route of [`router`] (method, path), as documented in `openapi.json`.
+pub const ROUTES: &[(&str, &str)] = &[
+    ("GET", "/api/v1/search"),
+    ("POST", "/api/v1/search"),
+    ("POST", "/api/v1/aggregate"),
+    ("GET", "/api/v1/fields"),
+    ("GET", "/api/v1/tail"),
+    ("GET", "/api/v1/openapi.json"),
+    ("GET", "/_node/stats"),
+    ("GET", "/metrics"),
+];
+
+/// The OpenAPI 3.1 document served at `/api/v1/openapi.json`.
+pub const OPENAPI_JSON: &str = include_str!("openapi.json");
 
 /// What the handlers read.
 #[derive(Clone)]
@@ -31,20 +65,69 @@ pub struct ApiState {
     pub name: String,
     /// Process start.
     pub started: Instant,
+    /// The search store; `None` answers `503 no_store`.
+    pub backend: Option<Arc<dyn SearchBackend>>,
+    /// Turns request headers into a principal.
+    pub auth: Arc<dyn Authenticator>,
+    /// Routes components mounted on this listener.
+    pub mounts: Arc<Mounts>,
+    mounted: Arc<mounts::MountCache>,
+}
+
+impl ApiState {
+    /// A state with no backend, no tokens (search answers `401`) and no mounts.
+    pub fn new(registry: Arc<Registry>, name: impl Into<String>) -> Self {
+        Self {
+            registry,
+            name: name.into(),
+            started: Instant::now(),
+            backend: None,
+            auth: Arc::new(StaticTokens::none()),
+            mounts: Arc::new(Mounts::disabled()),
+            mounted: Arc::default(),
+        }
+    }
+
+    /// With a search backend.
+    pub fn with_backend(mut self, backend: Arc<dyn SearchBackend>) -> Self {
+        self.backend = Some(backend);
+        self
+    }
+
+    /// With an authenticator.
+    pub fn with_auth(mut self, auth: Arc<dyn Authenticator>) -> Self {
+        self.auth = auth;
+        self
+    }
+
+    /// With the node's mount registry.
+    pub fn with_mounts(mut self, mounts: Arc<Mounts>) -> Self {
+        self.mounts = mounts;
+        self
+    }
 }
 
 /// The API's routes.
 pub fn router(state: ApiState) -> Router {
     Router::new()
+        .route("/api/v1/search", get(search::search_get).post(search::search_post))
+        .route("/api/v1/aggregate", post(search::aggregate))
+        .route("/api/v1/fields", get(search::fields))
+        .route("/api/v1/tail", get(search::tail))
+        .route("/api/v1/openapi.json", get(openapi))
         .route("/_node/stats", get(node_stats))
         .route("/metrics", get(prometheus))
-        .route("/", get(|| async { "sluice\n" }))
+        .fallback(mounts::dispatch)
         .with_state(state)
 }
 
 /// Serves the API on `listener` until the future is dropped.
 pub async fn serve(listener: tokio::net::TcpListener, state: ApiState) -> std::io::Result<()> {
     axum::serve(listener, router(state)).await
+}
+
+async fn openapi() -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, "application/json")], OPENAPI_JSON)
 }
 
 async fn node_stats(State(s): State<ApiState>) -> Json<Value> {
@@ -215,7 +298,7 @@ mod tests {
         let c = registry.component("main", ComponentMetrics::new("source", "in", "tcp"));
         c.events_in.add(10);
         c.counter("oversized_frames").add(2);
-        ApiState { registry, name: "n1".into(), started: Instant::now() }
+        ApiState::new(registry, "n1")
     }
 
     #[tokio::test]

@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::ConfigError;
 use crate::event::Event;
 use crate::metrics::{ComponentMetrics, Registry};
+use crate::mount::Mounts;
 
 /// Errors crossing component boundaries at run time.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -109,6 +110,8 @@ pub struct BuildContext {
     pub metrics: Arc<ComponentMetrics>,
     /// The node's metrics registry (for nested components such as `if` blocks).
     pub registry: Arc<Registry>,
+    /// Routes served on the node's API listener (see [`crate::mount`]).
+    pub mounts: Arc<Mounts>,
 }
 
 impl BuildContext {
@@ -123,6 +126,7 @@ impl BuildContext {
             data_dir: self.data_dir.clone(),
             metrics,
             registry: Arc::clone(&self.registry),
+            mounts: Arc::clone(&self.mounts),
         }
     }
 
@@ -140,6 +144,7 @@ impl BuildContext {
             data_dir: std::env::temp_dir(),
             metrics: Arc::new(ComponentMetrics::new(kind, id, id)),
             registry: Arc::default(),
+            mounts: Arc::new(Mounts::new("127.0.0.1:0")),
         }
     }
 }

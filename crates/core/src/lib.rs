@@ -6,6 +6,7 @@
 //! - [`component`]: the traits sources, filters and sinks implement;
 //! - [`config`]: config primitives (durations, sizes) and errors carrying key paths;
 //! - [`metrics`]: per-component counters, EWMA rates and latency histograms;
+//! - [`mount`]: routes components serve on the node's API listener (type-erased);
 //! - [`codec`]: event encodings (ndjson output, the queue's internal record encoding);
 //! - [`condition`]: the conditional-routing expression language (`if [a] == 1`);
 //! - [`path`]: field paths (`a.b.c` and Logstash's `[a][b][c]`).
@@ -20,6 +21,7 @@ pub mod condition;
 pub mod config;
 pub mod event;
 pub mod metrics;
+pub mod mount;
 pub mod path;
 pub mod value;
 

@@ -58,8 +58,10 @@ fn glob_match(p: &[u8], s: &[u8]) -> bool {
 }
 
 /// Sources a principal may read: group, subgroup and host globs, all of
-/// which must match.
+/// which must match. Unknown keys are rejected: a misspelt `host` must not
+/// silently widen the pattern to every host.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SourcePattern {
     /// Group glob.
     pub group: Glob,

@@ -58,23 +58,74 @@ fn default_shutdown_timeout() -> HumanDuration {
     HumanDuration(std::time::Duration::from_secs(30))
 }
 
-/// `[api]`: the HTTP endpoint for `/_node/stats` and `/metrics`.
+/// `[api]`: the node's HTTP listener — search API, `/_node/stats`,
+/// `/metrics`, and the routes of `http` sources with `address = "api"`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ApiConfig {
     /// Listen address; empty disables the API.
     #[serde(default = "default_api_address")]
     pub address: String,
+    /// Static bearer tokens for the search API, by name (`[api.tokens.<name>]`).
+    /// With none, the search endpoints answer `401` to everyone.
+    #[serde(default)]
+    pub tokens: BTreeMap<String, TokenConfig>,
 }
 
 impl Default for ApiConfig {
     fn default() -> Self {
-        Self { address: default_api_address() }
+        Self { address: default_api_address(), tokens: BTreeMap::new() }
     }
 }
 
 fn default_api_address() -> String {
-    "127.0.0.1:9600".into()
+    "127.0.0.1:8080".into()
+}
+
+/// `[api.tokens.<name>]`: a static bearer token and what it may read. Exactly
+/// one of `token`, `token_env` and `token_file` gives the secret (see
+/// [`crate::tokens`]).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenConfig {
+    /// The token itself, at least 16 characters (prefer `token_env` or
+    /// `token_file`: config files get copied around).
+    #[serde(default)]
+    pub token: Option<String>,
+    /// An environment variable holding the token.
+    #[serde(default)]
+    pub token_env: Option<String>,
+    /// A file holding the token; relative paths are under `node.data_dir`.
+    /// Created with a random token and mode 0600 on first start.
+    #[serde(default)]
+    pub token_file: Option<PathBuf>,
+    /// Sources the token may read: `{ group = "acme", subgroup = "*", host = "*" }`.
+    pub allowed: Vec<sluice_query::SourcePattern>,
+}
+
+/// Shortest accepted token.
+pub const MIN_TOKEN_LEN: usize = 16;
+
+fn check_api(api: &ApiConfig, errors: &mut Vec<ConfigError>) {
+    for (name, t) in &api.tokens {
+        let path = format!("api.tokens.{name}");
+        let set = [t.token.is_some(), t.token_env.is_some(), t.token_file.is_some()].iter().filter(|b| **b).count();
+        if set != 1 {
+            errors.push(ConfigError::new(&path, "set exactly one of `token`, `token_env` and `token_file`"));
+        }
+        if t.token.as_ref().is_some_and(|s| s.chars().count() < MIN_TOKEN_LEN) {
+            errors.push(ConfigError::new(
+                format!("{path}.token"),
+                format!("must be at least {MIN_TOKEN_LEN} characters"),
+            ));
+        }
+        if t.token_env.as_ref().is_some_and(String::is_empty) {
+            errors.push(ConfigError::new(format!("{path}.token_env"), "must not be empty"));
+        }
+        if t.token_file.as_ref().is_some_and(|p| p.as_os_str().is_empty()) {
+            errors.push(ConfigError::new(format!("{path}.token_file"), "must not be empty"));
+        }
+    }
 }
 
 /// Which queue a pipeline uses.
@@ -231,6 +282,7 @@ pub fn parse_config(text: &str) -> Result<Config, Vec<ConfigError>> {
         Some(v) => parse_table::<ApiConfig>(v.clone(), "api").map_err(|e| errors.push(e)).unwrap_or_default(),
         None => ApiConfig::default(),
     };
+    check_api(&api, &mut errors);
     let mut pipelines = BTreeMap::new();
     match table.get("pipelines").map(|p| p.as_table()) {
         None => errors.push(ConfigError::new("pipelines", "no pipelines defined")),
@@ -388,7 +440,8 @@ mod tests {
         let p = &c.pipelines["main"];
         assert_eq!(p.batch_size, 128);
         assert_eq!(p.queue, QueueConfig::Memory { max_events: 16384 });
-        assert_eq!(c.api.address, "127.0.0.1:9600");
+        assert_eq!(c.api.address, "127.0.0.1:8080");
+        assert!(c.api.tokens.is_empty());
     }
 
     #[test]
@@ -422,6 +475,29 @@ mod tests {
     fn toml_syntax_error_has_position() {
         let e = errs("[pipelines\n");
         assert!(e[0].starts_with("invalid TOML (line 1, column"), "{e:?}");
+    }
+
+    #[test]
+    fn api_tokens() {
+        let p = "[pipelines.a.sources.s]\ntype=\"x\"\n[pipelines.a.sinks.s]\ntype=\"x\"\n";
+        let c = parse_config(&format!(
+            "[api.tokens.admin]\ntoken_file = \"admin.token\"\nallowed = [{{ group = \"*\" }}]\n\
+             [api.tokens.acme]\ntoken_env = \"ACME_TOKEN\"\nallowed = [{{ group = \"acme\", host = \"web-*\" }}]\n{p}"
+        ))
+        .unwrap();
+        assert_eq!(c.api.tokens["admin"].token_file, Some(PathBuf::from("admin.token")));
+        assert_eq!(c.api.tokens["acme"].allowed, vec![sluice_query::SourcePattern::new("acme", "*", "web-*")]);
+        let e = errs(&format!("[api.tokens.a]\ntoken = \"short\"\ntoken_env = \"X\"\nallowed = []\n{p}"));
+        assert!(
+            e.contains(&"api.tokens.a: set exactly one of `token`, `token_env` and `token_file`".to_string()),
+            "{e:?}"
+        );
+        assert!(e.contains(&"api.tokens.a.token: must be at least 16 characters".to_string()), "{e:?}");
+        let e = errs(&format!("[api.tokens.b]\ntoken_env = \"X\"\nallowed = [{{ gruop = \"x\" }}]\n{p}"));
+        assert_eq!(
+            e,
+            vec!["api.tokens.b.allowed[0].gruop: unknown field `gruop`, expected one of `group`, `subgroup`, `host`"]
+        );
     }
 
     #[test]

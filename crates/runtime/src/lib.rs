@@ -5,12 +5,14 @@
 //! - [`queue`]: the memory and persisted queues behind a pipeline, as an `Output`
 //!   for sources and a work channel for workers, with ack accounting;
 //! - [`pipeline`]: workers (filters, batching, routing) and sink tasks (retries, acks);
-//! - [`node`]: all pipelines of a process, metrics ticks, graceful shutdown and reload.
+//! - [`node`]: all pipelines of a process, metrics ticks, graceful shutdown and reload;
+//! - [`tokens`]: the static API tokens of `[api.tokens]`, resolved at start-up.
 
 pub mod config;
 pub mod node;
 pub mod pipeline;
 pub mod queue;
+pub mod tokens;
 pub mod topology;
 
 pub use config::{load_config, Config};

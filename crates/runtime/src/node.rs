@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use sluice_core::config::ConfigError;
 use sluice_core::metrics::{Registry, TICK};
+use sluice_core::mount::Mounts;
 use tokio::sync::Mutex;
 use tokio::task::JoinHandle;
 
@@ -22,6 +23,8 @@ use crate::topology;
 pub struct Node {
     /// Every counter of this process.
     pub registry: Arc<Registry>,
+    /// Routes components serve on the API listener.
+    pub mounts: Arc<Mounts>,
     node: Mutex<NodeConfig>,
     pipelines: Mutex<BTreeMap<String, RunningPipeline>>,
     ticker: JoinHandle<()>,
@@ -41,8 +44,15 @@ pub enum NodeError {
 impl Node {
     /// Builds and starts every pipeline. Must run inside a tokio runtime.
     pub async fn start(config: Config) -> Result<Self, NodeError> {
+        let mounts = topology::mounts_for(&config.api);
+        Self::start_with_mounts(config, mounts).await
+    }
+
+    /// [`Node::start`] with a mount registry the API server has already
+    /// reserved its own routes in.
+    pub async fn start_with_mounts(config: Config, mounts: Arc<Mounts>) -> Result<Self, NodeError> {
         let registry = Arc::new(Registry::default());
-        let built = topology::build(&config, &registry).map_err(NodeError::Config)?;
+        let built = topology::build(&config, &registry, &mounts).map_err(NodeError::Config)?;
         let mut pipelines = BTreeMap::new();
         for b in built {
             let name = b.config.name.clone();
@@ -69,7 +79,7 @@ impl Node {
             }
         });
         tracing::info!(node = %config.node.name, pipelines = config.pipelines.len(), "node started");
-        Ok(Self { registry, node: Mutex::new(config.node), pipelines, ticker })
+        Ok(Self { registry, mounts, node: Mutex::new(config.node), pipelines, ticker })
     }
 
     /// Refreshes gauges that are read from queues (call before rendering stats).
@@ -96,7 +106,7 @@ impl Node {
         let timeout = self.node.lock().await.shutdown_timeout.0;
         // Validate everything up front against a scratch registry.
         let scratch = Arc::new(Registry::default());
-        topology::build(&config, &scratch).map_err(NodeError::Config)?;
+        topology::build(&config, &scratch, &self.mounts).map_err(NodeError::Config)?;
         let names: Vec<String> = running.keys().cloned().collect();
         for name in names {
             let keep = config.pipelines.get(&name).is_some_and(|p| running.get(&name).is_some_and(|r| r.raw == p.raw));
@@ -112,7 +122,8 @@ impl Node {
             if running.contains_key(name) {
                 continue;
             }
-            let built = topology::build_pipeline(pc, &config.node, &self.registry).map_err(NodeError::Config)?;
+            let built =
+                topology::build_pipeline(pc, &config.node, &self.registry, &self.mounts).map_err(NodeError::Config)?;
             let p = pipeline::start(built, &config.node).map_err(NodeError::Start)?;
             tracing::info!(pipeline = %name, "reload: started pipeline");
             running.insert(name.clone(), p);

@@ -11,9 +11,10 @@ use sluice_core::component::{BuildContext, Filter, Sink, Source};
 use sluice_core::condition::Condition;
 use sluice_core::config::ConfigError;
 use sluice_core::metrics::{ComponentMetrics, PipelineMetrics, Registry};
+use sluice_core::mount::Mounts;
 use sluice_core::Identity;
 
-use crate::config::{Config, NodeConfig, PipelineConfig, QueueConfig};
+use crate::config::{ApiConfig, Config, NodeConfig, PipelineConfig, QueueConfig};
 
 /// A source ready to run.
 pub struct BuiltSource {
@@ -55,12 +56,24 @@ pub struct BuiltPipeline {
     pub metrics: Arc<PipelineMetrics>,
 }
 
+/// The mount registry for a node with this `[api]` section: none to mount on
+/// when the API is disabled.
+pub fn mounts_for(api: &ApiConfig) -> Arc<Mounts> {
+    Arc::new(if api.address.is_empty() { Mounts::disabled() } else { Mounts::new(api.address.clone()) })
+}
+
 /// Builds every pipeline of `config`, collecting all errors.
-pub fn build(config: &Config, registry: &Arc<Registry>) -> Result<Vec<BuiltPipeline>, Vec<ConfigError>> {
+/// Components that serve HTTP on the API listener mount their routes in
+/// `mounts` when they start (see [`sluice_core::mount`]).
+pub fn build(
+    config: &Config,
+    registry: &Arc<Registry>,
+    mounts: &Arc<Mounts>,
+) -> Result<Vec<BuiltPipeline>, Vec<ConfigError>> {
     let mut out = Vec::new();
     let mut errors = Vec::new();
     for p in config.pipelines.values() {
-        match build_pipeline(p, &config.node, registry) {
+        match build_pipeline(p, &config.node, registry, mounts) {
             Ok(b) => out.push(b),
             Err(mut e) => errors.append(&mut e),
         }
@@ -117,6 +130,7 @@ pub fn build_pipeline(
     p: &PipelineConfig,
     node: &NodeConfig,
     registry: &Arc<Registry>,
+    mounts: &Arc<Mounts>,
 ) -> Result<BuiltPipeline, Vec<ConfigError>> {
     let base = format!("pipelines.{}", p.name);
     let queue_type = match p.queue {
@@ -131,6 +145,7 @@ pub fn build_pipeline(
         data_dir: node.data_dir.clone(),
         metrics: Arc::new(ComponentMetrics::new("pipeline", &p.name, "pipeline")),
         registry: Arc::clone(registry),
+        mounts: Arc::clone(mounts),
     };
 
     let mut built_sources = Vec::new();

@@ -4,10 +4,11 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
+use sluice_core::mount::Mounts;
 use sluice_runtime::config::load_config;
 use sluice_runtime::node::NodeError;
 use sluice_runtime::{topology, Node};
@@ -103,8 +104,9 @@ fn main() -> ExitCode {
 fn validate(path: &std::path::Path) -> ExitCode {
     let errors = match load_config(path) {
         Ok(cfg) => {
-            let registry = std::sync::Arc::default();
-            match topology::build(&cfg, &registry) {
+            let registry = Arc::default();
+            let mounts = topology::mounts_for(&cfg.api);
+            match topology::build(&cfg, &registry, &mounts) {
                 Ok(_) => Vec::new(),
                 Err(e) => e,
             }
@@ -182,15 +184,38 @@ fn run(path: PathBuf) -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().thread_name("sluice").build()?;
     rt.block_on(async move {
         let cfg = load_config(&path).map_err(|e| anyhow::anyhow!("{}", NodeError::Config(e)))?;
-        let api_addr = cfg.api.address.clone();
         let name = cfg.node.name.clone();
-        let node = Node::start(cfg).await?;
-        if !api_addr.is_empty() {
-            let listener =
-                tokio::net::TcpListener::bind(&api_addr).await.with_context(|| format!("api: bind {api_addr}"))?;
-            tracing::info!(address = %listener.local_addr()?, "api listening");
-            let state =
-                sluice_api::ApiState { registry: std::sync::Arc::clone(&node.registry), name, started: Instant::now() };
+        // The API listener is bound before any pipeline starts: sources with
+        // `address = "api"` mount their routes on it.
+        let api = if cfg.api.address.is_empty() {
+            None
+        } else {
+            let tokens = sluice_runtime::tokens::resolve(&cfg.api, &cfg.node.data_dir)
+                .map_err(|e| anyhow::anyhow!("{}", NodeError::Config(e)))?;
+            let listener = tokio::net::TcpListener::bind(&cfg.api.address)
+                .await
+                .with_context(|| format!("api: bind {}", cfg.api.address))?;
+            let local = listener.local_addr()?;
+            Some((listener, local, tokens))
+        };
+        let mounts = match &api {
+            Some((_, local, _)) => Arc::new(Mounts::new(local.to_string())),
+            None => Arc::new(Mounts::disabled()),
+        };
+        sluice_api::reserve_routes(&mounts)?;
+        let node = Node::start_with_mounts(cfg, Arc::clone(&mounts)).await?;
+        if let Some((listener, local, tokens)) = api {
+            if tokens.is_empty() {
+                tracing::warn!("no [api.tokens] configured: the search API answers 401 to every request");
+            }
+            let auth = sluice_api::StaticTokens::new(tokens.into_iter().map(|t| (t.name, t.secret, t.allowed)));
+            let state = sluice_api::ApiState::new(Arc::clone(&node.registry), name)
+                .with_auth(Arc::new(auth))
+                .with_mounts(mounts);
+            // STORE: the lead wires the embedded store in here, e.g.
+            // `let state = state.with_backend(store.backend());` — until then
+            // the search endpoints answer 503 `no_store`.
+            tracing::info!(address = %local, "api listening");
             tokio::spawn(async move {
                 if let Err(e) = sluice_api::serve(listener, state).await {
                     tracing::error!(error = %e, "api server stopped");

@@ -44,6 +44,13 @@
 //! when the queue is closed (shutdown), so the client retries elsewhere or
 //! later.
 //!
+//! **On the API listener.** With `address = "api"` the source binds nothing:
+//! while it runs it mounts its routes on the node's API server (see
+//! [`sluice_core::mount`]), so one port serves the search API, the stats and
+//! the ingest endpoints. The routes are the ones above, listed in
+//! [`MOUNT_PATHS`]; `GET /` then answers the Elasticsearch handshake. A second
+//! mounted `http` source, or `[api] address = ""`, is an error at start.
+//!
 //! **Limits and auth.** A body larger than `max_body_bytes` (after gzip
 //! decoding: `Content-Encoding: gzip` is accepted) gets `413`
 //! (`body_too_large`). With `auth_token` set, every request needs
@@ -70,6 +77,7 @@ use sluice_core::codec::event_from_json;
 use sluice_core::component::{BoxError, BuildContext, Source, SourceContext, SourceSpec};
 use sluice_core::config::{parse_table, ByteSize, ConfigError};
 use sluice_core::metrics::Counter;
+use sluice_core::mount::Mounts;
 use sluice_core::Event;
 use sluice_core::Value;
 
@@ -98,7 +106,8 @@ const DRAIN_LIMIT: usize = 16 << 20;
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Config {
-    /// Listen address, e.g. `0.0.0.0:9200`.
+    /// Listen address, e.g. `0.0.0.0:9200`, or `"api"` to serve on the node's
+    /// API listener.
     address: String,
     /// `ndjson` (default) or `lines`, for `POST /` and `POST /ndjson`.
     #[serde(default = "default_format")]
@@ -130,10 +139,52 @@ fn default_bulk() -> bool {
     true
 }
 
+/// The routes a source with `address = "api"` mounts on the API listener
+/// (axum route syntax; each method is dispatched by the source itself).
+pub const MOUNT_PATHS: &[&str] = &[
+    "/",
+    "/ndjson",
+    "/_bulk",
+    "/{index}/_bulk",
+    "/_license",
+    "/_xpack",
+    "/_cluster/{*rest}",
+    "/_nodes",
+    "/_nodes/{*rest}",
+    "/_index_template",
+    "/_index_template/{*rest}",
+    "/_template",
+    "/_template/{*rest}",
+    "/_component_template",
+    "/_component_template/{*rest}",
+    "/_ilm/{*rest}",
+    "/_ingest/{*rest}",
+    "/_data_stream",
+    "/_data_stream/{*rest}",
+    "/{index}",
+];
+
+/// Where the source listens.
+enum Listen {
+    /// Its own port.
+    Bind(SocketAddr),
+    /// Mounted on the node's API server.
+    Api { mounts: Arc<Mounts>, owner: String },
+}
+
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, ConfigError> {
     let c: Config = parse_table(value, &cx.path)?;
-    let address: SocketAddr =
-        c.address.parse().map_err(|e| cx.error("address", format!("invalid socket address {:?}: {e}", c.address)))?;
+    let listen =
+        if c.address == "api" {
+            if cx.mounts.address().is_none() {
+                return Err(cx.error("address", "\"api\" needs the API server, but [api] address is empty"));
+            }
+            Listen::Api { mounts: Arc::clone(&cx.mounts), owner: cx.path.clone() }
+        } else {
+            Listen::Bind(c.address.parse().map_err(|e| {
+                cx.error("address", format!("invalid socket address {:?} (or \"api\"): {e}", c.address))
+            })?)
+        };
     if c.max_body_bytes.0 == 0 {
         return Err(cx.error("max_body_bytes", "must be greater than 0"));
     }
@@ -144,7 +195,7 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
         return Err(cx.error("auth_token", "must not be empty (leave it out to disable authentication)"));
     }
     Ok(Box::new(Http {
-        address,
+        listen,
         format: c.format,
         max_body: usize::try_from(c.max_body_bytes.0).unwrap_or(usize::MAX),
         max_line: usize::try_from(c.max_line_bytes.0).unwrap_or(usize::MAX),
@@ -154,7 +205,7 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
 }
 
 struct Http {
-    address: SocketAddr,
+    listen: Listen,
     format: LineFormat,
     max_body: usize,
     max_line: usize,
@@ -190,9 +241,19 @@ struct Shared {
 #[async_trait]
 impl Source for Http {
     async fn run(self: Box<Self>, cx: SourceContext) -> Result<(), BoxError> {
-        let listener = TcpListener::bind(self.address).await.map_err(|e| format!("bind {}: {e}", self.address))?;
-        let local = listener.local_addr()?;
-        tracing::info!(source = %cx.id, address = %local, "http source listening");
+        let (listener, local) = match &self.listen {
+            Listen::Bind(addr) => {
+                let listener = TcpListener::bind(addr).await.map_err(|e| format!("bind {addr}: {e}"))?;
+                let local = listener.local_addr()?;
+                tracing::info!(source = %cx.id, address = %local, "http source listening");
+                (Some(listener), local)
+            }
+            Listen::Api { mounts, .. } => {
+                let local =
+                    mounts.address().and_then(|a| a.parse().ok()).unwrap_or(SocketAddr::from(([0, 0, 0, 0], 0)));
+                (None, local)
+            }
+        };
         let m = &cx.metrics;
         let counters = Counters {
             auth_failures: m.counter("auth_failures"),
@@ -215,6 +276,20 @@ impl Source for Http {
             counters,
             cx: cx.clone(),
         });
+        let Some(listener) = listener else {
+            let Listen::Api { mounts, owner } = &self.listen else { return Ok(()) };
+            let mut router = Router::new();
+            for p in MOUNT_PATHS {
+                router = router.route(p, axum::routing::any(handle));
+            }
+            let router: Router = router.with_state(shared);
+            let paths = MOUNT_PATHS.iter().map(|p| (*p).to_string()).collect();
+            let guard = mounts.mount(owner, paths, Arc::new(router)).map_err(|e| format!("address = \"api\": {e}"))?;
+            tracing::info!(source = %cx.id, address = %local, "http source serving on the API listener");
+            cx.shutdown.cancelled().await;
+            drop(guard);
+            return Ok(());
+        };
         let app = Router::new().fallback(handle).with_state(shared);
         let server = axum::serve(listener, app).with_graceful_shutdown(cx.shutdown.clone().cancelled_owned());
         let server = std::future::IntoFuture::into_future(server);
@@ -1410,6 +1485,48 @@ mod tests {
         assert_eq!(r.status, 503);
         assert_eq!(srv.metrics.events_out.get(), 0);
         srv.stop().await;
+    }
+
+    #[tokio::test]
+    async fn address_api_mounts_on_the_api_listener_while_running() {
+        let mounts = Arc::new(Mounts::new("127.0.0.1:8080"));
+        let mut bcx = BuildContext::for_test("source", "http");
+        bcx.path = "pipelines.main.sources.http".into();
+        bcx.mounts = Arc::clone(&mounts);
+        let src = (SPEC.build)(toml::from_str("address = \"api\"").unwrap(), &bcx).unwrap();
+        let cap = Arc::new(Capture::default());
+        let (cx, shutdown, _metrics) = source_context(Arc::clone(&cap));
+        let task = tokio::spawn(src.run(cx));
+        while mounts.snapshot().1.is_empty() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let (_, list) = mounts.snapshot();
+        assert_eq!(list[0].owner, "pipelines.main.sources.http");
+        assert_eq!(list[0].paths.len(), MOUNT_PATHS.len());
+        // Serve the mounted router the way the API server does, on a port of its own.
+        let router = list[0].router.downcast_ref::<Router>().unwrap().clone();
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = tokio::spawn(async move { axum::serve(listener, router).await });
+        let r = request(addr, "POST", "/ndjson", &[], b"{\"a\":1}\n{\"a\":2}\n").await;
+        assert_eq!((r.status, r.json()["accepted"].as_u64()), (200, Some(2)));
+        let r = request(addr, "POST", "/logs/_bulk", &[], b"{\"index\":{}}\n{\"a\":3}\n").await;
+        assert_eq!((r.status, r.json()["errors"].as_bool()), (200, Some(false)));
+        assert_eq!(cap.events.lock().len(), 3);
+        let r = request(addr, "GET", "/_nodes/_local", &[], b"").await;
+        assert_eq!(r.json()["nodes"]["sluice"]["http"]["publish_address"], "127.0.0.1:8080");
+        shutdown.cancel();
+        task.await.unwrap().unwrap();
+        assert!(mounts.snapshot().1.is_empty(), "stopping the source unmounts it");
+        server.abort();
+
+        let off = Arc::new(Mounts::disabled());
+        bcx.mounts = off;
+        let e = (SPEC.build)(toml::from_str("address = \"api\"").unwrap(), &bcx).err().unwrap();
+        assert_eq!(
+            e.to_string(),
+            "pipelines.main.sources.http.address: \"api\" needs the API server, but [api] address is empty"
+        );
     }
 
     #[test]

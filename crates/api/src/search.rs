@@ -1,0 +1,162 @@
+//! The search endpoints: `/api/v1/search`, `/aggregate`, `/fields` and the
+//! live `/tail` (Server-Sent Events).
+//!
+//! Each handler authenticates first (`401` before anything else), parses and
+//! validates the request with `sluice-query` (current time for relative
+//! bounds), then hands it with the caller's principal to the node's
+//! [`SearchBackend`]; `503 no_store` when the node has none. The backend ANDs
+//! the principal's source patterns into every query itself.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::IntoResponse;
+use axum::Json;
+use futures_util::stream::Stream;
+use serde::Deserialize;
+use serde_json::json;
+use sluice_query::{AggregateRequest, SearchBackend, SearchRequest, TailRequest};
+
+use crate::auth::Authenticated;
+use crate::error::ApiError;
+use crate::ApiState;
+
+/// Hits per page when `size` is not given (as in [`SearchRequest`]).
+const DEFAULT_SIZE: usize = 100;
+
+/// How often an idle tail sends a `: keep-alive` comment.
+pub const TAIL_KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+fn backend(s: &ApiState) -> Result<Arc<dyn SearchBackend>, ApiError> {
+    s.backend.clone().ok_or(ApiError::NoStore)
+}
+
+/// A JSON body; an empty body is `{}`. Unknown keys are named in the error.
+fn json_body<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    let body = if body.iter().all(u8::is_ascii_whitespace) { &b"{}"[..] } else { body };
+    serde_json::from_slice(body).map_err(|e| ApiError::InvalidRequest(format!("invalid request body: {e}")))
+}
+
+fn query_params<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
+    q.map(|Query(t)| t).map_err(|e| ApiError::InvalidRequest(e.body_text()))
+}
+
+/// `GET /api/v1/search` parameters: [`SearchRequest`]'s names, `fields`
+/// comma-separated.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchParams {
+    /// See [`SearchRequest::query`].
+    #[serde(default)]
+    query: String,
+    /// See [`SearchRequest::from`].
+    #[serde(default)]
+    from: Option<String>,
+    /// See [`SearchRequest::to`].
+    #[serde(default)]
+    to: Option<String>,
+    /// See [`SearchRequest::size`].
+    #[serde(default)]
+    size: Option<usize>,
+    /// See [`SearchRequest::search_after`].
+    #[serde(default)]
+    search_after: Option<String>,
+    /// Comma-separated field names.
+    #[serde(default)]
+    fields: Option<String>,
+}
+
+impl From<SearchParams> for SearchRequest {
+    fn from(p: SearchParams) -> Self {
+        SearchRequest {
+            query: p.query,
+            from: p.from,
+            to: p.to,
+            size: p.size.unwrap_or(DEFAULT_SIZE),
+            search_after: p.search_after,
+            fields: p.fields.map(|f| f.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()),
+        }
+    }
+}
+
+async fn run_search(
+    s: &ApiState,
+    principal: &sluice_query::Principal,
+    req: SearchRequest,
+) -> Result<impl IntoResponse, ApiError> {
+    let search = req.parse(sluice_core::event::now_ns())?;
+    let backend = backend(s)?;
+    let resp = backend.search(principal, &search).await?;
+    tracing::debug!(principal = %principal.name, total = resp.total, took_ms = resp.took_ms, "api: search");
+    Ok(Json(resp))
+}
+
+/// `GET /api/v1/search?query=…&from=…&to=…&size=…&search_after=…&fields=a,b`.
+pub async fn search_get(
+    Authenticated(principal): Authenticated,
+    State(s): State<ApiState>,
+    q: Result<Query<SearchParams>, QueryRejection>,
+) -> Result<impl IntoResponse, ApiError> {
+    let req = SearchRequest::from(query_params(q)?);
+    run_search(&s, &principal, req).await
+}
+
+/// `POST /api/v1/search` with a [`SearchRequest`] body.
+pub async fn search_post(
+    Authenticated(principal): Authenticated,
+    State(s): State<ApiState>,
+    body: Bytes,
+) -> Result<impl IntoResponse, ApiError> {
+    let req: SearchRequest = json_body(&body)?;
+    run_search(&s, &principal, req).await
+}
+
+/// `POST /api/v1/aggregate` with an [`AggregateRequest`] body.
+pub async fn aggregate(
+    Authenticated(principal): Authenticated,
+    State(s): State<ApiState>,
+    body: Bytes,
+) -> Result<impl IntoResponse, ApiError> {
+    let req: AggregateRequest = json_body(&body)?;
+    let agg = req.parse(sluice_core::event::now_ns())?;
+    let backend = backend(&s)?;
+    let resp = backend.aggregate(&principal, &agg).await?;
+    tracing::debug!(principal = %principal.name, total = resp.total, took_ms = resp.took_ms, "api: aggregate");
+    Ok(Json(resp))
+}
+
+/// `GET /api/v1/fields`: `{"fields": [{"name", "types"}]}`.
+pub async fn fields(
+    Authenticated(principal): Authenticated,
+    State(s): State<ApiState>,
+) -> Result<impl IntoResponse, ApiError> {
+    let backend = backend(&s)?;
+    let fields = backend.fields(&principal).await?;
+    Ok(Json(json!({ "fields": fields })))
+}
+
+/// `GET /api/v1/tail?query=…`: one `data: <hit json>` event per new matching
+/// event, a keep-alive comment every [`TAIL_KEEP_ALIVE`]; ends when the
+/// client disconnects (the backend's stream is dropped with the response).
+pub async fn tail(
+    Authenticated(principal): Authenticated,
+    State(s): State<ApiState>,
+    q: Result<Query<TailRequest>, QueryRejection>,
+) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
+    let req = query_params(q)?;
+    let query = sluice_query::parse(&req.query).map_err(sluice_query::api::RequestError::from)?;
+    let backend = backend(&s)?;
+    let rx = backend.tail(&principal, &query).await?;
+    tracing::debug!(principal = %principal.name, "api: tail started");
+    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
+        let hit = rx.recv().await?;
+        let data = serde_json::to_string(&hit).unwrap_or_else(|_| "{}".into());
+        Some((Ok(SseEvent::default().data(data)), rx))
+    });
+    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(TAIL_KEEP_ALIVE).text("keep-alive")))
+}

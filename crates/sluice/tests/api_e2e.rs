@@ -1,0 +1,254 @@
+//! End-to-end test of the single-node layout: one port serves the API, the
+//! node stats and the `http` source (`address = "api"`), with an admin token
+//! generated on first start.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_sluice");
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+struct Dir(PathBuf);
+impl Dir {
+    fn new(name: &str) -> Self {
+        let d = std::env::temp_dir().join(format!("sluice-e2e-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        Dir(d)
+    }
+    fn path(&self, p: &str) -> PathBuf {
+        self.0.join(p)
+    }
+}
+impl Drop for Dir {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+/// Kills the child if the test fails half-way.
+struct Proc(Child);
+impl Drop for Proc {
+    fn drop(&mut self) {
+        if self.0.try_wait().ok().flatten().is_none() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+fn signal(child: &Child, sig: &str) {
+    assert!(Command::new("kill").args([sig, &child.id().to_string()]).status().unwrap().success());
+}
+
+/// One HTTP/1.1 request on a fresh connection; `(status, body)`.
+fn http(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> (u16, String) {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut head =
+        format!("{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    s.write_all(head.as_bytes()).unwrap();
+    s.write_all(body).unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap();
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let body =
+        if head.to_ascii_lowercase().contains("transfer-encoding: chunked") { dechunk(body) } else { body.into() };
+    (status, body)
+}
+
+fn dechunk(mut rest: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, tail)) = rest.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap();
+        if n == 0 {
+            break;
+        }
+        out.push_str(&tail[..n]);
+        rest = &tail[n + 2..];
+    }
+    out
+}
+
+fn json(s: &str) -> serde_json::Value {
+    serde_json::from_str(s).unwrap_or_else(|e| panic!("not JSON ({e}): {s}"))
+}
+
+fn wait_for(what: &str, child: &mut Child, mut ok: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        if ok() {
+            return;
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("sluice exited early ({status}) waiting for {what}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("timed out waiting for {what}");
+}
+
+fn config(dir: &Dir, port: u16, batch_size: usize) -> String {
+    format!(
+        r#"
+[node]
+data_dir = "{d}"
+[api]
+address = "127.0.0.1:{port}"
+[api.tokens.admin]
+token_file = "admin.token"
+allowed = [{{ group = "*" }}]
+[pipelines.main]
+batch_size = {batch_size}
+batch_delay = "10ms"
+[pipelines.main.sources.http]
+type = "http"
+address = "api"
+group = "acme"
+[pipelines.main.sinks.out]
+type = "file"
+path = "{o}"
+"#,
+        d = dir.0.display(),
+        o = dir.path("out.ndjson").display()
+    )
+}
+
+fn lines(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path).unwrap_or_default().lines().map(json).collect()
+}
+
+#[test]
+fn http_source_bulk_ndjson_stats_and_api_share_one_port() {
+    let dir = Dir::new("api-port");
+    let port = free_port();
+    let cfg = dir.path("c.toml");
+    std::fs::write(&cfg, config(&dir, port, 64)).unwrap();
+    let log = dir.path("log");
+    let child = Command::new(BIN)
+        .args(["run", cfg.to_str().unwrap()])
+        .env("SLUICE_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let mut p = Proc(child);
+    // The http source mounts when its pipeline runs; until then /_bulk is a 404.
+    wait_for("the mounted /ndjson", &mut p.0, || {
+        TcpStream::connect(("127.0.0.1", port)).is_ok() && http(port, "POST", "/ndjson", &[], b"").0 == 200
+    });
+
+    // Elasticsearch bulk on the API port: two good documents, one bad (not indexed).
+    let bulk = b"{\"index\":{\"_index\":\"other\"}}\n{\"message\":\"b1\"}\n{\"create\":{}}\n{\"message\":\"b2\"}\n{\"index\":{}}\nnot json\n";
+    let (status, body) = http(port, "POST", "/logs/_bulk", &[("Content-Type", "application/x-ndjson")], bulk);
+    assert_eq!(status, 200, "{body}");
+    let v = json(&body);
+    assert_eq!(v["errors"], true);
+    let item_status: Vec<u64> = v["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i.as_object().unwrap().values().next().unwrap()["status"].as_u64().unwrap())
+        .collect();
+    assert_eq!(item_status, vec![201, 201, 400]);
+
+    // ndjson on the same port.
+    let (status, body) =
+        http(port, "POST", "/ndjson", &[], b"{\"message\":\"n1\"}\n{\"message\":\"n2\"}\n{\"message\":\"n3\"}\n");
+    assert_eq!((status, json(&body)), (200, serde_json::json!({"accepted": 3, "failed": 0})));
+
+    // The Elasticsearch handshake answers at the root.
+    let (status, body) = http(port, "GET", "/", &[], b"");
+    assert_eq!((status, json(&body)["version"]["number"].as_str()), (200, Some("8.11.0")));
+
+    // Stats and metrics on the same port count the source's events.
+    let (status, body) = http(port, "GET", "/_node/stats", &[], b"");
+    assert_eq!(status, 200);
+    let v = json(&body);
+    let src = &v["pipelines"]["main"]["plugins"]["sources"][0];
+    assert_eq!((src["id"].as_str(), src["events"]["out"].as_u64()), (Some("http"), Some(5)));
+    let (status, body) = http(port, "GET", "/metrics", &[], b"");
+    assert_eq!(status, 200);
+    assert!(body.contains("sluice_pipeline_events_in_total{pipeline=\"main\"} 5"), "{body}");
+
+    // The generated admin token: mode 0600, accepted; the node has no store yet.
+    let token_file = dir.path("admin.token");
+    assert_eq!(std::fs::metadata(&token_file).unwrap().permissions().mode() & 0o777, 0o600);
+    let token = std::fs::read_to_string(&token_file).unwrap().trim().to_string();
+    assert_eq!(token.len(), 64);
+    let auth = format!("Bearer {token}");
+    let (status, body) = http(port, "GET", "/api/v1/search?query=", &[("Authorization", &auth)], b"");
+    assert_eq!(
+        (status, json(&body)),
+        (503, serde_json::json!({"error": {"type": "no_store", "message": "this node has no search store"}}))
+    );
+    let (status, body) = http(port, "GET", "/api/v1/search", &[("Authorization", "Bearer nope")], b"");
+    assert_eq!((status, json(&body)["error"]["type"].as_str()), (401, Some("unauthorized")));
+    let (status, body) = http(port, "GET", "/api/v1/openapi.json", &[], b"");
+    assert_eq!((status, json(&body)["openapi"].as_str()), (200, Some("3.1.0")));
+
+    // A reload restarts the changed pipeline; its source mounts again.
+    std::fs::write(&cfg, config(&dir, port, 32)).unwrap();
+    signal(&p.0, "-HUP");
+    let log_text = || std::fs::read_to_string(&log).unwrap_or_default();
+    wait_for("reload done", &mut p.0, || log_text().contains("reload done"));
+    wait_for("the mount after reload", &mut p.0, || http(port, "POST", "/ndjson", &[], b"").0 == 200);
+    let (status, body) =
+        http(port, "POST", "/_bulk", &[], b"{\"index\":{\"_index\":\"logs\"}}\n{\"message\":\"b3\"}\n");
+    assert_eq!((status, json(&body)["errors"].as_bool()), (200, Some(false)));
+    // The token file is reused, not regenerated.
+    assert_eq!(std::fs::read_to_string(&token_file).unwrap().trim(), token);
+
+    signal(&p.0, "-TERM");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(s) = p.0.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "sluice did not stop");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "exit {status}: {}", log_text());
+    let out = lines(&dir.path("out.ndjson"));
+    let mut messages: Vec<&str> = out.iter().map(|e| e["message"].as_str().unwrap()).collect();
+    messages.sort_unstable();
+    assert_eq!(messages, vec!["b1", "b2", "b3", "n1", "n2", "n3"]);
+    assert!(out.iter().all(|e| e["@group"] == "acme"));
+    assert_eq!(out.iter().filter(|e| e["_index"] == "other").count(), 1);
+    assert_eq!(out.iter().filter(|e| e["_index"] == "logs").count(), 2);
+    assert!(log_text().contains("http source serving on the API listener"));
+}
+
+#[test]
+fn address_api_without_an_api_server_is_a_config_error() {
+    let dir = Dir::new("api-none");
+    let cfg = dir.path("c.toml");
+    std::fs::write(
+        &cfg,
+        "[api]\naddress = \"\"\n[pipelines.main.sources.http]\ntype = \"http\"\naddress = \"api\"\n\
+         [pipelines.main.sinks.b]\ntype = \"blackhole\"\n",
+    )
+    .unwrap();
+    let out = Command::new(BIN).args(["validate", cfg.to_str().unwrap()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("pipelines.main.sources.http.address: \"api\" needs the API server, but [api] address is empty"),
+        "{err}"
+    );
+}

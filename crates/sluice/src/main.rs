@@ -180,6 +180,20 @@ fn bench_gen(target: &str, template: &str, count: u64, rate: f64, connections: u
     Ok(())
 }
 
+/// The path of the first `store` sink in the config (pipelines in name
+/// order), as the sink resolves it: its `path`, else `<data_dir>/store`.
+fn store_path(cfg: &sluice_runtime::config::Config) -> Option<PathBuf> {
+    cfg.pipelines.values().flat_map(|p| p.sinks.values()).find_map(|t| {
+        if t.get("type").and_then(|v| v.as_str()) != Some("store") {
+            return None;
+        }
+        Some(match t.get("path").and_then(|v| v.as_str()) {
+            Some(p) => PathBuf::from(p),
+            None => cfg.node.data_dir.join("store"),
+        })
+    })
+}
+
 fn run(path: PathBuf) -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().thread_name("sluice").build()?;
     rt.block_on(async move {
@@ -203,6 +217,7 @@ fn run(path: PathBuf) -> anyhow::Result<()> {
             None => Arc::new(Mounts::disabled()),
         };
         sluice_api::reserve_routes(&mounts)?;
+        let store_path = store_path(&cfg);
         let node = Node::start_with_mounts(cfg, Arc::clone(&mounts)).await?;
         if let Some((listener, local, tokens)) = api {
             if tokens.is_empty() {
@@ -212,9 +227,15 @@ fn run(path: PathBuf) -> anyhow::Result<()> {
             let state = sluice_api::ApiState::new(Arc::clone(&node.registry), name)
                 .with_auth(Arc::new(auth))
                 .with_mounts(mounts);
-            // STORE: the lead wires the embedded store in here, e.g.
-            // `let state = state.with_backend(store.backend());` — until then
-            // the search endpoints answer 503 `no_store`.
+            // The search API answers from the store the first `store` sink
+            // opened (shared instance); without one it answers 503 `no_store`.
+            let state = match store_path.as_deref().and_then(sluice_store::Store::get) {
+                Some(store) => {
+                    tracing::info!(path = %store_path.as_deref().unwrap_or(std::path::Path::new("")).display(), "search API serves the embedded store");
+                    state.with_backend(store)
+                }
+                None => state,
+            };
             tracing::info!(address = %local, "api listening");
             tokio::spawn(async move {
                 if let Err(e) = sluice_api::serve(listener, state).await {

@@ -68,7 +68,7 @@ mod tests {
     #[test]
     fn renders_fields_and_keeps_missing() {
         let mut e = Event::from_message("hi");
-        e.fields.insert("n", sluice_core::Value::from(3));
+        e.fields_mut().insert("n", sluice_core::Value::from(3));
         let t = Template::parse("msg=%{message} n=%{n} x=%{[a][b]}!").unwrap();
         assert_eq!(t.render(&e), "msg=hi n=3 x=%{[a][b]}!");
         assert!(Template::parse("plain").unwrap().is_static());

@@ -24,7 +24,7 @@ fn root() -> PathBuf {
 }
 
 fn str_field<'a>(e: &'a Event, k: &str) -> Option<&'a str> {
-    e.fields.get(&k).and_then(|v| v.as_str())
+    e.fields().get(&k).and_then(|v| v.as_str())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -93,11 +93,11 @@ async fn python_elasticsearch_helpers_bulk_delivers_every_document() {
     let mut seen = vec![false; COUNT];
     let mut ids = HashSet::new();
     for e in events.iter() {
-        let n = e.fields.get(&"n").and_then(|v| v.as_u64()).expect("field n") as usize;
+        let n = e.fields().get(&"n").and_then(|v| v.as_u64()).expect("field n") as usize;
         assert!(!seen[n], "document {n} arrived twice");
         seen[n] = true;
         assert_eq!(str_field(e, "msg"), Some(format!("doc {n}").as_str()));
-        let even = e.fields.get(&"nested").and_then(|v| v.get("even")).and_then(|v| v.as_bool());
+        let even = e.fields().get(&"nested").and_then(|v| v.get("even")).and_then(|v| v.as_bool());
         assert_eq!(even, Some(n.is_multiple_of(2)), "document {n}");
         assert_eq!(str_field(e, "_index"), Some("logs-py"));
         let id = str_field(e, "_id").expect("_id").to_string();
@@ -107,7 +107,7 @@ async fn python_elasticsearch_helpers_bulk_delivers_every_document() {
             assert_eq!(id.len(), 20, "generated id {id:?}");
         }
         assert!(ids.insert(id), "duplicate _id");
-        assert!(e.fields.get(&"tags").is_none(), "document {n} was tagged");
+        assert!(e.fields().get(&"tags").is_none(), "document {n} was tagged");
     }
     assert!(seen.iter().all(|s| *s));
     assert_eq!(metrics.events_failed.get(), 1, "the non-object document is counted");

@@ -74,7 +74,7 @@ pub fn write_json(event: &Event, out: &mut Vec<u8>) {
         out.extend_from_slice(b",\"@source\":");
         write_str(out, &event.source);
     }
-    for (k, v) in event.fields.iter() {
+    for (k, v) in event.fields().iter() {
         if RESERVED.contains(&k) {
             continue;
         }
@@ -203,7 +203,7 @@ pub fn encode_batch(events: &[Event], out: &mut Vec<u8>) {
         put_str(out, &e.identity.host);
         put_str(out, &e.source);
         out.push(u8::from(e.dead_letter));
-        put_object(out, &e.fields);
+        put_object(out, e.fields());
     }
 }
 
@@ -322,13 +322,9 @@ pub fn decode_batch(bytes: &[u8]) -> Result<Vec<Event>, CodecError> {
             _ => return Err(r.err("bad dead_letter flag")),
         };
         let fields = r.object(0)?;
-        events.push(Event {
-            timestamp: ts,
-            fields,
-            identity: Arc::clone(&last_id),
-            source: Arc::clone(&last_src),
-            dead_letter,
-        });
+        let mut event = Event::new(ts, fields, Arc::clone(&last_id), Arc::clone(&last_src));
+        event.dead_letter = dead_letter;
+        events.push(event);
     }
     if r.pos != bytes.len() {
         return Err(r.err("trailing bytes"));
@@ -353,7 +349,7 @@ mod tests {
         assert!(out.starts_with(r#"{"@timestamp":"2016-05-18T08:44:34.737Z","#), "{out}");
         assert!(out.contains(r#""message":"2016-05-18 10:44:30:045 INFO"#), "{out}");
         let (e2, _) = event_from_json(out.as_bytes()).unwrap();
-        assert_eq!(e2.fields, e.fields);
+        assert_eq!(e2.fields(), e.fields());
         assert_eq!(e2.timestamp, e.timestamp);
     }
 
@@ -361,8 +357,8 @@ mod tests {
     fn untrusted_identity_is_stripped_and_bad_timestamp_kept() {
         let (e, bad) = event_from_json(br#"{"@group":"other","@timestamp":"yesterday","a":1}"#).unwrap();
         assert!(bad);
-        assert!(e.fields.get(&"@group").is_none());
-        assert_eq!(e.fields.get(&"@timestamp").and_then(|v| v.as_str()), Some("yesterday"));
+        assert!(e.fields().get(&"@group").is_none());
+        assert_eq!(e.fields().get(&"@timestamp").and_then(|v| v.as_str()), Some("yesterday"));
     }
 
     #[test]
@@ -377,7 +373,7 @@ mod tests {
     #[test]
     fn corrupt_batches_are_errors_not_panics() {
         let mut e = Event::from_message("x");
-        e.fields.insert("nested", Value::Array(vec![Value::Float(1.5), Value::Null, Value::from("s")]));
+        e.fields_mut().insert("nested", Value::Array(vec![Value::Float(1.5), Value::Null, Value::from("s")]));
         let mut buf = Vec::new();
         encode_batch(&[e], &mut buf);
         for cut in 0..buf.len() {
@@ -396,7 +392,7 @@ mod tests {
         a.identity = Arc::new(Identity::new("g", "s", "h"));
         a.source = Arc::from("tcp:1");
         let mut b = a.clone();
-        b.fields.insert("n", Value::from(5));
+        b.fields_mut().insert("n", Value::from(5));
         b.dead_letter = true;
         let mut buf = Vec::new();
         encode_batch(&[a.clone(), b.clone()], &mut buf);

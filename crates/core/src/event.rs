@@ -35,8 +35,9 @@ impl Identity {
 pub struct Event {
     /// Event time, nanoseconds since the Unix epoch (UTC).
     pub timestamp: i64,
-    /// Structured fields; `message` is one of them.
-    pub fields: Object,
+    /// Structured fields; `message` is one of them. Reached through
+    /// [`Event::fields`] / [`Event::fields_mut`].
+    fields: Object,
     /// Identity stamped by the agent or the receiving source.
     pub identity: Arc<Identity>,
     /// Where the event was read: a file path, a listener (`syslog_udp:0.0.0.0:514`).
@@ -70,6 +71,28 @@ impl Event {
     /// An event with the given fields, stamped now.
     pub fn from_fields(fields: Object) -> Self {
         Self { timestamp: now_ns(), fields, identity: Arc::default(), source: Arc::from(""), dead_letter: false }
+    }
+
+    /// An event with every part given.
+    pub fn new(timestamp: i64, fields: Object, identity: Arc<Identity>, source: Arc<str>) -> Self {
+        Self { timestamp, fields, identity, source, dead_letter: false }
+    }
+
+    /// The structured fields.
+    #[inline]
+    pub fn fields(&self) -> &Object {
+        &self.fields
+    }
+
+    /// The structured fields, mutably.
+    #[inline]
+    pub fn fields_mut(&mut self) -> &mut Object {
+        &mut self.fields
+    }
+
+    /// Takes the fields out.
+    pub fn into_fields(self) -> Object {
+        self.fields
     }
 
     /// The `message` field when it is a string.
@@ -187,9 +210,9 @@ mod tests {
         e.add_tag("_grokparsefailure");
         e.add_tag("_grokparsefailure");
         e.add_tag("_jsonparsefailure");
-        assert_eq!(e.fields.get(TAGS).unwrap().to_json(), r#"["_grokparsefailure","_jsonparsefailure"]"#);
+        assert_eq!(e.fields().get(TAGS).unwrap().to_json(), r#"["_grokparsefailure","_jsonparsefailure"]"#);
         let mut e = Event::from_message("x");
-        e.fields.insert(TAGS, Value::from("a"));
+        e.fields_mut().insert(TAGS, Value::from("a"));
         e.add_tag("b");
         assert!(e.has_tag("a") && e.has_tag("b"));
     }

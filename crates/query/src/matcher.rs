@@ -143,13 +143,13 @@ fn resolve<'a>(event: &'a Event, field: Option<&str>) -> Target<'a> {
             let mut out = Vec::new();
             let segments: Vec<&str> = name.split('.').collect();
             if let Some((first, rest)) = segments.split_first() {
-                if let Some(v) = event.fields.get(*first) {
+                if let Some(v) = event.fields().get(*first) {
                     collect(v, rest, &mut out);
                 }
             }
             // A key that itself holds dots (`{"http.status": 200}`) is the same field.
             if segments.len() > 1 {
-                if let Some(v) = event.fields.get(name) {
+                if let Some(v) = event.fields().get(name) {
                     collect(v, &[], &mut out);
                 }
             }
@@ -622,7 +622,7 @@ mod tests {
             assert_eq!(count(&events, query), expected, "{query:?}");
         }
 
-        let pid = |e: &Event| e.fields.get("pid").and_then(Value::as_i64).unwrap();
+        let pid = |e: &Event| e.fields().get("pid").and_then(Value::as_i64).unwrap();
         let in_24k = events.iter().filter(|e| (24_000..25_000).contains(&pid(e))).count();
         assert_eq!(in_24k, 1229);
         assert_eq!(count(&events, "pid:[24000 TO 25000}"), 1229);

@@ -74,13 +74,13 @@ impl Gen {
         e.timestamp = START + (SPAN as i128 * i as i128 / n as i128) as i64;
         let level = LEVELS[(i % 4) as usize];
         let word = WORDS[(i / 4 % 8) as usize];
-        e.fields.insert(
+        e.fields_mut().insert(
             "message",
             Value::from(format!("2016-05-18 10:44:30:045 {level} LogGenerator {word} This is lognumber {i}")),
         );
-        e.fields.insert("count", Value::Int(i as i64));
-        e.fields.insert("offset", Value::Int((i * 64) as i64));
-        e.fields.insert("logcount", Value::from(i.to_string()));
+        e.fields_mut().insert("count", Value::Int(i as i64));
+        e.fields_mut().insert("offset", Value::Int((i * 64) as i64));
+        e.fields_mut().insert("logcount", Value::from(i.to_string()));
         e.identity = Arc::clone(&self.groups[(i % 50) as usize]);
         e
     }

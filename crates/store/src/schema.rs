@@ -160,8 +160,8 @@ impl Fields {
             doc.add_text(self.message, m);
             doc.add_text(self.present, names::MESSAGE);
         }
-        let mut attrs = Vec::with_capacity(event.fields.len());
-        for (k, v) in event.fields.iter() {
+        let mut attrs = Vec::with_capacity(event.fields().len());
+        for (k, v) in event.fields().iter() {
             if RESERVED.contains(&k) || (k == names::MESSAGE && message.is_some()) {
                 continue;
             }
@@ -187,7 +187,7 @@ impl Default for Fields {
 
 /// The `level` keyword of an event (see [`LEVEL_SOURCES`]).
 pub fn level_of(event: &Event) -> Option<&str> {
-    LEVEL_SOURCES.iter().find_map(|k| event.fields.get(k).and_then(|v| v.as_str()))
+    LEVEL_SOURCES.iter().find_map(|k| event.fields().get(k).and_then(|v| v.as_str()))
 }
 
 /// A field value for the JSON field; `None` for null (absent for `_exists_`).

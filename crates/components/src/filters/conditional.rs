@@ -159,7 +159,7 @@ else = [{ type = "mutate", add_tag = ["OTHER"] }]
             vec![ev(r#"{"x":1}"#), ev(r#"{"y":1}"#)],
         );
         assert_eq!(out.len(), 1);
-        assert!(out[0].fields.contains_key(&"y"));
+        assert!(out[0].fields().contains_key(&"y"));
     }
 
     #[test]

@@ -187,7 +187,7 @@ impl Grok {
         for p in patterns {
             match p.matches(input) {
                 Ok(Some(m)) => {
-                    insert_captures_with(&mut e.fields, &m, &self.insert);
+                    insert_captures_with(e.fields_mut(), &m, &self.insert);
                     any = true;
                     if self.break_on_match {
                         break;

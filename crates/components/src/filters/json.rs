@@ -77,7 +77,7 @@ impl Json {
             None => match parsed.into_object() {
                 Some(obj) => {
                     for (k, v) in obj.iter() {
-                        e.fields.insert(k, v.clone());
+                        e.fields_mut().insert(k, v.clone());
                     }
                 }
                 None => return false, // a scalar cannot be merged into the root

@@ -214,7 +214,7 @@ impl Kv {
             return true;
         }
         let dest = match &self.target {
-            None => &mut e.fields,
+            None => e.fields_mut(),
             Some(t) => {
                 if !e.get(t).is_some_and(Value::is_object) {
                     e.insert(t, Value::Object(Object::with_capacity(obj.len())));

@@ -281,7 +281,7 @@ mod tests {
             let mut batch: Vec<Event> = (0..125).map(|i| Event::from_message(format!("line {i}"))).collect();
             f.process(&mut batch);
             assert_eq!(batch.len(), 125, "events pass through");
-            assert!(batch.iter().all(|e| e.fields.len() == 1 && !e.has_tag("metric")), "unchanged");
+            assert!(batch.iter().all(|e| e.fields().len() == 1 && !e.has_tag("metric")), "unchanged");
             total += batch.len();
         }
         assert_eq!(total, 1000);

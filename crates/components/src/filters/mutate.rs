@@ -314,7 +314,7 @@ impl Mutate {
             e.add_tag(&s);
         }
         if !self.remove_tag.is_empty() {
-            if let Some(arr) = e.fields.get_mut(&"tags").and_then(|v| v.as_array_mut()) {
+            if let Some(arr) = e.fields_mut().get_mut(&"tags").and_then(|v| v.as_array_mut()) {
                 arr.retain(|t| !t.as_str().is_some_and(|s| self.remove_tag.iter().any(|r| r == s)));
             }
         }

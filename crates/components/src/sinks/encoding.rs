@@ -96,8 +96,8 @@ fn code(v: Option<&Value>, names: &[(&str, u8)], max: u8, default: u8) -> u8 {
 
 /// The PRI value (`facility * 8 + severity`) of an event.
 pub fn priority(event: &Event) -> u8 {
-    let f = code(event.fields.get(&"facility"), &FACILITIES, 23, DEFAULT_FACILITY);
-    let s = code(event.fields.get(&"severity"), &SEVERITIES, 7, DEFAULT_SEVERITY);
+    let f = code(event.fields().get(&"facility"), &FACILITIES, 23, DEFAULT_FACILITY);
+    let s = code(event.fields().get(&"severity"), &SEVERITIES, 7, DEFAULT_SEVERITY);
     f * 8 + s
 }
 
@@ -114,7 +114,7 @@ fn push_header(out: &mut Vec<u8>, value: Option<&str>, max: usize) {
 }
 
 fn field_str<'a>(event: &'a Event, key: &str) -> Option<&'a str> {
-    event.fields.get(&key).and_then(|v| v.as_str()).filter(|s| !s.is_empty())
+    event.fields().get(&key).and_then(|v| v.as_str()).filter(|s| !s.is_empty())
 }
 
 /// Appends one RFC 5424 message (no framing, no trailing newline). With
@@ -137,7 +137,7 @@ pub fn write_syslog(event: &Event, single_line: bool, out: &mut Vec<u8>) {
     push_header(out, field_str(event, "msgid"), 32);
     out.extend_from_slice(b" -");
     let start = out.len() + 1;
-    match event.fields.get(&sluice_core::event::MESSAGE) {
+    match event.fields().get(&sluice_core::event::MESSAGE) {
         Some(v) if v.is_str() => {
             let s = v.as_str().unwrap_or("");
             if !s.is_empty() {
@@ -186,13 +186,13 @@ mod tests {
         e.timestamp = 1_700_000_000_123_456_789;
         assert_eq!(syslog(&e, true), "<13>1 2023-11-14T22:13:20.123456Z - sluice - - - disk full");
 
-        e.fields.insert("facility", Value::from("local3"));
-        e.fields.insert("severity", Value::from(3u64));
-        e.fields.insert("hostname", Value::from("field-host"));
-        e.fields.insert("appname", Value::from("my app"));
-        e.fields.insert("procid", Value::from("42"));
-        e.fields.insert("msgid", Value::from("ID47"));
-        e.fields.insert("message", Value::from("line1\nline2"));
+        e.fields_mut().insert("facility", Value::from("local3"));
+        e.fields_mut().insert("severity", Value::from(3u64));
+        e.fields_mut().insert("hostname", Value::from("field-host"));
+        e.fields_mut().insert("appname", Value::from("my app"));
+        e.fields_mut().insert("procid", Value::from("42"));
+        e.fields_mut().insert("msgid", Value::from("ID47"));
+        e.fields_mut().insert("message", Value::from("line1\nline2"));
         assert_eq!(syslog(&e, true), "<155>1 2023-11-14T22:13:20.123456Z field-host my_app 42 ID47 - line1 line2");
         e.identity = Arc::new(Identity::new("g", "s", "id-host"));
         assert!(syslog(&e, false).starts_with("<155>1 2023-11-14T22:13:20.123456Z id-host "));
@@ -203,14 +203,14 @@ mod tests {
     fn priority_names_numbers_and_fallbacks() {
         let mut e = Event::from_message("x");
         assert_eq!(priority(&e), 13);
-        e.fields.insert("facility", Value::from("kern"));
-        e.fields.insert("severity", Value::from("emerg"));
+        e.fields_mut().insert("facility", Value::from("kern"));
+        e.fields_mut().insert("severity", Value::from("emerg"));
         assert_eq!(priority(&e), 0);
-        e.fields.insert("facility", Value::from("23"));
-        e.fields.insert("severity", Value::from("DEBUG"));
+        e.fields_mut().insert("facility", Value::from("23"));
+        e.fields_mut().insert("severity", Value::from("DEBUG"));
         assert_eq!(priority(&e), 191);
-        e.fields.insert("facility", Value::from(99u64));
-        e.fields.insert("severity", Value::from("loud"));
+        e.fields_mut().insert("facility", Value::from(99u64));
+        e.fields_mut().insert("severity", Value::from("loud"));
         assert_eq!(priority(&e), 13);
     }
 }

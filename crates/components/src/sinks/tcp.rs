@@ -327,9 +327,9 @@ mod tests {
         let mut e = Event::from_message("line one\nline two");
         e.timestamp = 1_700_000_000_000_000_000;
         e.identity = Arc::new(sluice_core::Identity::new("g", "s", "web-1"));
-        e.fields.insert("appname", sluice_core::Value::from("nginx"));
-        e.fields.insert("severity", sluice_core::Value::from("err"));
-        e.fields.insert("facility", sluice_core::Value::from("local0"));
+        e.fields_mut().insert("appname", sluice_core::Value::from("nginx"));
+        e.fields_mut().insert("severity", sluice_core::Value::from("err"));
+        e.fields_mut().insert("facility", sluice_core::Value::from("local0"));
         let mut plain = Event::from_message("hi");
         plain.timestamp = 1_700_000_000_500_000_000;
         s.write(&[e, plain]).await.unwrap();

@@ -186,7 +186,7 @@ mod tests {
         let mut s = build_sink(&SPEC, &format!("address = \"{addr}\"\nencoding = \"syslog\"")).unwrap();
         let mut e = Event::from_message("first\nsecond");
         e.timestamp = 1_700_000_000_000_000_000;
-        e.fields.insert("severity", sluice_core::Value::from("warning"));
+        e.fields_mut().insert("severity", sluice_core::Value::from("warning"));
         s.write(&[e]).await.unwrap();
         let got = recv_all(&rx).await;
         assert_eq!(got, vec![b"<12>1 2023-11-14T22:13:20Z - sluice - - - first\nsecond".to_vec()]);

@@ -189,7 +189,7 @@ mod tests {
         let cfg = "message = '{\"n\":{seq}}'\njson = true\ncount = 3\n";
         let events = testkit::run_source(&SPEC, cfg).await.unwrap();
         let mut ns: Vec<i64> =
-            events.iter().map(|e| e.fields.get(&"n").and_then(sluice_core::Value::as_i64).unwrap()).collect();
+            events.iter().map(|e| e.fields().get(&"n").and_then(sluice_core::Value::as_i64).unwrap()).collect();
         ns.sort_unstable();
         assert_eq!(ns, vec![0, 1, 2]);
     }

@@ -927,8 +927,8 @@ fn document(s: &Shared, doc: &[u8], index: Option<String>, id: Option<String>, e
                 event.add_tag("_timestampparsefailure");
             }
             let id = id.unwrap_or_else(|| s.ids.next());
-            event.fields.insert("_index", Value::from(index.as_str()));
-            event.fields.insert("_id", Value::from(id.as_str()));
+            event.fields_mut().insert("_index", Value::from(index.as_str()));
+            event.fields_mut().insert("_id", Value::from(id.as_str()));
             event.source = Arc::clone(&s.source);
             events.push(event);
             ItemResult::created(index, id, s.seq_no.fetch_add(1, Ordering::Relaxed))
@@ -1122,7 +1122,7 @@ mod tests {
     }
 
     fn str_field<'a>(e: &'a Event, k: &str) -> Option<&'a str> {
-        e.fields.get(&k).and_then(|v| v.as_str())
+        e.fields().get(&k).and_then(|v| v.as_str())
     }
 
     fn gzip(data: &[u8]) -> Vec<u8> {
@@ -1147,14 +1147,14 @@ mod tests {
         let events = srv.events();
         assert_eq!(events.len(), 102);
         for (i, e) in events[..100].iter().enumerate() {
-            assert_eq!(e.fields.get(&"i").and_then(|v| v.as_i64()), Some(i as i64));
+            assert_eq!(e.fields().get(&"i").and_then(|v| v.as_i64()), Some(i as i64));
             assert_eq!(str_field(e, "msg"), Some(format!("line {i}").as_str()));
             assert!(e.source.starts_with("http:127.0.0.1:"), "{}", e.source);
             assert!(!e.has_tag("_jsonparsefailure"));
         }
         assert!(events[100].has_tag("_jsonparsefailure"));
         assert_eq!(events[100].message(), Some("not json at all"));
-        assert_eq!(events[101].fields.get(&"i").and_then(|v| v.as_i64()), Some(100));
+        assert_eq!(events[101].fields().get(&"i").and_then(|v| v.as_i64()), Some(100));
         assert_eq!(srv.metrics.events_failed.get(), 1);
         assert_eq!(srv.metrics.events_in.get(), 102);
         assert_eq!(srv.metrics.events_out.get(), 102);

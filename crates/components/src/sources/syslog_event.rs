@@ -188,7 +188,7 @@ mod tests {
         let m = mapper();
         let raw = br#"<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog 1234 ID47 [exampleSDID@32473 iut="3" eventSource="Application" eventID="1011"][examplePriority@32473 class="high"] An application event log entry"#;
         let e = m.event(raw, &peer_value("::ffff:10.1.2.3".parse().unwrap()));
-        let j = Value::Object(e.fields.clone()).to_json();
+        let j = Value::Object(e.fields().clone()).to_json();
         assert_eq!(
             j,
             r#"{"message":"An application event log entry","priority":165,"facility":20,"facility_label":"local4","severity":5,"severity_label":"notice","hostname":"mymachine.example.com","appname":"evntslog","procid":"1234","msgid":"ID47","structured_data":{"exampleSDID@32473":{"iut":"3","eventSource":"Application","eventID":"1011"},"examplePriority@32473":{"class":"high"}},"syslog_version":1,"peer":"10.1.2.3"}"#
@@ -202,11 +202,11 @@ mod tests {
         let m = mapper();
         let e = m.event(b"<34>Oct 11 22:14:15 mymachine su[99]: 'su root' failed\n", &Value::from("1.2.3.4"));
         assert_eq!(e.message(), Some("'su root' failed"));
-        assert_eq!(e.fields.get("appname").and_then(Value::as_str), Some("su"));
-        assert_eq!(e.fields.get("procid").and_then(Value::as_str), Some("99"));
-        assert_eq!(e.fields.get("hostname").and_then(Value::as_str), Some("mymachine"));
-        assert_eq!(e.fields.get("severity_label").and_then(Value::as_str), Some("crit"));
-        assert!(e.fields.get("syslog_version").is_none());
+        assert_eq!(e.fields().get("appname").and_then(Value::as_str), Some("su"));
+        assert_eq!(e.fields().get("procid").and_then(Value::as_str), Some("99"));
+        assert_eq!(e.fields().get("hostname").and_then(Value::as_str), Some("mymachine"));
+        assert_eq!(e.fields().get("severity_label").and_then(Value::as_str), Some("crit"));
+        assert!(e.fields().get("syslog_version").is_none());
         // 2024-10-11T22:14:15+02:00
         assert_eq!(e.timestamp, 1_728_677_655_000_000_000);
     }

@@ -369,7 +369,7 @@ mod tests {
                 assert_eq!(e.message(), Some(format!("message {i}").as_str()), "round {round}");
                 assert!(!e.has_tag("_syslogparsefailure"));
             }
-            assert_eq!(events[4].fields.get("appname").and_then(Value::as_str), Some("app4"));
+            assert_eq!(events[4].fields().get("appname").and_then(Value::as_str), Some("app4"));
             assert_eq!(m.counter("oversized_frames").get(), 2, "round {round}");
             assert_eq!(m.counter("framing_errors").get(), 0);
             assert_eq!(m.events_failed.get(), 0);
@@ -450,11 +450,11 @@ mod tests {
         {
             let events = cap.events.lock();
             let good: Vec<&Event> =
-                events.iter().filter(|e| e.fields.get("appname").and_then(Value::as_str) == Some("app")).collect();
+                events.iter().filter(|e| e.fields().get("appname").and_then(Value::as_str) == Some("app")).collect();
             assert_eq!(good.len(), 2);
             assert_eq!(good[0].message(), Some("one"));
             assert_eq!(good[1].message(), Some("two"));
-            assert_eq!(good[1].fields.get("peer").and_then(Value::as_str), Some("127.0.0.1"));
+            assert_eq!(good[1].fields().get("peer").and_then(Value::as_str), Some("127.0.0.1"));
         }
         assert_eq!(m.counter("oversized_frames").get(), 1);
         assert_eq!(m.counter("connections").get(), 3);

@@ -515,13 +515,13 @@ mod tests {
             let i: usize = msg.rsplit(' ').next().unwrap().parse().unwrap();
             assert!(!seen[i], "duplicate {i}");
             seen[i] = true;
-            assert_eq!(e.fields.get("peer").and_then(Value::as_str), Some("127.0.0.1"));
+            assert_eq!(e.fields().get("peer").and_then(Value::as_str), Some("127.0.0.1"));
             match i % 3 {
-                0 => assert_eq!(e.fields.get("procid").and_then(Value::as_str), Some(i.to_string().as_str())),
+                0 => assert_eq!(e.fields().get("procid").and_then(Value::as_str), Some(i.to_string().as_str())),
                 1 => {
-                    let sd = e.fields.get("structured_data").unwrap().to_json();
+                    let sd = e.fields().get("structured_data").unwrap().to_json();
                     assert_eq!(sd, format!(r#"{{"a@1":{{"k":"v{i}"}}}}"#));
-                    assert_eq!(e.fields.get("msgid").and_then(Value::as_str), Some("ID47"));
+                    assert_eq!(e.fields().get("msgid").and_then(Value::as_str), Some("ID47"));
                     assert_eq!(e.timestamp, 1_065_910_455_003_000_000);
                 }
                 _ => assert!(e.has_tag("_syslogparsefailure") && msg == format!("<999> garbage {i}")),

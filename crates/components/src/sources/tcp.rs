@@ -269,7 +269,7 @@ mod tests {
             assert_eq!(out.len(), 4, "cut at {cut}");
             assert!(out[2].has_tag("_jsonparsefailure"));
             assert_eq!(out[2].message(), Some("not json"));
-            assert_eq!(out[3].fields.get("a").unwrap().to_json(), "3");
+            assert_eq!(out[3].fields().get("a").unwrap().to_json(), "3");
         }
     }
 
@@ -287,7 +287,7 @@ mod tests {
         assert_eq!(out.len(), 2);
         assert!(out[0].has_tag("_oversized"));
         assert_eq!(out[0].message(), Some("01234567"));
-        assert!(out[1].fields.contains_key(&"ok"));
+        assert!(out[1].fields().contains_key(&"ok"));
         assert_eq!(m.counter("oversized_frames").get(), 1);
     }
 

@@ -47,9 +47,17 @@ impl Default for NodeConfig {
 }
 
 fn default_node_name() -> String {
+    hostname().unwrap_or_else(|| "sluice".into())
+}
+
+/// The machine's host name (`/proc/sys/kernel/hostname`, else `$HOSTNAME`):
+/// the default `host` of a source's identity and of the node name.
+pub fn hostname() -> Option<String> {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
         .map(|s| s.trim().to_string())
-        .unwrap_or_else(|_| "sluice".into())
+        .filter(|s| !s.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok().filter(|s| !s.is_empty()))
 }
 fn default_data_dir() -> PathBuf {
     PathBuf::from("data")

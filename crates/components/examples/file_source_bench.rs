@@ -68,7 +68,8 @@ fn peak_rss_mib() -> f64 {
 
 /// A 200-byte line (199 characters and the newline).
 fn line(i: u64) -> String {
-    let head = format!("2026-11-22T10:00:00.000Z INFO app[{i:09}] request handled path=/api/v1/items/{} status=200 ", i % 977);
+    let head =
+        format!("2026-11-22T10:00:00.000Z INFO app[{i:09}] request handled path=/api/v1/items/{} status=200 ", i % 977);
     format!("{head:x<199}\n")
 }
 
@@ -187,5 +188,4 @@ fn main() {
         n as f64 / base_wall.as_secs_f64(),
         base_cpu as f64 / n as f64
     );
-
 }

@@ -14,9 +14,17 @@ pub mod syslog_unix;
 pub mod tcp;
 
 /// Every source type, by config `type` name.
-pub const SPECS: &[&SourceSpec] =
-    &[&evtx::SPEC, &file::SPEC, &generator::SPEC, &http::SPEC, &internal_metrics::SPEC, &syslog_tcp::SPEC, &syslog_udp::SPEC,
-    &syslog_unix::SPEC, &tcp::SPEC];
+pub const SPECS: &[&SourceSpec] = &[
+    &evtx::SPEC,
+    &file::SPEC,
+    &generator::SPEC,
+    &http::SPEC,
+    &internal_metrics::SPEC,
+    &syslog_tcp::SPEC,
+    &syslog_udp::SPEC,
+    &syslog_unix::SPEC,
+    &tcp::SPEC,
+];
 
 /// The spec for a `type` name.
 pub fn find(name: &str) -> Option<&'static SourceSpec> {

@@ -11,7 +11,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_sluice");
+/// The binary under test; `SLUICE_BIN` overrides it (a target directory
+/// shared by several worktrees holds whichever `sluice` was built last).
+fn bin() -> String {
+    std::env::var("SLUICE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_sluice").to_string())
+}
 
 struct Dir(PathBuf);
 impl Dir {
@@ -35,7 +39,7 @@ impl Drop for Dir {
 
 fn start(config: &Path, log: &Path) -> Child {
     let log = std::fs::OpenOptions::new().create(true).append(true).open(log).unwrap();
-    Command::new(BIN)
+    Command::new(bin())
         .args(["run", config.to_str().unwrap()])
         .env("SLUICE_LOG", "info")
         .stdout(Stdio::null())
@@ -338,7 +342,7 @@ fn bad_input_is_counted_and_the_agent_keeps_reading_as_an_unprivileged_user() {
     let log = std::fs::File::create(&log_path).unwrap();
     let mut child = Command::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-        .arg(BIN)
+        .arg(bin())
         .args(["run", cfg.to_str().unwrap()])
         .env("SLUICE_LOG", "info")
         .stdout(Stdio::null())

@@ -109,7 +109,8 @@ struct Seen {
 impl Source for Evtx {
     async fn run(self: Box<Self>, cx: SourceContext) -> Result<(), BoxError> {
         let loaded = load_registry(&self.registry_path, &cx);
-        let shared = Arc::new(Shared::new(Registry::from_disk(loaded), self.registry_path.clone(), &cx.id, &cx.metrics));
+        let shared =
+            Arc::new(Shared::new(Registry::from_disk(loaded), self.registry_path.clone(), &cx.id, &cx.metrics));
         let writer = shared.start_writer(Duration::ZERO)?;
         tracing::info!(source = %cx.id, registry = %self.registry_path.display(), "evtx source starting");
         let parse_errors = cx.metrics.counter("parse_errors");
@@ -392,10 +393,11 @@ mod tests {
         assert_eq!(first.timestamp / 1000, 1_499_879_788_214_161);
         assert_eq!(get(first, "EventData").to_json(), r#"{"Data":["10.00.","15063","","Multiprocessor Free","0"]}"#);
         assert_eq!(first.message(), Some("EventLog 6009: 10.00., 15063, , Multiprocessor Free, 0"));
-        // python-evtx's 326: 2017-07-12 17:16–17:20 UTC, most common EventIDs
-        // 16, 7045, 20001, 6.
-        let lo = 1_499_879_760_000_000_000; // 17:16:00
-        let hi = 1_499_880_060_000_000_000; // 17:21:00
+        // python-evtx's 326 (its header-bound view): most common EventIDs 16,
+        // 7045, 20001, 6; all of 2017-07-12 (UTC; most 17:16–17:20, some
+        // records of that boot are stamped 07:18).
+        let lo = 1_499_817_600_000_000_000; // 2017-07-12T00:00:00Z
+        let hi = 1_499_904_000_000_000_000; // 2017-07-13T00:00:00Z
         let python = &records[..326];
         assert!(python.iter().all(|(_, e)| (lo..hi).contains(&e.timestamp)));
         let mut counts: HashMap<i64, usize> = HashMap::new();
@@ -419,14 +421,21 @@ mod tests {
         let record_ids: Vec<u64> = records.iter().map(|(id, _)| *id).collect();
         assert_eq!(record_ids, [1, 2, 3, 4]);
         let user = &records[1].1;
-        assert_eq!(get(user, "EventData").as_object().unwrap().get("TargetUserName").and_then(Value::as_str), Some("IEUser"));
+        assert_eq!(
+            get(user, "EventData").as_object().unwrap().get("TargetUserName").and_then(Value::as_str),
+            Some("IEUser")
+        );
         for (_, e) in &records {
             assert_eq!(get(e, "Channel").as_str(), Some("Security"));
             assert!(get(e, "TimeCreated").as_str().unwrap().starts_with("2013-10-23T"));
             assert_eq!(get(e, "Provider").as_str(), Some("Microsoft-Windows-Security-Auditing"));
             // Named data: an object keyed by the Data names.
             let data = get(e, "EventData").as_object().unwrap();
-            assert!(data.get("TargetSid").is_some() || data.get("MemberSid").is_some(), "{}", get(e, "EventData").to_json());
+            assert!(
+                data.get("TargetSid").is_some() || data.get("MemberSid").is_some(),
+                "{}",
+                get(e, "EventData").to_json()
+            );
             assert!(e.message().unwrap().contains("Sid="), "{:?}", e.message());
         }
     }

@@ -207,8 +207,8 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
     }
     let mut exclude = Vec::new();
     for (i, p) in c.exclude.iter().enumerate() {
-        let pat =
-            glob::Pattern::new(p).map_err(|e| cx.error(&format!("exclude[{i}]"), format!("invalid glob {p:?}: {e}")))?;
+        let pat = glob::Pattern::new(p)
+            .map_err(|e| cx.error(&format!("exclude[{i}]"), format!("invalid glob {p:?}: {e}")))?;
         exclude.push((pat, p.contains('/')));
     }
     if c.max_line_bytes.0 == 0 || c.max_line_bytes.0 > (1 << 30) {
@@ -303,7 +303,10 @@ impl Shared {
     }
 
     /// Starts the registry writer thread.
-    pub(crate) fn start_writer(self: &Arc<Self>, min_interval: Duration) -> Result<std::thread::JoinHandle<()>, String> {
+    pub(crate) fn start_writer(
+        self: &Arc<Self>,
+        min_interval: Duration,
+    ) -> Result<std::thread::JoinHandle<()>, String> {
         let shared = Arc::clone(self);
         std::thread::Builder::new()
             .name(format!("registry-{}", self.source))
@@ -566,10 +569,19 @@ impl Tailer {
         let r = &mut self.readers[i];
         let entry = r.entry;
         let batches = r.take_batches();
-        if batches.is_empty() {
-            let emitted = r.emitted();
-            self.shared.reg.lock().consumed(entry, emitted);
-            return Ok(());
+        {
+            // Keep the entry's fingerprint as long as the reader's (for copies
+            // and for the stored registry).
+            let mut reg = self.shared.reg.lock();
+            if reg.get(entry).is_some_and(|e| e.prefix.len() < r.prefix.len()) {
+                if let Some(e) = reg.get_mut(entry) {
+                    e.set_prefix(&r.prefix);
+                }
+            }
+            if batches.is_empty() {
+                reg.consumed(entry, r.emitted());
+                return Ok(());
+            }
         }
         for (events, end) in batches {
             let n = events.len() as u64;
@@ -592,12 +604,17 @@ impl Tailer {
     /// generation becomes an orphan (for a copy), and it restarts at 0.
     fn truncated(&mut self, i: usize) -> Result<(), Closed> {
         self.c_truncations.inc();
-        self.readers[i].finish(&self.cfg.settings, &self.counters);
+        self.readers[i].flush_complete(&self.cfg.settings, &self.counters);
         self.send_batches(i)?;
         let r = &mut self.readers[i];
-        tracing::info!(source = %self.id, path = %r.path.display(), at = r.pos(), "file truncated; reading it again from the start");
+        tracing::info!(source = %self.id, path = %r.path.display(), at = r.emitted(), "file truncated; reading it again from the start");
         let new_entry = {
             let mut reg = self.shared.reg.lock();
+            if let Some(e) = reg.get_mut(r.entry) {
+                // A copy of the old content continues after its last emitted line.
+                e.read_pos = r.emitted();
+                e.set_prefix(&r.prefix);
+            }
             reg.orphan(r.entry);
             let id = reg.create(r.path.to_string_lossy().into_owned(), r.key, 0);
             if let Some(e) = reg.get_mut(id) {
@@ -1132,7 +1149,8 @@ mod tests {
         append(&ren.join("app.log"), &lines("ren", n..n + 10));
         append(&cpt.join("app.log"), &lines("cpt", n..n + 10));
         let got = wait_events(&cap.events, 2 * (n + 10)).await;
-        let mut want: Vec<String> = lines("ren", 0..n + 10).lines().chain(lines("cpt", 0..n + 10).lines()).map(String::from).collect();
+        let mut want: Vec<String> =
+            lines("ren", 0..n + 10).lines().chain(lines("cpt", 0..n + 10).lines()).map(String::from).collect();
         let mut sorted = got.clone();
         sorted.sort();
         want.sort();
@@ -1230,7 +1248,9 @@ mod tests {
         assert!(err("include = [\"[\"]").contains("include[0]"));
         assert!(err("include = [\"a\"]\nencoding = \"utf-16\"").contains("encoding"));
         assert!(err("include = [\"a\"]\nmax_line_bytes = 0").contains("max_line_bytes"));
-        assert!(err("include = [\"a\"]\n[multiline]\npattern = \"(\"\nwhat = \"previous\"").contains("multiline.pattern"));
+        assert!(
+            err("include = [\"a\"]\n[multiline]\npattern = \"(\"\nwhat = \"previous\"").contains("multiline.pattern")
+        );
         assert!(err("include = [\"a\"]\nlong_lines = \"wrap\"").contains("long_lines"));
         assert!(err("include = [\"a\"]\nbogus = 1").contains("bogus"));
     }

@@ -97,10 +97,10 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
     if c.path.as_os_str().is_empty() {
         return Err(cx.error("path", "must not be empty"));
     }
-    let socket_mode = u32::from_str_radix(c.socket_mode.trim_start_matches("0o"), 8)
-        .ok()
-        .filter(|m| *m <= 0o777)
-        .ok_or_else(|| cx.error("socket_mode", format!("expected octal permissions such as \"0660\", got {:?}", c.socket_mode)))?;
+    let socket_mode =
+        u32::from_str_radix(c.socket_mode.trim_start_matches("0o"), 8).ok().filter(|m| *m <= 0o777).ok_or_else(
+            || cx.error("socket_mode", format!("expected octal permissions such as \"0660\", got {:?}", c.socket_mode)),
+        )?;
     if c.max_message_bytes.0 == 0 || c.max_message_bytes.0 > (16 << 20) {
         return Err(cx.error("max_message_bytes", "must be between 1 byte and 16MiB"));
     }
@@ -158,8 +158,7 @@ impl Source for SyslogUnix {
         let oversized = cx.metrics.counter("oversized_frames");
         match self.mode {
             Mode::Datagram => {
-                let sock =
-                    UnixDatagram::bind(&self.path).map_err(|e| format!("bind {}: {e}", self.path.display()))?;
+                let sock = UnixDatagram::bind(&self.path).map_err(|e| format!("bind {}: {e}", self.path.display()))?;
                 let _unlink = Unlink(self.path.clone());
                 set_mode(&self.path, self.socket_mode)?;
                 tracing::info!(source = %cx.id, path = %self.path.display(), mode = "datagram", "syslog_unix source listening");
@@ -384,10 +383,20 @@ mod tests {
         .unwrap();
     }
 
-    async fn start(mode: &str) -> (tempfile::TempDir, PathBuf, Arc<Capture>, tokio_util::sync::CancellationToken, Arc<sluice_core::metrics::ComponentMetrics>, tokio::task::JoinHandle<Result<(), BoxError>>) {
+    async fn start(
+        mode: &str,
+    ) -> (
+        tempfile::TempDir,
+        PathBuf,
+        Arc<Capture>,
+        tokio_util::sync::CancellationToken,
+        Arc<sluice_core::metrics::ComponentMetrics>,
+        tokio::task::JoinHandle<Result<(), BoxError>>,
+    ) {
         let dir = tempfile::tempdir().unwrap();
         let sock = dir.path().join("log.sock");
-        let src = build_source(&SPEC, &format!("path = {:?}\nmode = {mode:?}\nyear = 2024", sock.to_str().unwrap())).unwrap();
+        let src =
+            build_source(&SPEC, &format!("path = {:?}\nmode = {mode:?}\nyear = 2024", sock.to_str().unwrap())).unwrap();
         let cap = Arc::new(Capture::default());
         let (cx, shutdown, m) = source_context(Arc::clone(&cap));
         let task = tokio::spawn(src.run(cx));

@@ -233,6 +233,19 @@ impl Reader {
         }
     }
 
+    /// Before starting over after a truncation: emits a multiline event being
+    /// assembled (its lines are complete) and drops the bytes of a partial
+    /// line or of a long line's head — a copy of the old content (copytruncate)
+    /// continues from [`Reader::emitted`] and reads those bytes whole.
+    pub fn flush_complete(&mut self, s: &Settings, c: &Counters) {
+        self.now = now_ns();
+        if let Some(j) = &s.joiner {
+            if let Some(joined) = j.flush(&mut self.ml) {
+                self.push_joined(joined, s, c);
+            }
+        }
+    }
+
     /// The batches produced so far, each with the offset it ends at.
     pub fn take_batches(&mut self) -> Vec<(Vec<Event>, u64)> {
         if !self.events.is_empty() {
@@ -286,8 +299,10 @@ impl Reader {
             } else {
                 c.long_lines.inc();
                 let cut = self.cut(&buf[line_start..], s.max_line, s);
-                self.held =
-                    Some(Held { bytes: buf[line_start..line_start + cut].to_vec(), start: self.buf_start + line_start as u64 });
+                self.held = Some(Held {
+                    bytes: buf[line_start..line_start + cut].to_vec(),
+                    start: self.buf_start + line_start as u64,
+                });
                 line_start = buf.len();
             }
         }
@@ -448,11 +463,7 @@ mod tests {
     }
 
     fn counters() -> Counters {
-        Counters {
-            long_lines: Arc::default(),
-            invalid_utf8: Arc::default(),
-            multiline_limits: Arc::default(),
-        }
+        Counters { long_lines: Arc::default(), invalid_utf8: Arc::default(), multiline_limits: Arc::default() }
     }
 
     /// Reads a whole file with `s`; returns (message, offset, tags) per event

@@ -117,7 +117,10 @@ pub fn load(path: &Path) -> Result<Vec<DiskEntry>, RegistryError> {
     }
     for e in &doc.files {
         if e.fp_len as usize > FINGERPRINT_BYTES || u64::from_str_radix(&e.fp, 16).is_err() {
-            return Err(RegistryError::Corrupt { path: path.into(), reason: format!("bad fingerprint for {}", e.path) });
+            return Err(RegistryError::Corrupt {
+                path: path.into(),
+                reason: format!("bad fingerprint for {}", e.path),
+            });
         }
     }
     Ok(doc.files)
@@ -219,9 +222,7 @@ impl Entry {
         if !self.prefix.is_empty() {
             if cross_inode {
                 let n = self.prefix.len().min(file_prefix.len());
-                n > 0
-                    && self.prefix[..n] == file_prefix[..n]
-                    && (n == file_prefix.len() || n >= FINGERPRINT_BYTES)
+                n > 0 && self.prefix[..n] == file_prefix[..n] && (n == file_prefix.len() || n >= FINGERPRINT_BYTES)
             } else {
                 file_prefix.len() >= self.prefix.len() && file_prefix.starts_with(&self.prefix)
             }

@@ -304,12 +304,12 @@ fn bad_input_is_counted_and_the_agent_keeps_reading_as_an_unprivileged_user() {
     let good = logs.join("good.log");
     std::fs::write(&good, (0..1000).map(|i| line("good", i)).collect::<String>()).unwrap();
     // Binary: lines kept, invalid bytes replaced.
-    let mut bin = Vec::new();
+    let mut binary = Vec::new();
     for i in 0..100u32 {
-        bin.extend((0..=255u8).map(|b| b.wrapping_mul(i as u8 | 1)).filter(|b| *b != b'\n'));
-        bin.push(b'\n');
+        binary.extend((0..=255u8).map(|b| b.wrapping_mul(i as u8 | 1)).filter(|b| *b != b'\n'));
+        binary.push(b'\n');
     }
-    std::fs::write(logs.join("binary.log"), &bin).unwrap();
+    std::fs::write(logs.join("binary.log"), &binary).unwrap();
     // A 100 MB single line, then a normal one.
     {
         let mut f = std::io::BufWriter::new(std::fs::File::create(logs.join("huge.log")).unwrap());

@@ -151,7 +151,7 @@ impl Source for SyslogUnix {
             std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         }
         let mapper = Mapper {
-            opts: self.opts.clone(),
+            opts: self.opts,
             source: Arc::from(format!("syslog_unix:{}", self.path.display())),
             metrics: Arc::clone(&cx.metrics),
         };

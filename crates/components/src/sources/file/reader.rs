@@ -468,7 +468,10 @@ mod tests {
 
     /// Reads a whole file with `s`; returns (message, offset, tags) per event
     /// and the batch ends.
-    fn read_all(content: &[u8], s: &Settings, c: &Counters) -> (Vec<(String, u64, Vec<String>)>, Vec<u64>) {
+    /// (message, offset, tags) of one event.
+    type Read = (String, u64, Vec<String>);
+
+    fn read_all(content: &[u8], s: &Settings, c: &Counters) -> (Vec<Read>, Vec<u64>) {
         let mut f = tempfile::NamedTempFile::new().unwrap();
         f.write_all(content).unwrap();
         let file = File::open(f.path()).unwrap();

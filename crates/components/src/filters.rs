@@ -3,6 +3,7 @@
 use sluice_core::component::FilterSpec;
 
 pub mod conditional;
+pub mod cost;
 pub mod date;
 pub mod drop;
 pub mod grok;
@@ -13,7 +14,10 @@ pub mod mutate;
 
 /// Every filter type, by config `type` name.
 pub const SPECS: &[&FilterSpec] =
-    &[&conditional::SPEC, &date::SPEC, &drop::SPEC, &grok::SPEC, &json::SPEC, &kv::SPEC, &metrics::SPEC, &mutate::SPEC];
+    &[
+    &conditional::SPEC,
+    &cost::SPEC,
+    &date::SPEC, &drop::SPEC, &grok::SPEC, &json::SPEC, &kv::SPEC, &metrics::SPEC, &mutate::SPEC];
 
 /// The spec for a `type` name.
 pub fn find(name: &str) -> Option<&'static FilterSpec> {

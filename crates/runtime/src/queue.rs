@@ -46,7 +46,7 @@ pub struct PipelineQueue {
 
 enum Backend {
     Memory { tx: Mutex<Option<Sender<WorkItem>>>, permits: Arc<Semaphore>, max: usize },
-    Persisted { q: Arc<PersistedQueue>, next_shard: AtomicUsize, tx: Mutex<Option<Sender<WorkItem>>> },
+    Persisted { q: Arc<PersistedQueue>, next_shard: AtomicUsize, tx: Mutex<Option<Sender<WorkItem>>>, max_bytes: u64 },
 }
 
 /// The queue as sources see it.
@@ -119,6 +119,7 @@ impl PipelineQueue {
                 q: Arc::clone(&q),
                 next_shard: AtomicUsize::new(0),
                 tx: Mutex::new(Some(tx_direct)),
+                max_bytes: cfg.max_bytes.0.max(1),
             },
             metrics,
             closed: AtomicBool::new(false),
@@ -252,6 +253,15 @@ async fn deliver(tx: Sender<WorkItem>, item: WorkItem) {
 
 #[async_trait]
 impl Output for QueueOutput {
+    fn fill_ratio(&self) -> Option<f64> {
+        Some(match &self.backend {
+            Backend::Memory { permits, max, .. } => {
+                1.0 - permits.available_permits() as f64 / (*max).max(1) as f64
+            }
+            Backend::Persisted { q, max_bytes, .. } => (q.stats().bytes as f64 / *max_bytes as f64).min(1.0),
+        })
+    }
+
     async fn send(&self, events: Vec<Event>) -> Result<(), Closed> {
         if events.is_empty() {
             return Ok(());
@@ -279,7 +289,7 @@ impl Output for QueueOutput {
                 self.metrics.events_in.add(n as u64);
                 tx.send(WorkItem { events, token }).map_err(|_| Closed)
             }
-            Backend::Persisted { q, next_shard, tx } => {
+            Backend::Persisted { q, next_shard, tx, .. } => {
                 let mut buf = Vec::with_capacity(n * 256);
                 encode_batch(&events, &mut buf);
                 let shard = next_shard.fetch_add(1, Ordering::Relaxed);

@@ -616,7 +616,7 @@ impl Dispatcher {
 
     /// Sends `job` to a receiver, or gives it back when none can take it.
     fn place(&mut self, mut job: Job) -> Option<Job> {
-        let idx = self.balancer.pick(&self.candidates())?;
+        let Some(idx) = self.balancer.pick(&self.candidates()) else { return Some(job) };
         let s = &mut self.states[idx];
         if self.balancer.algorithm() == Algorithm::Credit {
             s.credits = s.credits.saturating_sub(1);
@@ -1035,8 +1035,14 @@ mod tests {
     }
 
     fn token() -> (AckToken, std::sync::mpsc::Receiver<Delivery>) {
+        let _ = tracing_subscriber::fmt().with_test_writer().with_env_filter("debug").try_init();
         let (tx, rx) = std::sync::mpsc::channel();
-        (AckToken::new(move |d| tx.send(d).unwrap()), rx)
+        (
+            AckToken::new(move |d| {
+                let _ = tx.send(d);
+            }),
+            rx,
+        )
     }
 
     fn seqs(events: &[Event]) -> Vec<usize> {
@@ -1130,22 +1136,26 @@ mod tests {
     async fn all_receivers_down_blocks_with_an_error_that_keeps_the_batch() {
         let addr = free_addr();
         let mut sink = build_sink(&SPEC, &sink_config(&[addr], "least_loaded", "block_timeout = \"300ms\"")).unwrap();
-        // The first batch is taken by the dispatcher and held.
+        // Two batches are taken: one held by the dispatcher, one in its channel.
         let (t1, rx1) = token();
         sink.write_acked(&batch(0, 5), &mut Some(t1)).await.unwrap();
-        // The second finds no room: an error, the token stays with the caller.
         let (t2, rx2) = token();
-        let mut ack = Some(t2);
-        let e = sink.write_acked(&batch(5, 5), &mut ack).await.unwrap_err();
+        sink.write_acked(&batch(5, 5), &mut Some(t2)).await.unwrap();
+        // The third finds no room: an error, the token stays with the caller.
+        let (t3, rx3) = token();
+        let mut ack = Some(t3);
+        let e = sink.write_acked(&batch(10, 5), &mut ack).await.unwrap_err();
         assert!(e.to_string().starts_with("no receiver took the batch within 300ms"), "{e}");
         assert!(ack.is_some());
-        // The receiver comes up: the held batch is delivered, the retry goes through.
+        assert!(rx1.try_recv().is_err(), "nothing resolved while every receiver is down");
+        // The receiver comes up: the held batches are delivered, the retry goes through.
         let r = receiver(addr).await;
-        sink.write_acked(&batch(5, 5), &mut ack).await.unwrap();
-        assert_eq!(wait_delivered(&rx1).await, Delivery::Delivered);
-        assert_eq!(wait_delivered(&rx2).await, Delivery::Delivered);
+        sink.write_acked(&batch(10, 5), &mut ack).await.unwrap();
+        for rx in [rx1, rx2, rx3] {
+            assert_eq!(wait_delivered(&rx).await, Delivery::Delivered);
+        }
         sink.close().await.unwrap();
-        assert_eq!(seqs(&r.stop().await), (0..10).collect::<Vec<_>>());
+        assert_eq!(seqs(&r.stop().await), (0..15).collect::<Vec<_>>());
     }
 
     #[tokio::test]

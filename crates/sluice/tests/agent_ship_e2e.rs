@@ -20,7 +20,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_sluice");
+/// The binary under test; `SLUICE_BIN` overrides it (as in bench/run.py).
+fn bin() -> String {
+    std::env::var("SLUICE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_sluice").to_string())
+}
 const TOKEN: &str = "e2e-acme-token-0123456789";
 const ALGORITHMS: [&str; 6] =
     ["round_robin", "weighted_round_robin", "random", "least_connections", "least_loaded", "credit"];
@@ -57,7 +60,7 @@ struct Proc {
 impl Proc {
     fn start(args: &[&str], log: &Path, name: &str) -> Self {
         let log = std::fs::File::create(log).unwrap();
-        let child = Command::new(BIN)
+        let child = Command::new(bin())
             .args(args)
             .env("SLUICE_LOG", "info")
             .stdout(Stdio::null())
@@ -416,7 +419,8 @@ fn every_processor_down_for_30s_then_everything_arrives() {
     let gen = format!("message = \"outage {{seq}}\"\ncount = {total}\nrate = 2000");
     let cfg = agent_config(&dir, "outage", &receivers, "round_robin", &gen, "");
     let mut agent = start_agent(&dir, "outage", &cfg);
-    let outputs: Vec<&Path> = procs.iter().map(|p| p.out.as_path()).collect();
+    let owned: Vec<PathBuf> = procs.iter().map(|p| p.out.clone()).collect();
+    let outputs: Vec<&Path> = owned.iter().map(PathBuf::as_path).collect();
     std::thread::sleep(Duration::from_secs(2));
     for p in procs.iter_mut() {
         p.kill9();

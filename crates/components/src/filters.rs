@@ -13,11 +13,17 @@ pub mod metrics;
 pub mod mutate;
 
 /// Every filter type, by config `type` name.
-pub const SPECS: &[&FilterSpec] =
-    &[
+pub const SPECS: &[&FilterSpec] = &[
     &conditional::SPEC,
     &cost::SPEC,
-    &date::SPEC, &drop::SPEC, &grok::SPEC, &json::SPEC, &kv::SPEC, &metrics::SPEC, &mutate::SPEC];
+    &date::SPEC,
+    &drop::SPEC,
+    &grok::SPEC,
+    &json::SPEC,
+    &kv::SPEC,
+    &metrics::SPEC,
+    &mutate::SPEC,
+];
 
 /// The spec for a `type` name.
 pub fn find(name: &str) -> Option<&'static FilterSpec> {

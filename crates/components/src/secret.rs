@@ -91,7 +91,9 @@ fn create_token_file(path: &Path) -> Result<(), String> {
         .mode(0o600)
         .open(path)
         .map_err(|e| format!("create {}: {e}", path.display()))?;
-    f.write_all(format!("{token}\n").as_bytes()).and_then(|()| f.sync_all()).map_err(|e| format!("write {}: {e}", path.display()))
+    f.write_all(format!("{token}\n").as_bytes())
+        .and_then(|()| f.sync_all())
+        .map_err(|e| format!("write {}: {e}", path.display()))
 }
 
 /// Compares two secrets in time independent of where they differ.
@@ -123,7 +125,10 @@ mod tests {
         assert_eq!(key, "token_file");
         assert!(msg.starts_with("cannot read "), "{msg}");
         let env = TokenSource { token_env: Some("SLUICE_TEST_SURELY_UNSET_AGENT_TOKEN".into()), ..Default::default() };
-        assert_eq!(env.resolve(dir.path()).unwrap_err().1, "environment variable SLUICE_TEST_SURELY_UNSET_AGENT_TOKEN is not set");
+        assert_eq!(
+            env.resolve(dir.path()).unwrap_err().1,
+            "environment variable SLUICE_TEST_SURELY_UNSET_AGENT_TOKEN is not set"
+        );
     }
 
     #[test]

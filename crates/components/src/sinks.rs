@@ -14,11 +14,17 @@ pub mod tcp;
 pub mod udp;
 
 /// Every sink type, by config `type` name.
-pub const SPECS: &[&SinkSpec] =
-    &[
+pub const SPECS: &[&SinkSpec] = &[
     &blackhole::SPEC,
     &elasticsearch::SPEC,
-    &file::SPEC, &http::SPEC, &sluice::SPEC, &stdout::SPEC, &store::SPEC, &tcp::SPEC, &udp::SPEC];
+    &file::SPEC,
+    &http::SPEC,
+    &sluice::SPEC,
+    &stdout::SPEC,
+    &store::SPEC,
+    &tcp::SPEC,
+    &udp::SPEC,
+];
 
 /// The spec for a `type` name.
 pub fn find(name: &str) -> Option<&'static SinkSpec> {

@@ -12,10 +12,15 @@ pub mod syslog_udp;
 pub mod tcp;
 
 /// Every source type, by config `type` name.
-pub const SPECS: &[&SourceSpec] =
-    &[&generator::SPEC, &http::SPEC, &internal_metrics::SPEC,
+pub const SPECS: &[&SourceSpec] = &[
+    &generator::SPEC,
+    &http::SPEC,
+    &internal_metrics::SPEC,
     &sluice::SPEC,
-    &syslog_tcp::SPEC, &syslog_udp::SPEC, &tcp::SPEC];
+    &syslog_tcp::SPEC,
+    &syslog_udp::SPEC,
+    &tcp::SPEC,
+];
 
 /// The spec for a `type` name.
 pub fn find(name: &str) -> Option<&'static SourceSpec> {

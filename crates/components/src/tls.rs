@@ -85,7 +85,8 @@ pub fn connector(t: &ClientTls, address: &str) -> Result<(TlsConnector, ServerNa
             h.trim_start_matches('[').trim_end_matches(']').to_string()
         }
     };
-    let name = ServerName::try_from(host.clone()).map_err(|e| ("server_name", format!("invalid name {host:?}: {e}")))?;
+    let name =
+        ServerName::try_from(host.clone()).map_err(|e| ("server_name", format!("invalid name {host:?}: {e}")))?;
     Ok((TlsConnector::from(Arc::new(config)), name))
 }
 

@@ -88,7 +88,8 @@ mod tests {
 
     #[tokio::test]
     async fn reads_frames_split_anywhere_and_reports_truncation() {
-        let frames = [Frame::Ping { nonce: 1 }, Frame::Credit { credits: 3, fill: 7 }, Frame::Pong { nonce: 1, fill: 0 }];
+        let frames =
+            [Frame::Ping { nonce: 1 }, Frame::Credit { credits: 3, fill: 7 }, Frame::Pong { nonce: 1, fill: 0 }];
         let mut bytes = Vec::new();
         for f in &frames {
             f.encode(&mut bytes);

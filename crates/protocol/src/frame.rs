@@ -327,11 +327,8 @@ pub fn parse_header(buf: &[u8; HEADER_LEN], max_batch_bytes: u32) -> Result<Head
         return Err(ProtocolError::UnknownType(ty));
     }
     let len = u32::from_le_bytes([buf[4], buf[5], buf[6], buf[7]]);
-    let max = if ty == T_BATCH {
-        u64::from(max_batch_bytes) + BATCH_HEADER_LEN as u64
-    } else {
-        u64::from(MAX_CONTROL_BODY)
-    };
+    let max =
+        if ty == T_BATCH { u64::from(max_batch_bytes) + BATCH_HEADER_LEN as u64 } else { u64::from(MAX_CONTROL_BODY) };
     if u64::from(len) > max {
         return Err(ProtocolError::FrameTooLarge { kind: type_name(ty), len: u64::from(len), max });
     }

@@ -255,9 +255,7 @@ async fn deliver(tx: Sender<WorkItem>, item: WorkItem) {
 impl Output for QueueOutput {
     fn fill_ratio(&self) -> Option<f64> {
         Some(match &self.backend {
-            Backend::Memory { permits, max, .. } => {
-                1.0 - permits.available_permits() as f64 / (*max).max(1) as f64
-            }
+            Backend::Memory { permits, max, .. } => 1.0 - permits.available_permits() as f64 / (*max).max(1) as f64,
             Backend::Persisted { q, max_bytes, .. } => (q.stats().bytes as f64 / *max_bytes as f64).min(1.0),
         })
     }

@@ -60,13 +60,8 @@ struct Proc {
 impl Proc {
     fn start(args: &[&str], log: &Path, name: &str) -> Self {
         let log = std::fs::File::create(log).unwrap();
-        let child = Command::new(bin())
-            .args(args)
-            .env("SLUICE_LOG", "info")
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .unwrap();
+        let child =
+            Command::new(bin()).args(args).env("SLUICE_LOG", "info").stdout(Stdio::null()).stderr(log).spawn().unwrap();
         Self { child, name: name.to_string() }
     }
     fn kill9(&mut self) {
@@ -282,7 +277,8 @@ fn shares(a: &Account) -> String {
 #[test]
 fn every_algorithm_delivers_exactly_once_to_two_and_four_processors() {
     let dir = Dir::new("algorithms");
-    let mut procs: Vec<Processor> = (0..4).map(|i| Processor::new(&dir, &format!("p{i}"), "type = \"memory\"", "")).collect();
+    let mut procs: Vec<Processor> =
+        (0..4).map(|i| Processor::new(&dir, &format!("p{i}"), "type = \"memory\"", "")).collect();
     for p in procs.iter_mut() {
         p.start();
     }
@@ -591,7 +587,15 @@ fn syslog_output_reaches_a_real_rsyslog_over_tcp_udp_and_tls() {
         .status()
         .unwrap();
     assert!(st.success(), "rsyslog (plain) did not start");
-    let st = Command::new("bash").arg(&script).arg("start-tls").arg(&rs).arg(sport.to_string()).arg(&cert).arg(&key).status().unwrap();
+    let st = Command::new("bash")
+        .arg(&script)
+        .arg("start-tls")
+        .arg(&rs)
+        .arg(sport.to_string())
+        .arg(&cert)
+        .arg(&key)
+        .status()
+        .unwrap();
     assert!(st.success(), "rsyslog (tls) did not start");
 
     let total = 3_000u64;

@@ -309,8 +309,8 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
         host,
         agent: format!("sluice {}", env!("CARGO_PKG_VERSION")),
     };
-    let encoder =
-        BatchEncoder::new(compression, c.compression_level).map_err(|e| cx.error("compression_level", e.to_string()))?;
+    let encoder = BatchEncoder::new(compression, c.compression_level)
+        .map_err(|e| cx.error("compression_level", e.to_string()))?;
     let receivers: Vec<Arc<Receiver>> = receivers
         .into_iter()
         .map(|(address, weight)| {
@@ -779,10 +779,8 @@ async fn connection_task(
     cancel: CancellationToken,
 ) {
     let mut backoff = s.backoff_min;
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(1);
+    let seed =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1);
     let mut jitter = Jitter((seed ^ (idx as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)) | 1);
     let mut session = 0u64;
     let mut failures = 0u64;
@@ -1064,7 +1062,8 @@ mod tests {
     #[tokio::test]
     async fn round_robin_over_two_receivers_acks_every_batch_once() {
         let (a, b) = (receiver(free_addr()).await, receiver(free_addr()).await);
-        let mut sink = build_sink(&SPEC, &sink_config(&[a.addr, b.addr], "round_robin", "compression = \"lz4\"")).unwrap();
+        let mut sink =
+            build_sink(&SPEC, &sink_config(&[a.addr, b.addr], "round_robin", "compression = \"lz4\"")).unwrap();
         let mut rxs = Vec::new();
         for i in 0..20 {
             let (t, rx) = token();

@@ -494,7 +494,8 @@ mod tests {
             let (s, _) = listener.accept().await.unwrap();
             let _ = acceptor.accept(s).await;
         });
-        let body = format!("address = \"{addr}\"\ntls = {{ ca = \"{}\", server_name = \"localhost\" }}", other_cert.display());
+        let body =
+            format!("address = \"{addr}\"\ntls = {{ ca = \"{}\", server_name = \"localhost\" }}", other_cert.display());
         let mut s = build_sink(&SPEC, &body).unwrap();
         let err = s.write(&events(0, 1)).await.unwrap_err();
         assert!(err.to_string().starts_with(&format!("tls handshake with {addr}: ")), "{err}");

@@ -174,8 +174,10 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
     }
     let mut tokens = Vec::new();
     for (name, t) in &c.tokens {
-        let src = TokenSource { token: t.token.clone(), token_env: t.token_env.clone(), token_file: t.token_file.clone() };
-        let secret = src.resolve_or_create(&cx.data_dir).map_err(|(k, m)| cx.error(&format!("tokens.{name}.{k}"), m))?;
+        let src =
+            TokenSource { token: t.token.clone(), token_env: t.token_env.clone(), token_file: t.token_file.clone() };
+        let secret =
+            src.resolve_or_create(&cx.data_dir).map_err(|(k, m)| cx.error(&format!("tokens.{name}.{k}"), m))?;
         if t.group.is_empty() {
             return Err(cx.error(&format!("tokens.{name}.group"), "must not be empty"));
         }
@@ -473,7 +475,9 @@ async fn handshake<R: AsyncRead + Unpin>(
             found = Some(i);
         }
     }
-    let Some(ti) = found else { return Err(Refusal::new(ErrorCode::BadToken, "the token matches no configured token")) };
+    let Some(ti) = found else {
+        return Err(Refusal::new(ErrorCode::BadToken, "the token matches no configured token"));
+    };
     let token = &s.tokens[ti];
     let id = Identity::new(&hello.group, &hello.subgroup, &hello.host);
     if !token.owns(&id) {
@@ -789,7 +793,11 @@ mod tests {
             write_frame(&mut self.w, f).await.unwrap();
         }
         async fn recv(&mut self) -> Option<Frame> {
-            tokio::time::timeout(Duration::from_secs(5), self.r.read()).await.expect("no frame within 5s").ok().flatten()
+            tokio::time::timeout(Duration::from_secs(5), self.r.read())
+                .await
+                .expect("no frame within 5s")
+                .ok()
+                .flatten()
         }
         async fn batch(&mut self, id: u64, events: &[Event], c: Compression) {
             let mut enc = BatchEncoder::new(c, 1).unwrap();

@@ -814,7 +814,7 @@ async fn connection_task(
                 failures += 1;
                 r.metrics.errors.inc();
                 // Log the first failure and then every 10th, not every retry.
-                if failures == 1 || failures % 10 == 0 {
+                if failures == 1 || failures.is_multiple_of(10) {
                     if e.starts_with("refused: bad_token") || e.starts_with("refused: identity_not_owned") {
                         tracing::error!(sink = %s.sink_id, receiver = %r.address, error = %e, failures, "receiver refused this agent");
                     } else {
@@ -825,7 +825,7 @@ async fn connection_task(
             Err(_) => {
                 failures += 1;
                 r.metrics.errors.inc();
-                if failures == 1 || failures % 10 == 0 {
+                if failures == 1 || failures.is_multiple_of(10) {
                     tracing::warn!(sink = %s.sink_id, receiver = %r.address, timeout = ?s.connect_timeout, failures, "connecting to receiver timed out");
                 }
             }

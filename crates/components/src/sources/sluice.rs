@@ -161,7 +161,7 @@ struct Token {
 
 impl Token {
     fn owns(&self, id: &Identity) -> bool {
-        id.group == self.group && (self.subgroups.is_empty() || self.subgroups.iter().any(|s| *s == id.subgroup))
+        id.group == self.group && (self.subgroups.is_empty() || self.subgroups.contains(&id.subgroup))
     }
 }
 

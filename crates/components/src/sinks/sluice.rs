@@ -39,7 +39,8 @@
 //!
 //! **Metrics.** On the sink: `batches`, `resent_batches` (after a failure or
 //! a retry ack), `oversized_events`, `blocked` (times `block_timeout`
-//! passed). Per receiver, a component `<sink id>@<address>` of type
+//! passed), `raw_bytes` (batch encodings before compression; `bytes_out` is
+//! what goes on the wire). Per receiver, a component `<sink id>@<address>` of type
 //! `sluice_receiver`: `events_out` (acknowledged events), `errors`
 //! (connection failures), `connects`, `batches_sent`, `batches_acked`,
 //! `batches_failed` (in flight when it failed, re-sent elsewhere),
@@ -357,6 +358,7 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
             resent: m.counter("resent_batches"),
             oversized: m.counter("oversized_events"),
             blocked: m.counter("blocked"),
+            raw_bytes: m.counter("raw_bytes"),
         }),
         metrics: Arc::clone(m),
         frame: Vec::new(),
@@ -368,6 +370,7 @@ struct SinkCounters {
     resent: Arc<Counter>,
     oversized: Arc<Counter>,
     blocked: Arc<Counter>,
+    raw_bytes: Arc<Counter>,
 }
 
 /// A batch on its way: its frame bytes (re-sent as they are on failover).
@@ -471,6 +474,7 @@ impl SluiceSink {
         if info.raw_len <= self.max_batch {
             self.next_id += 1;
             self.metrics.bytes_out.add(self.frame.len() as u64);
+            self.counters.raw_bytes.add(info.raw_len as u64);
             out.push((Arc::new(std::mem::take(&mut self.frame)), id, events.len() as u64));
             return;
         }

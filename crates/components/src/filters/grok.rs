@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use indexmap::IndexMap;
 use serde::Deserialize;
 use sluice_core::component::{BuildContext, Filter, FilterSpec};
 use sluice_core::config::{parse_table, ConfigError};
@@ -66,7 +67,7 @@ enum EcsCompatibility {
 struct Config {
     /// Field name -> pattern(s).
     #[serde(rename = "match")]
-    matches: BTreeMap<String, OneOrMany>,
+    matches: IndexMap<String, OneOrMany>,
     #[serde(default)]
     ecs_compatibility: EcsCompatibility,
     /// Directories whose files (every file, sorted by name) hold `NAME regex` lines.
@@ -329,6 +330,18 @@ mod tests {
         assert!(!e.has_tag("_grokparsefailure"));
         // The matched field keeps its value and its place (first key).
         assert_eq!(e.fields().iter().next().map(|(k, _)| k), Some("message"));
+    }
+
+    #[test]
+    fn fields_are_tried_in_config_order() {
+        // With break_on_match (the default) the first field in the config
+        // that matches wins, as in Logstash — not the alphabetically first.
+        let mut e = Event::from_message("x");
+        e.insert(&FieldPath::parse("zfield").unwrap(), Value::from("word"));
+        e.insert(&FieldPath::parse("afield").unwrap(), Value::from("42"));
+        let out = run_filter(&SPEC, "match = { zfield = \"%{WORD:w}\", afield = \"%{NUMBER:n}\" }", vec![e]);
+        assert_eq!(s(&out[0], "w"), r#""word""#);
+        assert_eq!(s(&out[0], "n"), "<none>");
     }
 
     #[test]

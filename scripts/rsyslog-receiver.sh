@@ -60,7 +60,7 @@ template(name="msgonly" type="string" string="%msg%\n")
 ruleset(name="tcp") { action(type="omfile" file="$dir/tcp.out" template="msgonly") }
 ruleset(name="udp") { action(type="omfile" file="$dir/udp.out" template="msgonly") }
 input(type="imtcp" address="127.0.0.1" port="$tport" ruleset="tcp")
-input(type="imudp" address="127.0.0.1" port="$uport" ruleset="udp")
+input(type="imudp" address="127.0.0.1" port="$uport" ruleset="udp" rcvbufSize="8m")
 CONF
   run plain "$dir" "$dir/plain.conf"
   wait_port "$tport"

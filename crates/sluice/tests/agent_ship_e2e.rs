@@ -614,7 +614,7 @@ batch_delay = "20ms"
 type = "generator"
 message = "rs-{{seq}} multi\nline"
 count = {total}
-rate = 5000
+rate = 2000
 batch_size = 100
 [pipelines.main.sinks.tcp]
 type = "tcp"

@@ -35,7 +35,7 @@ impl TokenSource {
     /// is created with a random token (mode 0600) and its path logged.
     pub fn resolve_or_create(&self, data_dir: &Path) -> Result<String, (&'static str, String)> {
         if let (None, None, Some(file)) = (&self.token, &self.token_env, &self.token_file) {
-            let path = if file.is_absolute() { file.clone() } else { data_dir.join(file) };
+            let path = under(data_dir, file);
             if !path.exists() {
                 create_token_file(&path).map_err(|m| ("token_file", m))?;
                 tracing::info!(path = %path.display(), "generated an agent token (mode 0600); give agents the same token_file");
@@ -59,7 +59,7 @@ impl TokenSource {
                 Err(_) => return Err(("token_env", format!("environment variable {var} is not set"))),
             }
         } else if let Some(file) = &self.token_file {
-            let path = if file.is_absolute() { file.clone() } else { data_dir.join(file) };
+            let path = under(data_dir, file);
             match std::fs::read_to_string(&path) {
                 Ok(s) => ("token_file", s.trim().to_string()),
                 Err(e) => return Err(("token_file", format!("cannot read {}: {e}", path.display()))),
@@ -72,6 +72,26 @@ impl TokenSource {
         }
         Ok(secret)
     }
+}
+
+/// `file` under `data_dir` (absolute paths as they are), with `..` resolved
+/// lexically so `../other-node/agent.token` works before `data_dir` exists.
+fn under(data_dir: &Path, file: &Path) -> PathBuf {
+    if file.is_absolute() {
+        return file.to_path_buf();
+    }
+    let mut out = PathBuf::new();
+    for c in data_dir.join(file).components() {
+        match c {
+            std::path::Component::ParentDir
+                if matches!(out.components().next_back(), Some(std::path::Component::Normal(_))) =>
+            {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 fn create_token_file(path: &Path) -> Result<(), String> {
@@ -120,6 +140,9 @@ mod tests {
         std::fs::write(dir.path().join("t"), "fedcba9876543210fedcba\n").unwrap();
         let f = TokenSource { token_file: Some("t".into()), ..Default::default() };
         assert_eq!(f.resolve(dir.path()).unwrap(), "fedcba9876543210fedcba");
+        // `..` is resolved without the data directory existing.
+        let up = TokenSource { token_file: Some("../t".into()), ..Default::default() };
+        assert_eq!(up.resolve(&dir.path().join("not-created")).unwrap(), "fedcba9876543210fedcba");
         let missing = TokenSource { token_file: Some("nope".into()), ..Default::default() };
         let (key, msg) = missing.resolve(dir.path()).unwrap_err();
         assert_eq!(key, "token_file");

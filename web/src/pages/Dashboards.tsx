@@ -107,6 +107,8 @@ function PanelEditor({ initial, onSave, onCancel }: { initial: PanelDraft; onSav
   const fields = useFields();
   const set = (patch: Partial<PanelDraft>): void => {
     const next = { ...d, ...patch };
+    if (patch.metric === 'terms' && d.metric !== 'terms') next.size = 10;
+    if (patch.metric === 'events' && d.metric !== 'events') next.size = 50;
     if (!CHARTS_FOR[next.metric].includes(next.chart)) next.chart = CHARTS_FOR[next.metric][0] ?? 'table';
     setD(next);
   };
@@ -144,13 +146,13 @@ function PanelEditor({ initial, onSave, onCancel }: { initial: PanelDraft; onSav
           <label>
             {d.metric === 'events' ? 'Columns (comma-separated)' : 'Field'}
             <input name="field" list="panel-fields" value={d.field} required={needsField} onInput={(e) => set({ field: e.currentTarget.value })} />
-            <datalist id="panel-fields">
-              {(fields.data ?? []).map((f) => (
-                <option key={f.name} value={f.name} />
-              ))}
-            </datalist>
           </label>
         ) : null}
+        <datalist id="panel-fields">
+          {(fields.data ?? []).map((f) => (
+            <option key={f.name} value={f.name} />
+          ))}
+        </datalist>
         {d.metric === 'terms' || d.metric === 'events' ? (
           <label>
             {d.metric === 'terms' ? 'Values' : 'Events'}

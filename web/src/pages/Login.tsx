@@ -3,9 +3,8 @@
 // (static `[api.tokens]` or a user's `slt_…`), which is also the only way in
 // on a node without the users API.
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, setCredentials } from '../api/client';
+import { ApiError, errorOf, setCredentials } from '../api/client';
 import { authConfig, login, loginTotp, type AuthConfig, type LoginResult } from '../api/auth';
-import { fields } from '../api/search';
 import { toApiError } from '../hooks/useRequest';
 import { navigate } from '../lib/router';
 
@@ -24,11 +23,24 @@ export function afterLogin(r: LoginResult, next: string): { step: 'totp' } | { g
   return { go: r.status === 'totp_enrollment_required' ? `/enrol?next=${encodeURIComponent(next)}` : next };
 }
 
+/** Throws unless `token` is accepted by the search API (checked before it becomes the tab's credentials). */
+export async function checkToken(token: string): Promise<void> {
+  let r: Response;
+  try {
+    r = await fetch('/api/v1/fields', { headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' } });
+  } catch (e) {
+    throw new ApiError('network', `cannot reach the server: ${String(e)}`, 0);
+  }
+  if (r.status === 401) throw new ApiError('invalid_credentials', 'That token is not valid on this node.', 401);
+  // 503 no_store still proves the token: the node has no store to search.
+  if (!r.ok && r.status !== 503) throw await errorOf(r);
+}
+
 /** A sentence for a login error. */
 export function loginMessage(e: ApiError): string {
   switch (e.type) {
     case 'invalid_credentials':
-      return 'Wrong user name or password.';
+      return e.message.startsWith('That token') ? e.message : 'Wrong user name or password.';
     case 'invalid_code':
       return 'That code is wrong, expired or already used.';
     case 'locked':
@@ -97,14 +109,8 @@ export function LoginPage({ next }: LoginProps) {
           else
             run(async () => {
               const t = token.trim();
+              await checkToken(t);
               setCredentials({ kind: 'token', token: t, name: 'API token' });
-              try {
-                await fields();
-              } catch (err) {
-                setCredentials(null);
-                if (err instanceof ApiError && err.status === 401) throw new ApiError('invalid_credentials', 'That token is not valid on this node.', 401);
-                throw err;
-              }
               navigate(next, true);
             });
         }}

@@ -41,7 +41,7 @@ export function TimePicker({ value, onChange }: TimePickerProps) {
   return (
     <div class="time-picker" ref={root}>
       <button type="button" aria-haspopup="dialog" aria-expanded={open} onClick={() => setOpen(!open)}>
-        🕑 {label(value)}
+        {label(value)} ▾
       </button>
       {open ? (
         <div class="popover" role="dialog" aria-label="Time range">

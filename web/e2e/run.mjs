@@ -216,6 +216,23 @@ step('search shows the histogram and the results of the signed-in group only', a
   await shot('search');
 });
 
+step('click-drag on the histogram zooms the time range; Back restores it', async () => {
+  const over = await page.locator('.histogram .u-over').boundingBox();
+  // The events are all in the last bucket: a drag over the older half selects none.
+  await page.mouse.move(over.x + over.width * 0.05, over.y + over.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(over.x + over.width * 0.45, over.y + over.height / 2, { steps: 6 });
+  await page.mouse.up();
+  await page.waitForFunction(() => /^\d{4}-/.test(new URLSearchParams(location.search).get('from') ?? ''), null, WAIT);
+  assert.equal(await hitCount(), 0);
+  const params = new URL(page.url()).searchParams;
+  const minutes = (Date.parse(params.get('to')) - Date.parse(params.get('from'))) / 60_000;
+  assert.ok(minutes > 3 && minutes < 9, `zoomed to ${minutes} min of the 15`);
+  await shot('search-zoomed');
+  await page.goBack();
+  assert.equal(await hitCount(), 30);
+});
+
 step('queries: Enter runs them, "/" focuses the bar, syntax errors point at their position', async () => {
   await page.locator('body').click({ position: { x: 5, y: 700 } });
   await page.keyboard.press('/');

@@ -136,7 +136,13 @@ mod tests {
             immutable: true,
             etag: "\"js1\"",
         },
-        Asset { path: "/favicon.svg", body: b"<svg/>", content_type: "image/svg+xml", immutable: false, etag: "\"ico\"" },
+        Asset {
+            path: "/favicon.svg",
+            body: b"<svg/>",
+            content_type: "image/svg+xml",
+            immutable: false,
+            etag: "\"ico\"",
+        },
         Asset {
             path: "/index.html",
             body: b"<!doctype html><title>ui</title>",

@@ -2,7 +2,7 @@
 // pausable, with the arrival rate.
 import { QueryBar } from '../components/QueryBar/QueryBar';
 import { ErrorBox } from '../components/ErrorBox/ErrorBox';
-import { summary } from '../components/ResultList/ResultList';
+import { identity, summary } from '../components/ResultList/ResultList';
 import { TAIL_KEEP, useTail } from '../hooks/useTail';
 import { navigate, urlOf, type Loc } from '../lib/router';
 import { formatTime } from '../lib/time';
@@ -16,7 +16,7 @@ export function LivePage({ loc }: { loc: Loc }) {
       <div class="toolbar">
         <QueryBar value={q} onSubmit={(next) => navigate(urlOf('/live', { q: next }))} placeholder="Filter the live feed… (press / to focus)" />
         <button type="button" aria-pressed={t.paused} onClick={() => t.setPaused(!t.paused)}>
-          {t.paused ? '▶ Resume' : '⏸ Pause'}
+          {t.paused ? 'Resume' : 'Pause'}
         </button>
         <button type="button" onClick={t.clear}>
           Clear
@@ -40,9 +40,7 @@ export function LivePage({ loc }: { loc: Loc }) {
         {t.hits.map((h) => (
           <li key={h.id} class="live-event">
             <time>{formatTime(Date.parse(String(h.event['@timestamp'] ?? '')))}</time>{' '}
-            <span class="identity">
-              {String(h.event['@group'] ?? '')}/{String(h.event['@host'] ?? '')}
-            </span>{' '}
+            <span class="identity">{identity(h.event)}</span>{' '}
             <span class="msg">{summary(h.event)}</span>
           </li>
         ))}

@@ -2,7 +2,7 @@ import { render } from 'preact';
 import { act } from 'preact/test-utils';
 import { describe, expect, it, vi } from 'vitest';
 import type { Hit } from '../../api/types';
-import { ResultList, summary } from './ResultList';
+import { ResultList, identity, summary } from './ResultList';
 
 const hits: Hit[] = [
   { id: 'b', event: { '@timestamp': '2024-01-01T00:00:02Z', '@group': 'acme', '@host': 'h1', message: 'second', status: 500 } },
@@ -42,7 +42,9 @@ describe('ResultList', () => {
     expect(el.querySelector('.list-end')?.textContent).toBe('End of results');
   });
 
-  it('summarises events without a message', () => {
+  it('summarises events without a message and their identity', () => {
     expect(summary({ '@group': 'g', a: 1 })).toBe('{"a":1}');
+    expect(identity({ '@group': 'g', '@subgroup': '', '@host': 'h' })).toBe('g/h');
+    expect(identity({ '@group': 'g', '@subgroup': 'web' })).toBe('g/web');
   });
 });

@@ -26,6 +26,11 @@ export function summary(ev: Record<string, unknown>): string {
   return JSON.stringify(rest);
 }
 
+/** `group/subgroup/host` of an event, empty parts left out. */
+export function identity(ev: Record<string, unknown>): string {
+  return ['@group', '@subgroup', '@host'].map((k) => ev[k]).filter((v) => typeof v === 'string' && v !== '').join('/');
+}
+
 /** The result list. */
 export function ResultList({ hits, columns, more, loading, onMore, onFilter, onToggleColumn }: ResultListProps) {
   const [open, setOpen] = useState<Set<string>>(new Set());
@@ -80,7 +85,7 @@ export function ResultList({ hits, columns, more, loading, onMore, onFilter, onT
                 </td>
                 {columns.length === 0 ? (
                   <td class="summary">
-                    <span class="identity">{String(h.event['@group'] ?? '')}/{String(h.event['@host'] ?? '')}</span> {summary(h.event)}
+                    <span class="identity">{identity(h.event)}</span> {summary(h.event)}
                   </td>
                 ) : null}
                 {columns.map((c) => (

@@ -51,6 +51,7 @@ export function useSearch(req: SearchRequest, key: string | null): SearchState {
         if (!after) {
           setHits([]);
           setTotal(null);
+          setTookMs(null);
           setNext(null);
         }
         setLoading(false);

@@ -82,7 +82,7 @@ export function SearchPage({ loc }: { loc: Loc }) {
             {result.loading ? <span class="muted"> — searching…</span> : null}
             {result.hits.length > 0 ? <span class="muted"> · showing {result.hits.length}</span> : null}
           </div>
-          {h?.type === 'date_histogram' ? (
+          {h?.type === 'date_histogram' && !result.error ? (
             <Histogram buckets={h.buckets} intervalMs={h.interval_ms} onSelect={(f, t) => go({ range: absolute(f, t) })} />
           ) : null}
           <ErrorBox error={hist.error?.type === 'query_parse_error' ? null : hist.error} />

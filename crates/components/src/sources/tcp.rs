@@ -261,7 +261,10 @@ impl LineDecoder {
 
     fn line_event(&self, line: &Bytes, source: &Arc<str>) -> Event {
         let mut e = match self.format {
-            LineFormat::Lines => Event::from_message(String::from_utf8_lossy(line)),
+            LineFormat::Lines => match std::str::from_utf8(line) {
+                Ok(text) => Event::from_message(text),
+                Err(_) => Event::from_message(String::from_utf8_lossy(line)),
+            },
             LineFormat::Ndjson => match event_from_json_bytes(line) {
                 Ok((e, bad_ts)) => {
                     let mut e = e;

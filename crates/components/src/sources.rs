@@ -7,6 +7,7 @@ pub mod file;
 pub mod generator;
 pub mod http;
 pub mod internal_metrics;
+pub mod sluice;
 pub mod syslog_event;
 pub mod syslog_tcp;
 pub mod syslog_udp;
@@ -20,6 +21,7 @@ pub const SPECS: &[&SourceSpec] = &[
     &generator::SPEC,
     &http::SPEC,
     &internal_metrics::SPEC,
+    &sluice::SPEC,
     &syslog_tcp::SPEC,
     &syslog_udp::SPEC,
     &syslog_unix::SPEC,

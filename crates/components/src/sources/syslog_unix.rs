@@ -23,9 +23,9 @@
 //! sender through the socket buffer.
 //!
 //! Counters: `events_in`, `events_out`, `events_failed` (parse failures),
-//! `bytes_in`, `errors`, `oversized_frames` (datagrams cut at
-//! `max_message_bytes` and tagged `_oversized`; stream frames over it are
-//! skipped), `framing_errors`, `connections`.
+//! `bytes_in`, `errors`, `oversized_frames` (datagrams and stream frames
+//! cut at `max_message_bytes` and tagged `_oversized`), `framing_errors`,
+//! `connections`.
 
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::PathBuf;
@@ -37,7 +37,7 @@ use sluice_core::component::{BoxError, BuildContext, Source, SourceContext, Sour
 use sluice_core::config::{parse_table, ByteSize, ConfigError};
 use sluice_core::metrics::Counter;
 use sluice_core::value::Value;
-use sluice_parsers::framing::{Decoder, FrameError};
+use sluice_parsers::framing::Decoder;
 use tokio::io::AsyncReadExt;
 use tokio::net::{UnixDatagram, UnixListener, UnixStream};
 
@@ -72,8 +72,7 @@ struct Config {
     /// Permissions of the socket file, octal (default `"0666"`).
     #[serde(default = "default_socket_mode")]
     socket_mode: String,
-    /// Longest message; longer datagrams are cut and tagged `_oversized`,
-    /// longer stream frames skipped; both counted.
+    /// Longest message; longer ones are cut and tagged `_oversized`, and counted.
     #[serde(default = "default_max_message")]
     max_message_bytes: ByteSize,
     /// Year for RFC 3164 timestamps (default: current, with rollover).
@@ -317,11 +316,16 @@ async fn read_stream(mut stream: UnixStream, cx: &SourceContext, shared: &Stream
                 }
                 Some(Ok(frame)) => {
                     let bytes = &rest[frame.range];
-                    if !bytes.iter().all(u8::is_ascii_whitespace) {
+                    if frame.truncated {
+                        // Kept cut at the limit, tagged and counted (as syslog_tcp).
+                        shared.oversized.inc();
+                        let mut e = shared.mapper.event(bytes, &peer);
+                        e.add_tag(OVERSIZED);
+                        events.push(e);
+                    } else if !bytes.iter().all(u8::is_ascii_whitespace) {
                         events.push(shared.mapper.event(bytes, &peer));
                     }
                 }
-                Some(Err(FrameError::TooLong { .. })) => shared.oversized.inc(),
                 Some(Err(_)) => shared.framing_errors.inc(),
             }
             pos += consumed;

@@ -282,7 +282,7 @@ impl Users {
                 }
                 changed.insert("groups".into(), json!(groups));
             }
-            if enabled_admins(tx)? == 0 {
+            if row.user_type == UserType::Admin && !row.disabled && enabled_admins(tx)? == 0 {
                 return Err(UsersError::Conflict("this change would leave no enabled administrator".into()));
             }
             tx.execute("UPDATE users SET updated_at = ?1 WHERE id = ?2", params![now, row.id])?;
@@ -318,7 +318,7 @@ impl Users {
                 return Err(UsersError::Conflict("you cannot delete yourself".into()));
             }
             tx.execute("DELETE FROM users WHERE id = ?1", [row.id])?;
-            if enabled_admins(tx)? == 0 {
+            if row.user_type == UserType::Admin && !row.disabled && enabled_admins(tx)? == 0 {
                 return Err(UsersError::Conflict("cannot delete the last enabled administrator".into()));
             }
             audit::write(tx, now, actor, "user.delete", &row.username, json!({"type": row.user_type}), Outcome::Success)

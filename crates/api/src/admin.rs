@@ -394,7 +394,9 @@ pub async fn test_ldap(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<Json
     let t: LdapTest = json_body(&headers, &body)?;
     let r = ctx.run(move |u| u.ldap_test(t.settings, &t.username, &t.password)).await??;
     Ok(Json(match r {
-        Ok((id, m)) => json!({"ok": true, "dn": id.dn, "ldap_groups": id.groups, "groups": m.groups, "type": m.user_type}),
+        Ok((id, m)) => {
+            json!({"ok": true, "dn": id.dn, "ldap_groups": id.groups, "groups": m.groups, "type": m.user_type})
+        }
         Err(e) => json!({"ok": false, "error": e}),
     }))
 }

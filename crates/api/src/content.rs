@@ -94,7 +94,8 @@ pub async fn dashboard_data(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Json<Value>, ApiError> {
-    let req: DataRequest = if body.iter().all(u8::is_ascii_whitespace) { DataRequest::default() } else { json_body(&headers, &body)? };
+    let req: DataRequest =
+        if body.iter().all(u8::is_ascii_whitespace) { DataRequest::default() } else { json_body(&headers, &body)? };
     let caller = ctx.caller.clone();
     let d = ctx.run(move |u| u.get_dashboard(&caller, id)).await??;
     let backend = s.backend.clone().ok_or(ApiError::NoStore)?;
@@ -109,7 +110,8 @@ pub async fn dashboard_data(
         }
         let result = match &p.aggs {
             Some(aggs) => {
-                let r = AggregateRequest { query: p.query.clone(), from: from.clone(), to: to.clone(), aggs: aggs.clone() };
+                let r =
+                    AggregateRequest { query: p.query.clone(), from: from.clone(), to: to.clone(), aggs: aggs.clone() };
                 match r.parse(now) {
                     Ok(a) => match backend.aggregate(&principal, &a).await {
                         Ok(resp) => json!({"aggregate": resp}),

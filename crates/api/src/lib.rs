@@ -202,10 +202,7 @@ pub fn router(state: ApiState) -> Router {
         .route("/api/v1/me/totp/recovery-codes", post(session::recovery_codes))
         .route("/api/v1/me/totp", axum::routing::delete(session::totp_disable))
         .route("/api/v1/users", get(admin::list_users).post(admin::create_user))
-        .route(
-            "/api/v1/users/{username}",
-            get(admin::get_user).patch(admin::update_user).delete(admin::delete_user),
-        )
+        .route("/api/v1/users/{username}", get(admin::get_user).patch(admin::update_user).delete(admin::delete_user))
         .route("/api/v1/users/{username}/unlock", post(admin::unlock_user))
         .route("/api/v1/users/{username}/totp", axum::routing::delete(admin::reset_totp))
         .route("/api/v1/groups", get(admin::list_groups).post(admin::create_group))

@@ -29,7 +29,9 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use sluice_query::Principal;
 use sluice_users::login::csrf_token;
-use sluice_users::{Actor, AuthFailure, Caller, Factor, LoginAttempt, LoginError, Stage, TokenScope, UserType, Users, UsersError, Via};
+use sluice_users::{
+    Actor, AuthFailure, Caller, Factor, LoginAttempt, LoginError, Stage, TokenScope, UserType, Users, UsersError, Via,
+};
 
 use crate::auth::{bearer, ct_eq, AuthError, Authenticator, StaticTokens};
 use crate::error::ApiError;
@@ -102,7 +104,9 @@ impl UserAuth {
         if headers.contains_key(header::AUTHORIZATION) {
             let token = bearer(headers)?.to_string();
             if token.starts_with("slt_") {
-                let r = blocking(&self.users, move |u| u.token(&token)).await.map_err(|e| AuthError::Internal(e.to_string()))?;
+                let r = blocking(&self.users, move |u| u.token(&token))
+                    .await
+                    .map_err(|e| AuthError::Internal(e.to_string()))?;
                 return match r {
                     Ok(c) => Ok(Resolved::User(c, None)),
                     Err(AuthFailure::Expired | AuthFailure::Disabled) => Err(AuthError::Expired),

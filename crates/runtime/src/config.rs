@@ -525,9 +525,7 @@ mod tests {
         let a = c.auth.unwrap();
         assert_eq!(a.session.idle_timeout.0, std::time::Duration::from_secs(600));
         assert_eq!(a.db_path(std::path::Path::new("data")), PathBuf::from("data/users.db"));
-        let e = errs(&format!(
-            "[auth]\npassword_min_length = 4\n[auth.totp]\nrequire_types = [\"root\"]\n{p}"
-        ));
+        let e = errs(&format!("[auth]\npassword_min_length = 4\n[auth.totp]\nrequire_types = [\"root\"]\n{p}"));
         assert_eq!(e.len(), 1, "{e:?}");
         assert!(e[0].starts_with("auth.totp.require_types[0]: unknown variant `root`"), "{e:?}");
         let e = errs(&format!(

@@ -177,7 +177,13 @@ pub fn user(a: UserArgs) -> anyhow::Result<()> {
             let (pw, generated) = read_password(password_stdin)?;
             let u = users.create_user(
                 &actor,
-                NewUser { username: name, display_name, user_type: user_type.into(), password: Some(pw.clone()), groups: vec![] },
+                NewUser {
+                    username: name,
+                    display_name,
+                    user_type: user_type.into(),
+                    password: Some(pw.clone()),
+                    groups: vec![],
+                },
             )?;
             println!("added {} ({})", u.username, u.user_type.as_str());
             if generated {

@@ -97,11 +97,18 @@ struct Session {
 
 impl Session {
     fn login(port: u16, user: &str, password: &str) -> Self {
-        let r = http(port, "POST", "/api/v1/auth/login", &[], &json!({"username": user, "password": password}).to_string());
+        let r =
+            http(port, "POST", "/api/v1/auth/login", &[], &json!({"username": user, "password": password}).to_string());
         assert_eq!(r.status, 200, "login {user}: {}", r.body);
         assert_eq!(r.json()["status"], "authenticated");
         let raw: Vec<String> = r.headers.iter().filter(|(k, _)| k == "set-cookie").map(|(_, v)| v.clone()).collect();
-        assert!(raw.iter().any(|c| c.starts_with("sluice_session=") && c.contains("HttpOnly") && c.contains("SameSite=Strict") && c.contains("Path=/")), "{raw:?}");
+        assert!(
+            raw.iter().any(|c| c.starts_with("sluice_session=")
+                && c.contains("HttpOnly")
+                && c.contains("SameSite=Strict")
+                && c.contains("Path=/")),
+            "{raw:?}"
+        );
         let cookie = r.cookies().join("; ");
         Self { cookie, csrf: r.json()["csrf_token"].as_str().unwrap().to_string() }
     }
@@ -220,7 +227,8 @@ commit_interval = "50ms"
     // Alice's live tail, opened before any event arrives.
     let mut tail = TcpStream::connect(("127.0.0.1", api)).unwrap();
     tail.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    tail.write_all(format!("GET /api/v1/tail HTTP/1.1\r\nHost: x\r\nCookie: {}\r\n\r\n", alice.cookie).as_bytes()).unwrap();
+    tail.write_all(format!("GET /api/v1/tail HTTP/1.1\r\nHost: x\r\nCookie: {}\r\n\r\n", alice.cookie).as_bytes())
+        .unwrap();
     let mut tail = BufReader::new(tail);
     let mut status = String::new();
     tail.read_line(&mut status).unwrap();
@@ -268,7 +276,8 @@ commit_interval = "50ms"
     assert_eq!(groups_of(&r.json()["hits"]), vec!["globex"; 3]);
 
     // Aggregations and fields.
-    let agg = json!({"aggs": {"g": {"type": "terms", "field": "@group"}, "s": {"type": "stats", "field": "secret_field"}}});
+    let agg =
+        json!({"aggs": {"g": {"type": "terms", "field": "@group"}, "s": {"type": "stats", "field": "secret_field"}}});
     let r = alice.post(api, "/api/v1/aggregate", &agg);
     assert_eq!(r.json()["total"], 5, "{}", r.body);
     assert_eq!(r.json()["aggs"]["g"]["buckets"], json!([{"key": "acme", "count": 5}]));
@@ -323,7 +332,8 @@ commit_interval = "50ms"
 
     // The audit log shows the CLI's changes; logout ends the session.
     let audit = admin.get(api, "/api/v1/audit?action=assignment.create").json();
-    let targets: Vec<&str> = audit["records"].as_array().unwrap().iter().map(|r| r["target"].as_str().unwrap()).collect();
+    let targets: Vec<&str> =
+        audit["records"].as_array().unwrap().iter().map(|r| r["target"].as_str().unwrap()).collect();
     assert_eq!(targets, ["user:bob", "group:acme", "user:admin"]);
     assert!(audit["records"][0]["actor"].as_str().unwrap().starts_with("cli:"));
     let r = http(api, "POST", "/api/v1/auth/logout", &[("Cookie", &alice.cookie), ("X-CSRF-Token", &alice.csrf)], "");

@@ -219,7 +219,10 @@ impl Users {
             let id = tx.last_insert_rowid();
             for g in &new.groups {
                 let gid = must_group(tx, g)?;
-                tx.execute("INSERT OR IGNORE INTO memberships(user_id, group_id, origin) VALUES (?1, ?2, 'manual')", [id, gid])?;
+                tx.execute(
+                    "INSERT OR IGNORE INTO memberships(user_id, group_id, origin) VALUES (?1, ?2, 'manual')",
+                    [id, gid],
+                )?;
             }
             audit::write(
                 tx,
@@ -278,7 +281,10 @@ impl Users {
                 }
                 tx.execute("DELETE FROM memberships WHERE user_id = ?1 AND origin = 'manual'", [row.id])?;
                 for gid in ids {
-                    tx.execute("INSERT INTO memberships(user_id, group_id, origin) VALUES (?1, ?2, 'manual')", [row.id, gid])?;
+                    tx.execute(
+                        "INSERT INTO memberships(user_id, group_id, origin) VALUES (?1, ?2, 'manual')",
+                        [row.id, gid],
+                    )?;
                 }
                 changed.insert("groups".into(), json!(groups));
             }
@@ -303,7 +309,10 @@ impl Users {
             if row.source == UserSource::Ldap {
                 return Err(UsersError::Forbidden("LDAP users change their password in the directory".into()));
             }
-            tx.execute("UPDATE users SET password_hash = ?1, updated_at = ?2 WHERE id = ?3", params![hash, now, row.id])?;
+            tx.execute(
+                "UPDATE users SET password_hash = ?1, updated_at = ?2 WHERE id = ?3",
+                params![hash, now, row.id],
+            )?;
             tx.execute("DELETE FROM sessions WHERE user_id = ?1", [row.id])?;
             audit::write(tx, now, actor, "user.password", &row.username, json!({}), Outcome::Success)
         })
@@ -384,8 +393,10 @@ impl Users {
     /// Every group, by name.
     pub fn list_groups(&self) -> Result<Vec<Group>, UsersError> {
         let conn = self.conn();
-        let ids =
-            conn.prepare("SELECT id FROM groups ORDER BY name")?.query_map([], |r| r.get(0))?.collect::<Result<Vec<i64>, _>>()?;
+        let ids = conn
+            .prepare("SELECT id FROM groups ORDER BY name")?
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<Vec<i64>, _>>()?;
         ids.into_iter().map(|id| Self::group_dto(&conn, id)).collect()
     }
 
@@ -537,7 +548,11 @@ impl Users {
                 Ok(Assignment {
                     id: r.get(0)?,
                     subject,
-                    pattern: SourcePattern::new(&r.get::<_, String>(3)?, &r.get::<_, String>(4)?, &r.get::<_, String>(5)?),
+                    pattern: SourcePattern::new(
+                        &r.get::<_, String>(3)?,
+                        &r.get::<_, String>(4)?,
+                        &r.get::<_, String>(5)?,
+                    ),
                     created_at: rfc3339(r.get(6)?),
                     created_by: r.get(7)?,
                 })
@@ -601,7 +616,12 @@ impl Users {
     }
 
     /// Removes the assignment of exactly `pattern` to `subject` (the CLI's `unassign`).
-    pub fn unassign_pattern(&self, actor: &Actor, subject: &Subject, pattern: &SourcePattern) -> Result<(), UsersError> {
+    pub fn unassign_pattern(
+        &self,
+        actor: &Actor,
+        subject: &Subject,
+        pattern: &SourcePattern,
+    ) -> Result<(), UsersError> {
         let a = self
             .list_assignments(Some(subject))?
             .into_iter()

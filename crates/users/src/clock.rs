@@ -49,7 +49,5 @@ impl Clock for ManualClock {
 
 /// RFC 3339 with milliseconds, UTC (`2026-01-31T12:00:00.000Z`).
 pub fn rfc3339(ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(ms)
-        .unwrap_or_default()
-        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+    chrono::DateTime::from_timestamp_millis(ms).unwrap_or_default().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }

@@ -331,16 +331,22 @@ impl LdapSettings {
             errors.push(ConfigError::new(key("tls"), "starttls cannot be used with an ldaps:// URL"));
         }
         match (&self.bind_dn, &self.search_base) {
-            (Some(_), Some(_)) => {
-                errors.push(ConfigError::new(prefix, "set either `bind_dn` (direct bind) or `search_base` (search bind), not both"))
+            (Some(_), Some(_)) => errors.push(ConfigError::new(
+                prefix,
+                "set either `bind_dn` (direct bind) or `search_base` (search bind), not both",
+            )),
+            (None, None) => {
+                errors.push(ConfigError::new(prefix, "set `bind_dn` (direct bind) or `search_base` (search bind)"))
             }
-            (None, None) => errors.push(ConfigError::new(prefix, "set `bind_dn` (direct bind) or `search_base` (search bind)")),
             (Some(t), None) if !t.contains("{username}") => {
                 errors.push(ConfigError::new(key("bind_dn"), "must contain {username}"))
             }
             (None, Some(_)) => {
                 if !self.search_filter.as_deref().is_some_and(|f| f.contains("{username}")) {
-                    errors.push(ConfigError::new(key("search_filter"), "required with search_base, and must contain {username}"));
+                    errors.push(ConfigError::new(
+                        key("search_filter"),
+                        "required with search_base, and must contain {username}",
+                    ));
                 }
             }
             _ => {}
@@ -453,7 +459,8 @@ mod tests {
         assert!(c.check().is_empty());
         let e = parse("[session]\nidle = \"5m\"").unwrap_err();
         assert!(e.to_string().starts_with("auth.session.idle: unknown field `idle`"), "{e}");
-        let c = parse("cookie_secure = \"sometimes\"\n[session]\nidle_timeout = \"2h\"\nabsolute_timeout = \"1h\"").unwrap();
+        let c = parse("cookie_secure = \"sometimes\"\n[session]\nidle_timeout = \"2h\"\nabsolute_timeout = \"1h\"")
+            .unwrap();
         let errs: Vec<String> = c.check().iter().map(ToString::to_string).collect();
         assert_eq!(
             errs,
@@ -470,13 +477,20 @@ mod tests {
         let errs: Vec<String> = c.check().iter().map(ToString::to_string).collect();
         assert_eq!(
             errs,
-            ["auth.ldap.url: must start with ldap:// or ldaps://", "auth.ldap: set `bind_dn` (direct bind) or `search_base` (search bind)"]
+            [
+                "auth.ldap.url: must start with ldap:// or ldaps://",
+                "auth.ldap: set `bind_dn` (direct bind) or `search_base` (search bind)"
+            ]
         );
-        let c = parse("[ldap]\nurl = \"ldaps://x\"\ntls = \"starttls\"\nbind_dn = \"uid=x\"\ntimeout = \"2s\"").unwrap();
+        let c =
+            parse("[ldap]\nurl = \"ldaps://x\"\ntls = \"starttls\"\nbind_dn = \"uid=x\"\ntimeout = \"2s\"").unwrap();
         let errs: Vec<String> = c.check().iter().map(ToString::to_string).collect();
         assert_eq!(
             errs,
-            ["auth.ldap.tls: starttls cannot be used with an ldaps:// URL", "auth.ldap.bind_dn: must contain {username}"]
+            [
+                "auth.ldap.tls: starttls cannot be used with an ldaps:// URL",
+                "auth.ldap.bind_dn: must contain {username}"
+            ]
         );
         let l = c.ldap.unwrap();
         assert_eq!(l.timeout, Duration::from_secs(2));

@@ -327,13 +327,16 @@ impl Users {
                 },
             )
             .optional()?;
-        let Some((id, owner_id, owner, title, description, everyone, doc, version, created_at, updated_at)) = row else {
+        let Some((id, owner_id, owner, title, description, everyone, doc, version, created_at, updated_at)) = row
+        else {
             return Ok(None);
         };
         let mut st = conn.prepare_cached(
             "SELECT g.id, g.name FROM object_shares s JOIN groups g ON g.id = s.group_id WHERE s.object_id = ?1 ORDER BY g.name",
         )?;
-        let shares = st.query_map([id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?.collect::<Result<Vec<_>, _>>()?;
+        let shares = st
+            .query_map([id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(Some(Row {
             id,
             owner_id,
@@ -419,7 +422,8 @@ impl Users {
         doc: &Value,
     ) -> Result<(), UsersError> {
         let now = self.clock.now_ms();
-        let version = version.ok_or_else(|| UsersError::field("version", "version (the one this edit started from) is required"))?;
+        let version = version
+            .ok_or_else(|| UsersError::field("version", "version (the one this edit started from) is required"))?;
         self.tx(|tx| {
             let row = Self::visible_row(tx, caller, kind, id)?;
             if !Self::editable(caller, &row) {
@@ -455,10 +459,21 @@ impl Users {
         self.tx(|tx| {
             let row = Self::visible_row(tx, caller, kind, id)?;
             if !Self::editable(caller, &row) {
-                return Err(UsersError::Forbidden(format!("only the owner or an administrator may delete this {}", kind.noun())));
+                return Err(UsersError::Forbidden(format!(
+                    "only the owner or an administrator may delete this {}",
+                    kind.noun()
+                )));
             }
             tx.execute("DELETE FROM objects WHERE id = ?1", [id])?;
-            audit::write(tx, now, actor, &format!("{}.delete", kind.as_str()), &format!("{}:{id}", kind.as_str()), json!({"title": row.title, "owner": row.owner}), Outcome::Success)
+            audit::write(
+                tx,
+                now,
+                actor,
+                &format!("{}.delete", kind.as_str()),
+                &format!("{}:{id}", kind.as_str()),
+                json!({"title": row.title, "owner": row.owner}),
+                Outcome::Success,
+            )
         })
     }
 
@@ -535,7 +550,13 @@ impl Users {
     }
 
     /// Replaces a dashboard (owner or admin; `version` must be current).
-    pub fn update_dashboard(&self, caller: &Caller, actor: &Actor, id: i64, d: DashboardInput) -> Result<Dashboard, UsersError> {
+    pub fn update_dashboard(
+        &self,
+        caller: &Caller,
+        actor: &Actor,
+        id: i64,
+        d: DashboardInput,
+    ) -> Result<Dashboard, UsersError> {
         let doc = validate_dashboard(&d)?;
         self.update(caller, actor, Kind::Dashboard, id, d.version, &d.title, &d.description, &d.sharing, &doc)?;
         self.get_dashboard(caller, id)
@@ -558,14 +579,25 @@ impl Users {
     }
 
     /// Creates a saved search owned by the caller.
-    pub fn create_saved_search(&self, caller: &Caller, actor: &Actor, s: SavedSearchInput) -> Result<SavedSearch, UsersError> {
+    pub fn create_saved_search(
+        &self,
+        caller: &Caller,
+        actor: &Actor,
+        s: SavedSearchInput,
+    ) -> Result<SavedSearch, UsersError> {
         let doc = validate_search(&s)?;
         let id = self.insert(caller, actor, Kind::SavedSearch, &s.name, &s.description, &s.sharing, &doc)?;
         self.get_saved_search(caller, id)
     }
 
     /// Replaces a saved search.
-    pub fn update_saved_search(&self, caller: &Caller, actor: &Actor, id: i64, s: SavedSearchInput) -> Result<SavedSearch, UsersError> {
+    pub fn update_saved_search(
+        &self,
+        caller: &Caller,
+        actor: &Actor,
+        id: i64,
+        s: SavedSearchInput,
+    ) -> Result<SavedSearch, UsersError> {
         let doc = validate_search(&s)?;
         self.update(caller, actor, Kind::SavedSearch, id, s.version, &s.name, &s.description, &s.sharing, &doc)?;
         self.get_saved_search(caller, id)

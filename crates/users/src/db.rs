@@ -132,8 +132,7 @@ CREATE TABLE settings (
 pub fn open(path: &Path) -> Result<Connection, UsersError> {
     if let Some(dir) = path.parent() {
         if !dir.as_os_str().is_empty() {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| UsersError::Internal(format!("create {}: {e}", dir.display())))?;
+            std::fs::create_dir_all(dir).map_err(|e| UsersError::Internal(format!("create {}: {e}", dir.display())))?;
         }
     }
     let conn = Connection::open(path)?;

@@ -77,13 +77,11 @@ fn tls_config(s: &LdapSettings) -> Result<Arc<rustls::ClientConfig>, LdapError> 
     let mut roots = rustls::RootCertStore::empty();
     match &s.ca_file {
         Some(path) => {
-            let pem = std::fs::read(path)
-                .map_err(|e| LdapError::Unavailable(format!("ca_file {}: {e}", path.display())))?;
+            let pem =
+                std::fs::read(path).map_err(|e| LdapError::Unavailable(format!("ca_file {}: {e}", path.display())))?;
             for cert in rustls_pemfile::certs(&mut pem.as_slice()) {
                 let cert = cert.map_err(|e| LdapError::Unavailable(format!("ca_file {}: {e}", path.display())))?;
-                roots
-                    .add(cert)
-                    .map_err(|e| LdapError::Unavailable(format!("ca_file {}: {e}", path.display())))?;
+                roots.add(cert).map_err(|e| LdapError::Unavailable(format!("ca_file {}: {e}", path.display())))?;
             }
             if roots.is_empty() {
                 return Err(LdapError::Unavailable(format!("ca_file {}: no certificates", path.display())));
@@ -155,7 +153,8 @@ pub fn authenticate(s: &LdapSettings, username: &str, password: &str) -> Result<
                 }
                 _ => {}
             }
-            let filter = s.search_filter.as_deref().unwrap_or("(uid={username})").replace("{username}", &ldap_escape(username));
+            let filter =
+                s.search_filter.as_deref().unwrap_or("(uid={username})").replace("{username}", &ldap_escape(username));
             let (found, _) = conn
                 .search(base, Scope::Subtree, &filter, vec!["1.1"])
                 .and_then(|r| r.success())
@@ -191,7 +190,8 @@ pub fn authenticate(s: &LdapSettings, username: &str, password: &str) -> Result<
         }
     }
     if let Some(base) = &s.group_search_base {
-        let filter = s.group_search_filter.replace("{dn}", &ldap_escape(&dn)).replace("{username}", &ldap_escape(username));
+        let filter =
+            s.group_search_filter.replace("{dn}", &ldap_escape(&dn)).replace("{username}", &ldap_escape(username));
         let (found, _) = conn
             .search(base, Scope::Subtree, &filter, vec![s.group_name_attribute.as_str()])
             .and_then(|r| r.success())
@@ -261,7 +261,10 @@ impl Users {
             return Err(UsersError::Conflict("LDAP is configured in the config file ([auth.ldap])".into()));
         }
         if let Some(e) = s.check("settings").into_iter().next() {
-            return Err(UsersError::Invalid { field: Some(e.path.trim_start_matches("settings.").to_string()), message: e.message });
+            return Err(UsersError::Invalid {
+                field: Some(e.path.trim_start_matches("settings.").to_string()),
+                message: e.message,
+            });
         }
         if s.search_bind_password.is_none() {
             if let (_, Some(old)) = self.ldap_settings()? {
@@ -438,14 +441,26 @@ mod tests {
             ]
         }))
         .unwrap();
-        assert_eq!(s.group_map[1], GroupMapping { ldap: "developers".into(), groups: vec!["dev".into(), "ops".into()], user_type: None });
+        assert_eq!(
+            s.group_map[1],
+            GroupMapping { ldap: "developers".into(), groups: vec!["dev".into(), "ops".into()], user_type: None }
+        );
         let id = LdapIdentity {
             dn: "uid=alice,ou=people,dc=example,dc=org".into(),
             display_name: None,
-            groups: vec!["CN=Admins,ou=groups,dc=example,dc=org".into(), "cn=developers,ou=groups,dc=example,dc=org".into()],
+            groups: vec![
+                "CN=Admins,ou=groups,dc=example,dc=org".into(),
+                "cn=developers,ou=groups,dc=example,dc=org".into(),
+            ],
         };
-        assert_eq!(map_identity(&s, &id), Mapped { groups: vec!["dev".into(), "ops".into()], user_type: UserType::Admin });
+        assert_eq!(
+            map_identity(&s, &id),
+            Mapped { groups: vec!["dev".into(), "ops".into()], user_type: UserType::Admin }
+        );
         let bob = LdapIdentity { groups: vec!["cn=developers,ou=groups,dc=example,dc=org".into()], ..id };
-        assert_eq!(map_identity(&s, &bob), Mapped { groups: vec!["dev".into(), "ops".into()], user_type: UserType::Viewer });
+        assert_eq!(
+            map_identity(&s, &bob),
+            Mapped { groups: vec!["dev".into(), "ops".into()], user_type: UserType::Viewer }
+        );
     }
 }

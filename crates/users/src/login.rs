@@ -307,11 +307,9 @@ impl Users {
         let hash = sha256_hex(pending_session.as_bytes());
         let row: Option<(i64, i64)> = self
             .conn()
-            .query_row(
-                "SELECT user_id, expires_at FROM sessions WHERE id_hash = ?1 AND stage = 'totp'",
-                [&hash],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
+            .query_row("SELECT user_id, expires_at FROM sessions WHERE id_hash = ?1 AND stage = 'totp'", [&hash], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
             .optional()?;
         let Some((user_id, expires_at)) = row.filter(|(_, e)| *e > now) else {
             return Err(LoginError::NoPendingLogin);
@@ -399,7 +397,9 @@ impl Users {
         let hash = sha256_hex(session_id.as_bytes());
         let conn = self.conn();
         let row: Option<(i64, String, i64, i64, i64)> = conn
-            .prepare_cached("SELECT user_id, stage, created_at, last_seen, expires_at FROM sessions WHERE id_hash = ?1")?
+            .prepare_cached(
+                "SELECT user_id, stage, created_at, last_seen, expires_at FROM sessions WHERE id_hash = ?1",
+            )?
             .query_row([&hash], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
             .optional()?;
         let Some((user_id, stage, created_at, last_seen, expires_at)) = row else {
@@ -427,7 +427,13 @@ impl Users {
             user_id: user.id,
             username: user.username,
             user_type: user.user_type,
-            via: Via::Session { stage, id_hash: hash, created_at, expires_at, idle_expires_at: (now + idle).min(expires_at) },
+            via: Via::Session {
+                stage,
+                id_hash: hash,
+                created_at,
+                expires_at,
+                idle_expires_at: (now + idle).min(expires_at),
+            },
             allowed,
         })
     }
@@ -517,7 +523,10 @@ impl Users {
             Via::Token { .. } => String::new(),
         };
         self.tx(|tx| {
-            tx.execute("UPDATE users SET password_hash = ?1, updated_at = ?2 WHERE id = ?3", params![hash, now, row.id])?;
+            tx.execute(
+                "UPDATE users SET password_hash = ?1, updated_at = ?2 WHERE id = ?3",
+                params![hash, now, row.id],
+            )?;
             tx.execute("DELETE FROM sessions WHERE user_id = ?1 AND id_hash <> ?2", params![row.id, keep])?;
             audit::write(tx, now, actor, "user.password", &row.username, json!({"self": true}), Outcome::Success)
         })
@@ -534,7 +543,10 @@ impl Users {
             if row.totp_secret.is_some() {
                 return Err(UsersError::Conflict("TOTP is already enabled; disable it first".into()));
             }
-            tx.execute("UPDATE users SET totp_pending = ?1, updated_at = ?2 WHERE id = ?3", params![secret_b32, now, row.id])?;
+            tx.execute(
+                "UPDATE users SET totp_pending = ?1, updated_at = ?2 WHERE id = ?3",
+                params![secret_b32, now, row.id],
+            )?;
             Ok(())
         })?;
         Ok((secret_b32, uri, qr))
@@ -553,7 +565,13 @@ impl Users {
     }
 
     /// Checks a TOTP code of an enrolled user with replay protection (the step is recorded).
-    fn verify_code(&self, tx: &rusqlite::Connection, row: &UserRow, secret_b32: &str, code: &str) -> Result<bool, UsersError> {
+    fn verify_code(
+        &self,
+        tx: &rusqlite::Connection,
+        row: &UserRow,
+        secret_b32: &str,
+        code: &str,
+    ) -> Result<bool, UsersError> {
         match totp::check(secret_b32, code, self.clock.now_ms())? {
             Some(step) if i64::try_from(step).unwrap_or(0) > row.totp_last_step => {
                 tx.execute("UPDATE users SET totp_last_step = ?1 WHERE id = ?2", params![step as i64, row.id])?;
@@ -573,7 +591,15 @@ impl Users {
                 return Err(UsersError::Conflict("no TOTP enrolment in progress".into()));
             };
             if !self.verify_code(tx, &row, &pending, code)? {
-                audit::write(tx, now, actor, "auth.totp_failed", &row.username, json!({"during": "enrolment"}), Outcome::Failure)?;
+                audit::write(
+                    tx,
+                    now,
+                    actor,
+                    "auth.totp_failed",
+                    &row.username,
+                    json!({"during": "enrolment"}),
+                    Outcome::Failure,
+                )?;
                 return Ok(Err(()));
             }
             tx.execute(
@@ -591,7 +617,12 @@ impl Users {
     }
 
     /// New recovery codes (the old ones stop working); needs a current code.
-    pub fn regenerate_recovery_codes(&self, caller: &Caller, actor: &Actor, code: &str) -> Result<Vec<String>, UsersError> {
+    pub fn regenerate_recovery_codes(
+        &self,
+        caller: &Caller,
+        actor: &Actor,
+        code: &str,
+    ) -> Result<Vec<String>, UsersError> {
         let now = self.clock.now_ms();
         self.tx(|tx| {
             let row = must_user(tx, &caller.username)?;

@@ -25,7 +25,8 @@ pub fn new_secret() -> Result<String, UsersError> {
 }
 
 fn totp(secret_b32: &str) -> Result<Totp, UsersError> {
-    let secret = Secret::try_from_base32(secret_b32).map_err(|e| UsersError::Internal(format!("totp secret: {e:?}")))?;
+    let secret =
+        Secret::try_from_base32(secret_b32).map_err(|e| UsersError::Internal(format!("totp secret: {e:?}")))?;
     totp_rs::Builder::new()
         .with_secret(secret)
         .with_step_duration(STEP)
@@ -73,7 +74,8 @@ fn percent(s: &str) -> String {
 
 /// The QR code of `text` as an SVG document (one path, 4-module quiet zone).
 pub fn qr_svg(text: &str) -> Result<String, UsersError> {
-    let qr = QrCode::encode_text(text, QrCodeEcc::Medium).map_err(|e| UsersError::Internal(format!("qr code: {e:?}")))?;
+    let qr =
+        QrCode::encode_text(text, QrCodeEcc::Medium).map_err(|e| UsersError::Internal(format!("qr code: {e:?}")))?;
     let border = 4;
     let size = qr.size();
     let dim = size + 2 * border;
@@ -122,7 +124,13 @@ mod tests {
     #[test]
     fn rfc6238_vectors() {
         let secret = Secret::new(b"12345678901234567890".to_vec().into_boxed_slice()).to_base32();
-        for (t, code) in [(59, "287082"), (1111111109, "081804"), (1111111111, "050471"), (1234567890, "005924"), (2000000000, "279037")] {
+        for (t, code) in [
+            (59, "287082"),
+            (1111111109, "081804"),
+            (1111111111, "050471"),
+            (1234567890, "005924"),
+            (2000000000, "279037"),
+        ] {
             assert_eq!(generate(&secret, t * 1000).unwrap(), code, "t={t}");
             assert_eq!(check(&secret, code, t * 1000).unwrap(), Some(t as u64 / STEP));
         }
@@ -142,7 +150,9 @@ mod tests {
         let uri = otpauth_uri("sluice", "alice@example.org", &s);
         assert_eq!(
             uri,
-            format!("otpauth://totp/sluice:alice%40example.org?secret={s}&issuer=sluice&algorithm=SHA1&digits=6&period=30")
+            format!(
+                "otpauth://totp/sluice:alice%40example.org?secret={s}&issuer=sluice&algorithm=SHA1&digits=6&period=30"
+            )
         );
         let svg = qr_svg(&uri).unwrap();
         assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\"") && svg.ends_with("</svg>"));

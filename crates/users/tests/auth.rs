@@ -13,8 +13,8 @@ use sluice_users::accounts::{NewGroup, NewUser, UserPatch};
 use sluice_users::config::{LockoutConfig, LoginRateConfig, SessionConfig, TotpConfig};
 use sluice_users::totp;
 use sluice_users::{
-    Actor, AuditQuery, AuthConfig, Clock as _, AuthFailure, Factor, LoginAttempt, LoginError, ManualClock, Stage, Subject,
-    SubjectKind, TokenScope, UserType, Users, UsersError, Via,
+    Actor, AuditQuery, AuthConfig, AuthFailure, Clock as _, Factor, LoginAttempt, LoginError, ManualClock, Stage,
+    Subject, SubjectKind, TokenScope, UserType, Users, UsersError, Via,
 };
 
 /// 2026-01-01T00:00:00Z, at a step boundary.
@@ -50,7 +50,12 @@ fn add(u: &Users, name: &str, t: UserType, pw: &str) {
 }
 
 fn attempt(name: &str, pw: &str) -> LoginAttempt {
-    LoginAttempt { username: name.into(), password: pw.into(), ip: Some("10.0.0.1".into()), user_agent: Some("test".into()) }
+    LoginAttempt {
+        username: name.into(),
+        password: pw.into(),
+        ip: Some("10.0.0.1".into()),
+        user_agent: Some("test".into()),
+    }
 }
 
 fn actions(u: &Users) -> Vec<String> {
@@ -180,7 +185,10 @@ fn totp_enrol_accept_reject_replay_and_recovery_codes() {
     assert_eq!(pending.stage, Stage::Totp);
     assert_eq!(pending.expires_in, 300);
     assert_eq!(u.session(&pending.session_id), Err(AuthFailure::Pending), "a pending login authenticates nothing");
-    assert_eq!(u.second_factor(&pending.session_id, &Factor::Code(bad.into()), None, None), Err(LoginError::InvalidCode));
+    assert_eq!(
+        u.second_factor(&pending.session_id, &Factor::Code(bad.into()), None, None),
+        Err(LoginError::InvalidCode)
+    );
     let code = totp::generate(&secret, clock.now_ms()).unwrap();
     let full = u.second_factor(&pending.session_id, &Factor::Code(code.clone()), None, None).unwrap();
     assert_eq!(full.stage, Stage::Full);
@@ -211,11 +219,15 @@ fn totp_enrol_accept_reject_replay_and_recovery_codes() {
 
 #[test]
 fn totp_required_by_type_or_group_forces_enrolment() {
-    let (u, clock) = service(AuthConfig { totp: TotpConfig { require_types: vec![UserType::Admin], ..Default::default() }, ..cfg() });
+    let (u, clock) = service(AuthConfig {
+        totp: TotpConfig { require_types: vec![UserType::Admin], ..Default::default() },
+        ..cfg()
+    });
     add(&u, "root", UserType::Admin, "root-password-1");
     add(&u, "erin", UserType::Viewer, "erin-password-1");
     assert_eq!(u.login(&attempt("erin", "erin-password-1")).unwrap().stage, Stage::Full);
-    u.create_group(&Actor::cli(), NewGroup { name: "secure".into(), description: String::new(), require_totp: true }).unwrap();
+    u.create_group(&Actor::cli(), NewGroup { name: "secure".into(), description: String::new(), require_totp: true })
+        .unwrap();
     u.add_member(&Actor::cli(), "secure", "erin").unwrap();
     let s = u.login(&attempt("erin", "erin-password-1")).unwrap();
     assert_eq!(s.stage, Stage::Enroll);
@@ -260,10 +272,16 @@ fn api_tokens_scope_expiry_and_revocation() {
     let (u, clock) = service(cfg());
     add(&u, "admin", UserType::Admin, "admin-password-1");
     add(&u, "gina", UserType::Viewer, "gina-password-1");
-    u.assign(&Actor::cli(), &Subject { kind: SubjectKind::User, name: "gina".into() }, SourcePattern::new("acme", "*", "*")).unwrap();
+    u.assign(
+        &Actor::cli(),
+        &Subject { kind: SubjectKind::User, name: "gina".into() },
+        SourcePattern::new("acme", "*", "*"),
+    )
+    .unwrap();
     let cli = Actor::cli();
     assert!(matches!(u.create_token(&cli, "gina", "x", TokenScope::Admin, None), Err(UsersError::Forbidden(_))));
-    let (t, secret) = u.create_token(&cli, "gina", "grafana", TokenScope::Search, Some(Duration::from_secs(3600))).unwrap();
+    let (t, secret) =
+        u.create_token(&cli, "gina", "grafana", TokenScope::Search, Some(Duration::from_secs(3600))).unwrap();
     assert!(secret.starts_with("slt_") && secret.len() == 4 + 16 + 1 + 64);
     let c = u.token(&secret).unwrap();
     assert_eq!(c.username, "gina");

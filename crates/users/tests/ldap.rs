@@ -116,11 +116,15 @@ fn ldap_logins_against_real_slapd() {
     let groups: Vec<String> = u.list_groups().unwrap().into_iter().map(|g| g.name).collect();
     assert_eq!(groups, ["dev", "ops"]);
     assert_eq!(u.get_group("dev").unwrap().ldap_members, ["alice", "bob"]);
-    let (records, _) = u.audit_query(&sluice_users::AuditQuery { action: Some("group.ldap_sync".into()), ..Default::default() }).unwrap();
+    let (records, _) = u
+        .audit_query(&sluice_users::AuditQuery { action: Some("group.ldap_sync".into()), ..Default::default() })
+        .unwrap();
     assert_eq!(records.len(), 2);
     // A second login changes nothing: no new sync record.
     assert_eq!(login(&u, "bob", "bob-pass"), Ok(Stage::Full));
-    let (records, _) = u.audit_query(&sluice_users::AuditQuery { action: Some("group.ldap_sync".into()), ..Default::default() }).unwrap();
+    let (records, _) = u
+        .audit_query(&sluice_users::AuditQuery { action: Some("group.ldap_sync".into()), ..Default::default() })
+        .unwrap();
     assert_eq!(records.len(), 2);
 
     // Search bind (as the admin account) + group search by member DN, over StartTLS.
@@ -145,7 +149,8 @@ fn ldap_logins_against_real_slapd() {
     assert_eq!(t.1.groups, ["dev"]);
 
     // LDAPS with the right CA; StartTLS with a CA that did not sign the server fails.
-    let ldaps = slapd.settings(json!({"url": format!("ldaps://127.0.0.1:{}", slapd.tls_port), "ca_file": slapd.ca("ca.pem")}));
+    let ldaps =
+        slapd.settings(json!({"url": format!("ldaps://127.0.0.1:{}", slapd.tls_port), "ca_file": slapd.ca("ca.pem")}));
     let u = users(ldaps);
     assert_eq!(login(&u, "carol", "carol-pass"), Ok(Stage::Full));
     let wrong_ca = slapd.settings(json!({"tls": "starttls", "ca_file": slapd.ca("other-ca.pem")}));
@@ -153,7 +158,9 @@ fn ldap_logins_against_real_slapd() {
     assert_eq!(login(&u, "carol", "carol-pass"), Err(LoginError::InvalidCredentials));
     let e = u.ldap_test(None, "carol", "carol-pass").unwrap().unwrap_err();
     assert!(e.contains("connect") || e.contains("certificate") || e.contains("tls"), "{e}");
-    let (records, _) = u.audit_query(&sluice_users::AuditQuery { action: Some("auth.login_failed".into()), ..Default::default() }).unwrap();
+    let (records, _) = u
+        .audit_query(&sluice_users::AuditQuery { action: Some("auth.login_failed".into()), ..Default::default() })
+        .unwrap();
     assert_eq!(records[0].detail["reason"], "ldap_unavailable");
     // A local user of the same name is never taken over by LDAP.
     let u = users(slapd.settings(json!({})));

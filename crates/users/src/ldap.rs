@@ -334,6 +334,7 @@ impl Users {
                         "INSERT INTO users(username, display_name, type, source, created_at, updated_at) VALUES (?1, ?2, ?3, 'ldap', ?4, ?4)",
                         params![name, id.display_name.clone().unwrap_or_default(), mapped.user_type.as_str(), now],
                     )?;
+                    let new_id = tx.last_insert_rowid();
                     audit::write(
                         tx,
                         now,
@@ -343,7 +344,7 @@ impl Users {
                         json!({"type": mapped.user_type, "source": "ldap", "dn": id.dn}),
                         Outcome::Success,
                     )?;
-                    tx.last_insert_rowid()
+                    new_id
                 }
             };
             let before: BTreeSet<String> = {
@@ -362,8 +363,9 @@ impl Users {
                             "INSERT INTO groups(name, description, created_at, updated_at) VALUES (?1, 'created by the LDAP group mapping', ?2, ?2)",
                             params![g, now],
                         )?;
+                        let gid = tx.last_insert_rowid();
                         audit::write(tx, now, &system, "group.create", &format!("group:{g}"), json!({"reason": "ldap group mapping"}), Outcome::Success)?;
-                        tx.last_insert_rowid()
+                        gid
                     }
                 };
                 tx.execute("INSERT INTO memberships(user_id, group_id, origin) VALUES (?1, ?2, 'ldap')", [user_id, gid])?;

@@ -297,12 +297,12 @@ mod duration_str {
 /// `"30m"`, `"12h"`, `"1500ms"`: the largest unit that divides the duration.
 pub fn format_duration(d: Duration) -> String {
     let ms = d.as_millis();
-    if ms % 1000 != 0 {
+    if !ms.is_multiple_of(1000) {
         return format!("{ms}ms");
     }
     let s = ms / 1000;
     for (unit, n) in [("d", 86400), ("h", 3600), ("m", 60)] {
-        if s != 0 && s % n == 0 {
+        if s != 0 && s.is_multiple_of(n) {
             return format!("{}{unit}", s / n);
         }
     }
@@ -341,13 +341,11 @@ impl LdapSettings {
             (Some(t), None) if !t.contains("{username}") => {
                 errors.push(ConfigError::new(key("bind_dn"), "must contain {username}"))
             }
-            (None, Some(_)) => {
-                if !self.search_filter.as_deref().is_some_and(|f| f.contains("{username}")) {
-                    errors.push(ConfigError::new(
-                        key("search_filter"),
-                        "required with search_base, and must contain {username}",
-                    ));
-                }
+            (None, Some(_)) if !self.search_filter.as_deref().is_some_and(|f| f.contains("{username}")) => {
+                errors.push(ConfigError::new(
+                    key("search_filter"),
+                    "required with search_base, and must contain {username}",
+                ));
             }
             _ => {}
         }

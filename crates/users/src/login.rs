@@ -152,6 +152,9 @@ impl Caller {
     }
 }
 
+/// `(id, secret_hash, user_id, scope, expires_at, last_used_at)` of `api_tokens`.
+type TokenRow = (i64, String, i64, String, Option<i64>, Option<i64>);
+
 /// The CSRF token of a session (derived from its id).
 pub fn csrf_token(session_id: &str) -> String {
     sha256_parts(&[b"sluice-csrf-v1", session_id.as_bytes()])
@@ -444,7 +447,7 @@ impl Users {
         let Some(rest) = bearer.strip_prefix("slt_") else { return Err(AuthFailure::Unknown) };
         let Some((public, raw)) = rest.split_once('_') else { return Err(AuthFailure::Unknown) };
         let conn = self.conn();
-        let row: Option<(i64, String, i64, String, Option<i64>, Option<i64>)> = conn
+        let row: Option<TokenRow> = conn
             .prepare_cached(
                 "SELECT id, secret_hash, user_id, scope, expires_at, last_used_at FROM api_tokens WHERE public_id = ?1",
             )?

@@ -55,6 +55,8 @@ remove_field = ["timestamp"]
 CASES = {
     "passthrough-memory": ("thesis", "ndjson", "", "memory", 2_000_000, 0, 1),
     "passthrough-persisted": ("thesis", "ndjson", "", "persisted", 2_000_000, 0, 1),
+    "passthrough-persisted-2c": ("thesis", "ndjson", "", "persisted", 2_000_000, 0, 2),
+    "passthrough-memory-2c": ("thesis", "ndjson", "", "memory", 2_000_000, 0, 2),
     "grok-apache": ("apache", "lines", GROK_FILTERS, "memory", 1_000_000, 0, 1),
     "rss-100k": ("thesis", "ndjson", "", "memory", 2_000_000, 100_000, 1),
     # Indexing end to end: TCP ndjson -> persisted queue -> embedded store
@@ -75,7 +77,7 @@ def config(case, port, api, data):
     sink = CASES[case][7] if len(CASES[case]) > 7 else "blackhole"
     sink_cfg = f'type = "store"\npath = "{data}/store"' if sink == "store" else 'type = "blackhole"'
     q = '[pipelines.main.queue]\ntype = "memory"\nmax_events = 65536\n' if queue == "memory" else \
-        '[pipelines.main.queue]\ntype = "persisted"\nmax_bytes = "1GiB"\nfsync = "1s"\n'
+        '[pipelines.main.queue]\ntype = "persisted"\nmax_bytes = "1GiB"\nfsync = "1s"\n' + os.environ.get("SLUICE_BENCH_QUEUE_EXTRA", "") + "\n"
     return f"""
 [node]
 data_dir = "{data}"

@@ -15,7 +15,7 @@
 //! 3. `thesis`: 200k copies of the thesis event (`/work/shared/data/thesis/event.json`,
 //!    varied) as text → json → date `yyyy-MM-dd HH:mm:ss:SSS` on `creation`.
 //!
-//! Run: `cargo run --release -p sluice-components --example filter_bench [-- N]`
+//! Run: `cargo run --release -p sluice-components --example filter_bench [-- N [legacy|ecs|thesis]]`
 
 use std::time::Instant;
 
@@ -167,23 +167,36 @@ fn run(name: &str, filters: &[Box<dyn Filter>], lines: &[String]) {
     }
 }
 
+// The allocator of the `sluice` binary, so figures match it.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let n: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(200_000);
+    // An optional second argument runs one scenario only.
+    let only = std::env::args().nth(2);
+    let want = |name: &str| only.as_deref().is_none_or(|o| o == name);
     let apache = apache_lines(n);
     let legacy = chain(&[
         ("grok", "match = { message = \"%{COMBINEDAPACHELOG}\" }\necs_compatibility = \"disabled\""),
         ("date", "match = [\"timestamp\", \"dd/MMM/yyyy:HH:mm:ss Z\"]"),
         ("mutate", "convert = { response = \"integer\" }\nremove_field = [\"timestamp\"]"),
     ]);
-    run("legacy", &legacy, &apache);
+    if want("legacy") {
+        run("legacy", &legacy, &apache);
+    }
     let ecs = chain(&[
         ("grok", "match = { message = \"%{HTTPD_COMBINEDLOG}\" }"),
         ("date", "match = [\"timestamp\", \"dd/MMM/yyyy:HH:mm:ss Z\"]"),
         ("mutate", "remove_field = [\"timestamp\"]"),
     ]);
-    run("ecs", &ecs, &apache);
+    if want("ecs") {
+        run("ecs", &ecs, &apache);
+    }
     drop(apache);
     let thesis =
         chain(&[("json", ""), ("date", "match = [\"creation\", \"yyyy-MM-dd HH:mm:ss:SSS\"]\ntimezone = \"+02:00\"")]);
-    run("thesis", &thesis, &thesis_lines(n));
+    if want("thesis") {
+        run("thesis", &thesis, &thesis_lines(n));
+    }
 }

@@ -1,5 +1,5 @@
 //! Parse cost of the thesis event into sluice's `Value`: serde path vs sonic
-//! DOM + conversion. `cargo run --release -p sluice-core --example parse_bench`
+//! DOM + conversion, and the lazy path (validate, keep the text). `cargo run --release -p sluice-core --example parse_bench`
 use std::time::Instant;
 
 use sluice_core::value::{Object, Str, Value};
@@ -60,4 +60,15 @@ fn main() {
         std::hint::black_box(v);
     }
     println!("serde_json::Value:       {:>9.0}/s", n as f64 / t.elapsed().as_secs_f64());
+    let line = bytes::Bytes::copy_from_slice(bytes);
+    let t = Instant::now();
+    for _ in 0..n {
+        std::hint::black_box(sluice_core::raw::scan(std::hint::black_box(&line)).is_some());
+    }
+    println!("raw scan (validate only): {:>9.0}/s", n as f64 / t.elapsed().as_secs_f64());
+    let t = Instant::now();
+    for _ in 0..n {
+        std::hint::black_box(sluice_core::codec::event_from_json_bytes(std::hint::black_box(&line)).is_ok());
+    }
+    println!("lazy event from line:    {:>9.0}/s", n as f64 / t.elapsed().as_secs_f64());
 }

@@ -13,6 +13,7 @@
 
 use std::sync::Arc;
 
+use bytes::Bytes;
 use chrono::{DateTime, SecondsFormat, Utc};
 
 use crate::event::{Event, Identity};
@@ -49,7 +50,68 @@ pub fn format_timestamp(ns: i64) -> String {
 
 /// Parses an RFC 3339 timestamp to nanoseconds since the epoch.
 pub fn parse_timestamp(s: &str) -> Option<i64> {
+    if let Some(ns) = parse_utc_fast(s.as_bytes()) {
+        return Some(ns);
+    }
     DateTime::parse_from_rfc3339(s).ok().and_then(|d| d.timestamp_nanos_opt())
+}
+
+/// The common shape `YYYY-MM-DDTHH:MM:SS[.f{1,9}]Z` without chrono (the
+/// `@timestamp` of nearly every JSON event); anything else is `None` and goes
+/// to the full RFC 3339 parser.
+fn parse_utc_fast(b: &[u8]) -> Option<i64> {
+    if b.len() < 20 || b.len() > 30 || *b.last()? != b'Z' {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let mut v = 0i64;
+        for c in b.get(r)? {
+            if !c.is_ascii_digit() {
+                return None;
+            }
+            v = v * 10 + i64::from(c - b'0');
+        }
+        Some(v)
+    };
+    if b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't') || b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&mo) || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 || sec > 59 {
+        return None;
+    }
+    let frac = &b[19..b.len() - 1];
+    let nanos = match frac {
+        [] => 0,
+        [b'.', digits @ ..] if !digits.is_empty() && digits.len() <= 9 => {
+            num(20..20 + digits.len())? * 10i64.pow(9 - digits.len() as u32)
+        }
+        _ => return None,
+    };
+    let days = days_from_civil(y, mo, d);
+    let secs = days * 86_400 + h * 3_600 + mi * 60 + sec;
+    i64::try_from(i128::from(secs) * 1_000_000_000 + i128::from(nanos)).ok()
+}
+
+fn days_in_month(y: i64, m: i64) -> i64 {
+    match m {
+        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
 }
 
 fn write_str(out: &mut Vec<u8>, s: &str) {
@@ -74,14 +136,18 @@ pub fn write_json(event: &Event, out: &mut Vec<u8>) {
         out.extend_from_slice(b",\"@source\":");
         write_str(out, &event.source);
     }
-    for (k, v) in event.fields().iter() {
-        if RESERVED.contains(&k) {
-            continue;
+    if let Some(raw) = event.raw() {
+        raw.write_members(out);
+    } else {
+        for (k, v) in event.fields().iter() {
+            if RESERVED.contains(&k) {
+                continue;
+            }
+            out.push(b',');
+            write_str(out, k);
+            out.push(b':');
+            v.write_json(out);
         }
-        out.push(b',');
-        write_str(out, k);
-        out.push(b':');
-        v.write_json(out);
     }
     out.push(b'}');
 }
@@ -106,6 +172,26 @@ pub fn event_from_json(bytes: &[u8]) -> Result<(Event, bool), CodecError> {
         Value::Object(mut fields) => Ok(event_from_object(&mut fields)),
         other => Err(CodecError::NotAnObject { found: other.type_name() }),
     }
+}
+
+/// Like [`event_from_json`] for a line that is its own buffer slice: the
+/// fields stay JSON text until a field is needed ([`crate::raw`]), which
+/// saves the parse for events nothing looks into. Falls back to
+/// [`event_from_json`] for what the fast scan does not keep (errors,
+/// reserved keys), so results and error messages are the same.
+pub fn event_from_json_bytes(line: &Bytes) -> Result<(Event, bool), CodecError> {
+    if let Some(scanned) = crate::raw::scan(line) {
+        let ts = match scanned.timestamp() {
+            Some(t) => match parse_timestamp(t) {
+                Some(ns) => ns,
+                // An unparseable @timestamp stays a field: the eager path keeps it.
+                None => return event_from_json(line),
+            },
+            None => crate::event::now_ns(),
+        };
+        return Ok((Event::from_raw(ts, scanned.raw, crate::event::no_identity(), crate::event::no_source()), false));
+    }
+    event_from_json(line)
 }
 
 /// Builds an event out of a parsed object (see [`event_from_json`]).
@@ -202,10 +288,27 @@ pub fn encode_batch(events: &[Event], out: &mut Vec<u8>) {
         put_str(out, &e.identity.subgroup);
         put_str(out, &e.identity.host);
         put_str(out, &e.source);
-        out.push(u8::from(e.dead_letter));
-        put_object(out, e.fields());
+        match e.raw() {
+            Some(raw) => {
+                out.push(u8::from(e.dead_letter) | FLAG_RAW);
+                let (bytes, skip) = raw.parts();
+                put_varint(out, bytes.len() as u64);
+                out.extend_from_slice(bytes);
+                let (a, b) = skip.unwrap_or((0, 0));
+                put_varint(out, u64::from(a));
+                put_varint(out, u64::from(b));
+            }
+            None => {
+                out.push(u8::from(e.dead_letter));
+                put_object(out, e.fields());
+            }
+        }
     }
 }
+
+/// Flags byte: bit 0 is `dead_letter`; bit 1 says the fields follow as JSON
+/// text (`len`, bytes, skip start, skip end) instead of encoded values.
+const FLAG_RAW: u8 = 2;
 
 struct Reader<'a> {
     buf: &'a [u8],
@@ -297,6 +400,13 @@ impl<'a> Reader<'a> {
 /// Decodes what [`encode_batch`] wrote. Consecutive events with the same
 /// identity/source share one allocation again. Never panics on bad input.
 pub fn decode_batch(bytes: &[u8]) -> Result<Vec<Event>, CodecError> {
+    decode_batch_shared(&Bytes::copy_from_slice(bytes))
+}
+
+/// [`decode_batch`] over a shared buffer: events kept as JSON text slice it
+/// instead of copying.
+pub fn decode_batch_shared(shared: &Bytes) -> Result<Vec<Event>, CodecError> {
+    let bytes: &[u8] = shared;
     let mut r = Reader { buf: bytes, pos: 0 };
     let version = r.byte()?;
     if version != BATCH_FORMAT {
@@ -316,14 +426,32 @@ pub fn decode_batch(bytes: &[u8]) -> Result<Vec<Event>, CodecError> {
         if *last_src != *src {
             last_src = Arc::from(src);
         }
-        let dead_letter = match r.byte()? {
-            0 => false,
-            1 => true,
-            _ => return Err(r.err("bad dead_letter flag")),
+        let flags = r.byte()?;
+        if flags & !(1 | FLAG_RAW) != 0 {
+            return Err(r.err("bad flags"));
+        }
+        let mut event = if flags & FLAG_RAW != 0 {
+            let n = r.len()?;
+            let start = r.pos;
+            r.take(n)?;
+            let text = shared.slice(start..start + n);
+            let (a, b) = (r.varint()?, r.varint()?);
+            let skip = match (u32::try_from(a), u32::try_from(b)) {
+                (Ok(0), Ok(0)) => None,
+                (Ok(a), Ok(b)) => Some((a, b)),
+                _ => return Err(r.err("bad skip range")),
+            };
+            // Bytes a scan accepted once; a torn or foreign record is caught by
+            // the queue's checksum, so only the shape is checked here.
+            if text.first() != Some(&b'{') || text.last() != Some(&b'}') {
+                return Err(r.err("raw fields are not an object"));
+            }
+            let raw = crate::raw::RawJson::from_parts(text, skip).ok_or_else(|| r.err("bad skip range"))?;
+            Event::from_raw(ts, raw, Arc::clone(&last_id), Arc::clone(&last_src))
+        } else {
+            Event::new(ts, r.object(0)?, Arc::clone(&last_id), Arc::clone(&last_src))
         };
-        let fields = r.object(0)?;
-        let mut event = Event::new(ts, fields, Arc::clone(&last_id), Arc::clone(&last_src));
-        event.dead_letter = dead_letter;
+        event.dead_letter = flags & 1 != 0;
         events.push(event);
     }
     if r.pos != bytes.len() {
@@ -335,6 +463,39 @@ pub fn decode_batch(bytes: &[u8]) -> Result<Vec<Event>, CodecError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fast_timestamp_parse_agrees_with_chrono() {
+        let chrono_ns = |s: &str| DateTime::parse_from_rfc3339(s).ok().and_then(|d| d.timestamp_nanos_opt());
+        for s in [
+            "2016-05-18T08:44:34.737Z",
+            "2016-05-18T08:44:34Z",
+            "2016-05-18t08:44:34.1Z",
+            "1970-01-01T00:00:00Z",
+            "1969-12-31T23:59:59.999999999Z",
+            "2000-02-29T12:00:00.000001Z",
+            "2100-02-28T23:59:59Z",
+            "2262-04-11T23:47:16.854775807Z",
+            "1677-09-21T00:12:43.145224192Z",
+            "2024-12-31T23:59:59.123456789Z",
+        ] {
+            assert_eq!(parse_utc_fast(s.as_bytes()), chrono_ns(s), "{s}");
+        }
+        for s in [
+            "2100-02-29T00:00:00Z",
+            "2016-13-01T00:00:00Z",
+            "2016-05-18T24:00:00Z",
+            "2016-05-18T08:44:34.Z",
+            "2016-05-18T08:44:34.1234567890Z",
+            "2016-05-18 08:44:34Z",
+            "2016-05-18T08:44:34+00:00",
+            "+016-05-18T08:44:34Z",
+        ] {
+            assert_eq!(parse_utc_fast(s.as_bytes()), None, "{s}");
+        }
+        // Offsets still parse, through chrono.
+        assert_eq!(parse_timestamp("2016-05-18T10:44:34+02:00"), parse_timestamp("2016-05-18T08:44:34Z"));
+    }
 
     const THESIS: &str = r#"{"message":"2016-05-18 10:44:30:045 INFO LogGenerator run This is lognumber 1","@version":"1","@timestamp":"2016-05-18T08:44:34.737Z","source":"/home/kakor/log.log","offset":0,"type":"log","input_type":"log","beat":{"hostname":"ubuntu-1","name":"ubuntu-1"},"count":1,"fields":null,"host":"ubuntu-1","tags":["beats_input_codec_plain_applied"],"creation":"2016-05-18 10:44:30:045","logcount":"1"}"#;
 

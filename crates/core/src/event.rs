@@ -6,10 +6,11 @@
 //! host) and source are shared `Arc`s, so stamping a batch costs a reference
 //! count, not a copy.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::path::FieldPath;
+use crate::raw::RawJson;
 use crate::value::{Object, Value};
 
 /// Who an event belongs to: the tenant hierarchy used for permissions and routing.
@@ -31,13 +32,20 @@ impl Identity {
 }
 
 /// One log event.
-#[derive(Clone, Debug, PartialEq)]
+///
+/// Fields may arrive as JSON text ([`RawJson`]) and are parsed on first use:
+/// [`Event::fields`] parses them once (and keeps the text, which stays
+/// authoritative until a change); [`Event::fields_mut`] parses them and drops
+/// the text. See [`crate::raw`].
+#[derive(Clone, Debug)]
 pub struct Event {
     /// Event time, nanoseconds since the Unix epoch (UTC).
     pub timestamp: i64,
     /// Structured fields; `message` is one of them. Reached through
     /// [`Event::fields`] / [`Event::fields_mut`].
-    fields: Object,
+    fields: OnceLock<Object>,
+    /// The fields as JSON text, while nothing changed them.
+    raw: Option<RawJson>,
     /// Identity stamped by the agent or the receiving source.
     pub identity: Arc<Identity>,
     /// Where the event was read: a file path, a listener (`syslog_udp:0.0.0.0:514`).
@@ -45,6 +53,18 @@ pub struct Event {
     /// Set by a filter that could not handle the event and was told to route
     /// failures to the pipeline's dead-letter sinks.
     pub dead_letter: bool,
+}
+
+/// The empty identity, shared (no allocation per event).
+pub fn no_identity() -> Arc<Identity> {
+    static EMPTY: std::sync::LazyLock<Arc<Identity>> = std::sync::LazyLock::new(Arc::default);
+    Arc::clone(&EMPTY)
+}
+
+/// The empty source, shared (no allocation per event).
+pub fn no_source() -> Arc<str> {
+    static EMPTY: std::sync::LazyLock<Arc<str>> = std::sync::LazyLock::new(|| Arc::from(""));
+    Arc::clone(&EMPTY)
 }
 
 /// The name of the field holding the raw log line.
@@ -70,40 +90,64 @@ impl Event {
 
     /// An event with the given fields, stamped now.
     pub fn from_fields(fields: Object) -> Self {
-        Self { timestamp: now_ns(), fields, identity: Arc::default(), source: Arc::from(""), dead_letter: false }
+        Self::new(now_ns(), fields, no_identity(), no_source())
     }
 
     /// An event with every part given.
     pub fn new(timestamp: i64, fields: Object, identity: Arc<Identity>, source: Arc<str>) -> Self {
-        Self { timestamp, fields, identity, source, dead_letter: false }
+        Self { timestamp, fields: OnceLock::from(fields), raw: None, identity, source, dead_letter: false }
     }
 
-    /// The structured fields.
+    /// An event whose fields are JSON text, parsed when first needed.
+    pub fn from_raw(timestamp: i64, raw: RawJson, identity: Arc<Identity>, source: Arc<str>) -> Self {
+        Self { timestamp, fields: OnceLock::new(), raw: Some(raw), identity, source, dead_letter: false }
+    }
+
+    /// The structured fields (parsed now if they were still JSON text).
     #[inline]
     pub fn fields(&self) -> &Object {
-        &self.fields
+        self.fields.get_or_init(|| match &self.raw {
+            Some(raw) => raw.parse(),
+            None => Object::new(),
+        })
     }
 
-    /// The structured fields, mutably.
+    /// The structured fields, mutably. The JSON text, if any, is dropped.
     #[inline]
     pub fn fields_mut(&mut self) -> &mut Object {
-        &mut self.fields
+        if let Some(raw) = self.raw.take() {
+            if self.fields.get().is_none() {
+                let _ = self.fields.set(raw.parse());
+            }
+        }
+        if self.fields.get().is_none() {
+            let _ = self.fields.set(Object::new());
+        }
+        // INVARIANT: initialised just above.
+        self.fields.get_mut().expect("fields initialised")
     }
 
     /// Takes the fields out.
-    pub fn into_fields(self) -> Object {
-        self.fields
+    pub fn into_fields(mut self) -> Object {
+        std::mem::take(self.fields_mut())
+    }
+
+    /// The fields as JSON text while they are unchanged since the event was
+    /// read (`None` once parsed for a change, or built from values).
+    #[inline]
+    pub fn raw(&self) -> Option<&RawJson> {
+        self.raw.as_ref()
     }
 
     /// The `message` field when it is a string.
     pub fn message(&self) -> Option<&str> {
-        self.fields.get(&MESSAGE).and_then(|v| v.as_str())
+        self.fields().get(&MESSAGE).and_then(|v| v.as_str())
     }
 
     /// Looks up a field by path.
     pub fn get(&self, path: &FieldPath) -> Option<&Value> {
         let (first, rest) = path.segments().split_first()?;
-        let mut cur = self.fields.get(first)?;
+        let mut cur = self.fields().get(first)?;
         for seg in rest {
             cur = cur.as_object()?.get(seg)?;
         }
@@ -113,7 +157,7 @@ impl Event {
     /// Looks up a field by path, mutably.
     pub fn get_mut(&mut self, path: &FieldPath) -> Option<&mut Value> {
         let (first, rest) = path.segments().split_first()?;
-        let mut cur = self.fields.get_mut(first)?;
+        let mut cur = self.fields_mut().get_mut(first)?;
         for seg in rest {
             cur = cur.as_object_mut()?.get_mut(seg)?;
         }
@@ -123,17 +167,17 @@ impl Event {
     /// Sets a field, creating intermediate objects (and replacing non-object
     /// intermediates) as needed.
     pub fn insert(&mut self, path: &FieldPath, value: Value) {
-        insert_path(&mut self.fields, path.segments(), value);
+        insert_path(self.fields_mut(), path.segments(), value);
     }
 
     /// Removes a field, returning it.
     pub fn remove(&mut self, path: &FieldPath) -> Option<Value> {
         let (last, parents) = path.segments().split_last()?;
         if parents.is_empty() {
-            return self.fields.remove(last);
+            return self.fields_mut().remove(last);
         }
         let (first, mid) = parents.split_first()?;
-        let mut cur = self.fields.get_mut(first)?;
+        let mut cur = self.fields_mut().get_mut(first)?;
         for seg in mid {
             cur = cur.as_object_mut()?.get_mut(seg)?;
         }
@@ -143,7 +187,7 @@ impl Event {
     /// Adds a tag to the `tags` array (created if missing; a scalar `tags` becomes
     /// an array). A tag already present is not added twice.
     pub fn add_tag(&mut self, tag: &str) {
-        match self.fields.get_mut(&TAGS) {
+        match self.fields_mut().get_mut(&TAGS) {
             Some(Value::Array(arr)) => {
                 if !arr.iter().any(|t| t.as_str() == Some(tag)) {
                     arr.push(Value::from(tag));
@@ -154,20 +198,30 @@ impl Event {
                 *v = Value::Array(vec![old, Value::from(tag)]);
             }
             None => {
-                self.fields.insert(TAGS, Value::Array(vec![Value::from(tag)]));
+                self.fields_mut().insert(TAGS, Value::Array(vec![Value::from(tag)]));
             }
         }
     }
 
     /// Whether the `tags` array holds `tag`.
     pub fn has_tag(&self, tag: &str) -> bool {
-        match self.fields.get(&TAGS) {
+        match self.fields().get(&TAGS) {
             Some(v) => match v.as_array() {
                 Some(arr) => arr.iter().any(|t| t.as_str() == Some(tag)),
                 None => v.as_str() == Some(tag),
             },
             None => false,
         }
+    }
+}
+
+impl PartialEq for Event {
+    fn eq(&self, other: &Self) -> bool {
+        self.timestamp == other.timestamp
+            && self.dead_letter == other.dead_letter
+            && self.identity == other.identity
+            && self.source == other.source
+            && self.fields() == other.fields()
     }
 }
 

@@ -7,6 +7,7 @@
 //! - [`config`]: config primitives (durations, sizes) and errors carrying key paths;
 //! - [`metrics`]: per-component counters, EWMA rates and latency histograms;
 //! - [`mount`]: routes components serve on the node's API listener (type-erased);
+//! - [`raw`]: events kept as validated JSON text until a field is needed;
 //! - [`codec`]: event encodings (ndjson output, the queue's internal record encoding);
 //! - [`condition`]: the conditional-routing expression language (`if [a] == 1`);
 //! - [`path`]: field paths (`a.b.c` and Logstash's `[a][b][c]`).
@@ -23,6 +24,7 @@ pub mod event;
 pub mod metrics;
 pub mod mount;
 pub mod path;
+pub mod raw;
 pub mod value;
 
 pub use ack::{AckToken, Delivery};

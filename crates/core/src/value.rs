@@ -285,6 +285,10 @@ impl Object {
             }
         }
     }
+    /// Makes room for `n` more keys.
+    pub fn reserve(&mut self, n: usize) {
+        self.0.reserve(n);
+    }
     /// Appends a key known to be absent (parsers building fresh objects).
     pub fn push_unique(&mut self, key: Str, value: Value) {
         self.0.push((key, value));

@@ -6,9 +6,10 @@
 //!
 //! Why this shape: the decoder owns no buffer and does no I/O, so it plugs into
 //! any read loop (tokio `BytesMut`, a `Vec<u8>`, a fuzzer's slice) and can be
-//! tested by splitting input at every byte. Memory stays bounded: a frame
-//! longer than `max_len` is never buffered, it is skipped (to the next newline,
-//! or by its octet count) and reported once as [`FrameError::TooLong`].
+//! tested by splitting input at every byte. Memory stays bounded: of a frame
+//! longer than `max_len` only the first `max_len` bytes are returned (as a
+//! frame marked [`Frame::truncated`]); the rest is skipped (to the next
+//! newline, or by its octet count) without being buffered.
 //!
 //! Contract of [`Decoder::decode`]: it is given the unconsumed bytes and returns
 //! `(consumed, item)`. The caller takes the frame bytes (`buf[frame.range]`),
@@ -68,14 +69,15 @@ pub enum FrameKind {
 pub struct Frame {
     pub range: Range<usize>,
     pub kind: FrameKind,
+    /// The frame was longer than the limit: `range` holds its first
+    /// `max_len` bytes and the rest was skipped.
+    pub truncated: bool,
 }
 
 /// A framing problem; `offset` is the stream byte where the frame started.
 /// After any error the decoder has already resynchronised.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum FrameError {
-    #[error("frame of {len} bytes at stream byte {offset} exceeds the limit of {max} bytes; skipped")]
-    TooLong { offset: u64, len: usize, max: usize },
     #[error("invalid octet count at stream byte {offset}: {reason}; skipped to the next newline")]
     InvalidLength { offset: u64, reason: &'static str },
     #[error("stream ended inside the frame at stream byte {offset}: {got} of {expected} bytes")]
@@ -87,9 +89,8 @@ enum State {
     /// At a frame boundary. `scanned` bytes of a newline frame were already
     /// searched for `\n` (so long lines are not rescanned on every read).
     Boundary { scanned: usize },
-    /// Skipping to the next newline. `len` bytes of the frame seen so far;
-    /// `report` = emit `TooLong` when the newline arrives.
-    Discard { start: u64, len: usize, report: bool },
+    /// Skipping to the next newline (the rest of a cut or invalid frame).
+    Discard,
     /// Skipping the rest of an oversized octet-counted frame.
     SkipOctets { remaining: usize },
 }
@@ -177,19 +178,12 @@ impl Decoder {
                         return self.done(c, None);
                     }
                 }
-                State::Discard { start, len, report } => match buf[c..].iter().position(|&x| x == b'\n') {
+                State::Discard => match buf[c..].iter().position(|&x| x == b'\n') {
                     Some(i) => {
                         c += i + 1;
                         self.state = State::Boundary { scanned: 0 };
-                        if report {
-                            let err = FrameError::TooLong { offset: start, len: len + i, max: self.max_len };
-                            return self.done(c, Some(Err(err)));
-                        }
                     }
-                    None => {
-                        self.state = State::Discard { start, len: len + (buf.len() - c), report };
-                        return self.done(buf.len(), None);
-                    }
+                    None => return self.done(buf.len(), None),
                 },
                 State::Boundary { scanned } => {
                     // Empty lines and stray CR/LF between frames are skipped.
@@ -212,15 +206,24 @@ impl Decoder {
                         match parse_header(rest) {
                             Header::NeedMore => return self.done(c, None),
                             Header::Invalid(reason) => {
-                                self.state = State::Discard { start, len: 0, report: false };
+                                self.state = State::Discard;
                                 let err = FrameError::InvalidLength { offset: start, reason };
                                 return self.done(c, Some(Err(err)));
                             }
                             Header::Ok(len, hdr) => {
                                 if len > self.max_len {
-                                    self.state = State::SkipOctets { remaining: len };
-                                    let err = FrameError::TooLong { offset: start, len, max: self.max_len };
-                                    return self.done(c + hdr, Some(Err(err)));
+                                    // Keep the first max_len bytes, skip the rest by count.
+                                    if rest.len() - hdr < self.max_len {
+                                        return self.done(c, None);
+                                    }
+                                    let from = c + hdr;
+                                    self.state = State::SkipOctets { remaining: len - self.max_len };
+                                    let frame = Frame {
+                                        range: from..from + self.max_len,
+                                        kind: FrameKind::OctetCounted,
+                                        truncated: true,
+                                    };
+                                    return self.done(from + self.max_len, Some(Ok(frame)));
                                 }
                                 if rest.len() - hdr < len {
                                     return self.done(c, None);
@@ -233,7 +236,7 @@ impl Decoder {
                                 if to > from && buf[to - 1] == b'\r' {
                                     to -= 1;
                                 }
-                                let frame = Frame { range: from..to, kind: FrameKind::OctetCounted };
+                                let frame = Frame { range: from..to, kind: FrameKind::OctetCounted, truncated: false };
                                 return self.done(c + hdr + len, Some(Ok(frame)));
                             }
                         }
@@ -243,20 +246,21 @@ impl Decoder {
                         Some(i) => {
                             let nl = from + i;
                             self.state = State::Boundary { scanned: 0 };
-                            if nl > self.max_len {
-                                let err = FrameError::TooLong { offset: start, len: nl, max: self.max_len };
-                                return self.done(c + nl + 1, Some(Err(err)));
-                            }
                             let mut end = nl;
                             if end > 0 && rest[end - 1] == b'\r' {
                                 end -= 1;
                             }
-                            let frame = Frame { range: c..c + end, kind: FrameKind::Newline };
+                            let truncated = end > self.max_len;
+                            let end = end.min(self.max_len);
+                            let frame = Frame { range: c..c + end, kind: FrameKind::Newline, truncated };
                             return self.done(c + nl + 1, Some(Ok(frame)));
                         }
-                        None if rest.len() > self.max_len => {
-                            self.state = State::Discard { start, len: rest.len(), report: true };
-                            return self.done(buf.len(), None);
+                        // Longer than the limit even if a `\r` ends it: cut now,
+                        // skip to the newline.
+                        None if rest.len() > self.max_len + 1 => {
+                            self.state = State::Discard;
+                            let frame = Frame { range: c..c + self.max_len, kind: FrameKind::Newline, truncated: true };
+                            return self.done(buf.len(), Some(Ok(frame)));
                         }
                         None => {
                             self.state = State::Boundary { scanned: rest.len() };
@@ -280,10 +284,9 @@ impl Decoder {
         let rest = &buf[c..];
         let start = self.offset;
         match self.state {
-            State::Discard { start, len, report } => {
+            State::Discard => {
                 self.state = State::Boundary { scanned: 0 };
-                let item = report.then_some(Err(FrameError::TooLong { offset: start, len, max: self.max_len }));
-                (c, item)
+                (c, None)
             }
             State::SkipOctets { .. } => (c, None),
             State::Boundary { .. } if rest.is_empty() => (c, None),
@@ -311,7 +314,9 @@ impl Decoder {
                 if rest[end - 1] == b'\r' {
                     end -= 1;
                 }
-                let frame = Frame { range: c..c + end, kind: FrameKind::Newline };
+                let truncated = end > self.max_len;
+                let end = end.min(self.max_len);
+                let frame = Frame { range: c..c + end, kind: FrameKind::Newline, truncated };
                 (c + rest.len(), Some(Ok(frame)))
             }
         }

@@ -1,10 +1,14 @@
 //! Tests for the stream framing decoder: every split point of the input must
-//! give the same frames and errors, octet counting and newlines mix, and
-//! oversized or garbage frames are reported once and skipped.
+//! give the same frames and errors, octet counting and newlines mix,
+//! oversized frames are cut at the limit (the rest skipped) and garbage is
+//! reported once and skipped.
 
 use sluice_parsers::framing::{Decoder, FrameError, Mode};
 
 type Out = Vec<Result<Vec<u8>, FrameError>>;
+
+/// A cut frame shows as its bytes followed by this marker.
+const CUT: &[u8] = b"<cut>";
 
 /// Feeds `chunks` one after another through a decoder, as a read loop would.
 fn run(mut dec: Decoder, chunks: &[&[u8]]) -> Out {
@@ -15,7 +19,7 @@ fn run(mut dec: Decoder, chunks: &[&[u8]]) -> Out {
         loop {
             let (n, item) = dec.decode(&buf);
             assert!(n <= buf.len());
-            let item = item.map(|r| r.map(|f| buf[f.range].to_vec()));
+            let item = item.map(|r| r.map(|f| bytes_of(&buf, f)));
             buf.drain(..n);
             match item {
                 Some(i) => out.push(i),
@@ -25,7 +29,7 @@ fn run(mut dec: Decoder, chunks: &[&[u8]]) -> Out {
     }
     loop {
         let (n, item) = dec.decode_eof(&buf);
-        let item = item.map(|r| r.map(|f| buf[f.range].to_vec()));
+        let item = item.map(|r| r.map(|f| bytes_of(&buf, f)));
         buf.drain(..n);
         match item {
             Some(i) => out.push(i),
@@ -33,6 +37,14 @@ fn run(mut dec: Decoder, chunks: &[&[u8]]) -> Out {
         }
     }
     out
+}
+
+fn bytes_of(buf: &[u8], f: sluice_parsers::framing::Frame) -> Vec<u8> {
+    let mut v = buf[f.range].to_vec();
+    if f.truncated {
+        v.extend_from_slice(CUT);
+    }
+    v
 }
 
 /// Asserts that all two-way splits and byte-at-a-time feeding agree with
@@ -73,24 +85,33 @@ fn mixed_framing() {
 }
 
 #[test]
-fn oversize_newline_frame_is_reported_and_skipped() {
+fn oversize_newline_frame_is_cut_and_the_rest_skipped() {
     let mut input = b"<13>ok\n".to_vec();
     input.extend(std::iter::repeat_n(b'x', 50));
     input.extend_from_slice(b"\n<14>after\n");
     let out = all_splits(10, Mode::Auto, &input);
-    assert_eq!(out, vec![ok("<13>ok"), Err(FrameError::TooLong { offset: 7, len: 50, max: 10 }), ok("<14>after"),]);
+    assert_eq!(out, vec![ok("<13>ok"), ok("xxxxxxxxxx<cut>"), ok("<14>after"),]);
+}
+
+#[test]
+fn a_frame_of_exactly_the_limit_is_not_cut() {
+    let out = all_splits(4, Mode::Newline, b"abcd\r\nabcde\r\nabcd");
+    assert_eq!(out, vec![ok("abcd"), ok("abcd<cut>"), ok("abcd")]);
 }
 
 #[test]
 fn oversize_at_eof() {
     let out = all_splits(4, Mode::Newline, b"abcdefgh");
-    assert_eq!(out, vec![Err(FrameError::TooLong { offset: 0, len: 8, max: 4 })]);
+    assert_eq!(out, vec![ok("abcd<cut>")]);
 }
 
 #[test]
-fn oversize_octet_frame_is_skipped_by_count() {
+fn oversize_octet_frame_is_cut_and_skipped_by_count() {
     let out = all_splits(5, Mode::Auto, b"12 <13>toolong!3 abc");
-    assert_eq!(out, vec![Err(FrameError::TooLong { offset: 0, len: 12, max: 5 }), ok("abc"),]);
+    assert_eq!(out, vec![ok("<13>t<cut>"), ok("abc"),]);
+    // Cut before it all arrived, then the stream ends: the cut part is kept.
+    let out = all_splits(5, Mode::Auto, b"12 <13>tool");
+    assert_eq!(out, vec![ok("<13>t<cut>")]);
 }
 
 #[test]

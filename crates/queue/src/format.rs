@@ -136,6 +136,22 @@ pub fn encode_record(out: &mut Vec<u8>, payload: &[u8], events: u32, seq: u64) {
     out[start + 4..start + 8].copy_from_slice(&crc.to_le_bytes());
 }
 
+/// Fills in the header of a record built in place: `record` is
+/// [`RECORD_HEADER_LEN`] bytes of room followed by the payload (the same
+/// bytes [`encode_record`] would append, without copying the payload).
+///
+/// The caller guarantees `record.len() - RECORD_HEADER_LEN <= MAX_PAYLOAD`.
+pub fn fill_record_header(record: &mut [u8], events: u32, seq: u64) {
+    // INVARIANT: callers reject payloads above MAX_PAYLOAD (< u32::MAX).
+    let len = (record.len() - RECORD_HEADER_LEN) as u32;
+    record[0..4].copy_from_slice(&RECORD_MAGIC);
+    record[8..12].copy_from_slice(&len.to_le_bytes());
+    record[12..16].copy_from_slice(&events.to_le_bytes());
+    record[16..24].copy_from_slice(&seq.to_le_bytes());
+    let crc = record_crc(&record[8..RECORD_HEADER_LEN], &record[RECORD_HEADER_LEN..]);
+    record[4..8].copy_from_slice(&crc.to_le_bytes());
+}
+
 /// CRC32 of the checksummed header tail (bytes 8..24) and the payload.
 pub fn record_crc(header_tail: &[u8], payload: &[u8]) -> u32 {
     let mut h = crc32fast::Hasher::new();

@@ -179,6 +179,41 @@ impl PersistedQueue {
         Ok((ids[0], claimed == 1))
     }
 
+    /// [`PersistedQueue::append_claimed`] for async callers: never blocks on
+    /// capacity, a lock, a segment roll or an fsync. `Ok(None)` (nothing
+    /// written) means "call `append_claimed` on a blocking thread instead";
+    /// always so under the `Always` and `EveryBytes` fsync policies. Under
+    /// `Interval` the fsync is left to [`PersistedQueue::sync`], which the
+    /// owner must call about every interval.
+    ///
+    /// `framed` holds [`crate::format::RECORD_HEADER_LEN`] bytes of room for
+    /// the record header, then the payload: it is written without a copy.
+    pub fn try_append_claimed_now(
+        &self,
+        shard: usize,
+        framed: &mut [u8],
+        events: u32,
+    ) -> Result<Option<(RecordId, bool)>, QueueError> {
+        if !matches!(self.fsync, FsyncPolicy::Interval(_) | FsyncPolicy::Never) {
+            return Ok(None);
+        }
+        if framed.len() < RECORD_HEADER_LEN {
+            return Err(QueueError::RecordTooLarge { len: 0, max: MAX_PAYLOAD });
+        }
+        let total = match self.reserve(&[(&framed[RECORD_HEADER_LEN..], events)], false) {
+            Ok(t) => t,
+            Err(QueueError::Full) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let r = self.shards[shard % self.shards.len()].try_append_claim_now(framed, events, total)?;
+        match r {
+            None => self.shared.release(total),
+            Some((_, false)) => self.shared.notify_data(1),
+            Some((_, true)) => {}
+        }
+        Ok(r)
+    }
+
     /// Like [`PersistedQueue::append`] but fails with [`QueueError::Full`]
     /// instead of blocking.
     pub fn try_append(&self, shard: usize, payload: &[u8], events: u32) -> Result<RecordId, QueueError> {

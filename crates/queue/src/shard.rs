@@ -31,8 +31,8 @@ use crate::config::{FsyncPolicy, QueueConfig};
 use crate::error::QueueError;
 use crate::format::{
     decode_checkpoint, decode_record_header, encode_checkpoint, encode_record, encode_segment_header,
-    parse_segment_name, segment_path, verify_record, Checkpoint, CheckpointCheck, CHECKPOINT_FILE, CHECKPOINT_TMP_FILE,
-    RECORD_HEADER_LEN, SEGMENT_HEADER_LEN,
+    fill_record_header, parse_segment_name, segment_path, verify_record, Checkpoint, CheckpointCheck, CHECKPOINT_FILE,
+    CHECKPOINT_TMP_FILE, RECORD_HEADER_LEN, SEGMENT_HEADER_LEN,
 };
 use crate::queue::{OpenReport, Record, RecordId};
 use crate::recovery::scan_segment;
@@ -100,6 +100,9 @@ struct WriteState {
     next_seq: u64,
     unsynced: u64,
     last_sync: Instant,
+    /// Sealed segments whose last appends are not synced yet (`Interval`
+    /// policy: a roll does not wait for the disk; the next flush syncs them).
+    pending_sync: Vec<(PathBuf, Arc<File>)>,
 }
 
 /// A payload located by a reader, to be read outside the read lock.
@@ -319,6 +322,7 @@ impl Shard {
             next_seq,
             unsynced: 0,
             last_sync: Instant::now(),
+            pending_sync: Vec::new(),
         };
         let cursor = cursor.unwrap_or((active.id, SEGMENT_HEADER_LEN));
 
@@ -363,25 +367,66 @@ impl Shard {
         claim: bool,
     ) -> Result<(Vec<RecordId>, usize), QueueError> {
         let mut committed = 0u64;
-        let result = self.append_inner(records, &mut committed, claim);
+        let w = self.writer.lock();
+        let result = self.append_inner(w, records, &mut committed, claim, false, None);
         if result.is_err() {
             self.shared.release(total_bytes - committed);
         }
         result
     }
 
+    /// [`Shard::append_claim`] of one record for callers that must not block
+    /// (an async task): `Ok(None)` without writing anything when it would
+    /// have to wait for the writer lock or start a new segment. The fsync an
+    /// `Interval` policy would do here is left to the next [`Shard::flush`]
+    /// (the owner calls it periodically); `Always` and `EveryBytes` policies
+    /// never get here.
+    ///
+    /// `framed` is the whole record: [`RECORD_HEADER_LEN`] bytes of room for
+    /// the header (filled in here) followed by the payload, so the payload is
+    /// written without being copied.
+    pub fn try_append_claim_now(
+        &self,
+        framed: &mut [u8],
+        events: u32,
+        total_bytes: u64,
+    ) -> Result<Option<(RecordId, bool)>, QueueError> {
+        let Some(w) = self.writer.try_lock() else { return Ok(None) };
+        let total = framed.len() as u64;
+        if (w.pos > SEGMENT_HEADER_LEN && w.pos + total > self.segment_bytes) || self.force_roll.load(Ordering::SeqCst)
+        {
+            return Ok(None);
+        }
+        let mut committed = 0u64;
+        let result = self.append_inner(w, &[(&[], events)], &mut committed, true, true, Some(framed));
+        match result {
+            Ok((ids, claimed)) => Ok(Some((ids[0], claimed == 1))),
+            Err(e) => {
+                self.shared.release(total_bytes - committed);
+                Err(e)
+            }
+        }
+    }
+
     fn append_inner(
         &self,
+        mut w: MutexGuard<'_, WriteState>,
         records: &[(&[u8], u32)],
         committed: &mut u64,
         mut claim: bool,
+        defer_sync: bool,
+        mut framed: Option<&mut [u8]>,
     ) -> Result<(Vec<RecordId>, usize), QueueError> {
+        // With `framed`, `records` is one entry whose payload is in `framed`.
+        let payload_len = |i: usize, framed: &Option<&mut [u8]>| match framed {
+            Some(f) => f.len() - RECORD_HEADER_LEN,
+            None => records[i].0.len(),
+        };
         let mut claimed = 0usize;
         let mut ids = Vec::with_capacity(records.len());
-        let mut w = self.writer.lock();
         let mut i = 0;
         while i < records.len() {
-            let first_total = RECORD_HEADER_LEN as u64 + records[i].0.len() as u64;
+            let first_total = (RECORD_HEADER_LEN + payload_len(i, &framed)) as u64;
             let full = w.pos > SEGMENT_HEADER_LEN && w.pos + first_total > self.segment_bytes;
             if full || self.force_roll.load(Ordering::SeqCst) {
                 self.roll(&mut w)?;
@@ -395,18 +440,21 @@ impl Shard {
             buf.clear();
             while i < records.len() {
                 let (payload, ev) = records[i];
-                let total = RECORD_HEADER_LEN as u64 + payload.len() as u64;
+                let total = (RECORD_HEADER_LEN + payload_len(i, &framed)) as u64;
                 if end > start && end + total > self.segment_bytes {
                     break;
                 }
-                encode_record(&mut buf, payload, ev, seq);
+                match framed.as_deref_mut() {
+                    Some(f) => fill_record_header(f, ev, seq),
+                    None => encode_record(&mut buf, payload, ev, seq),
+                }
                 ids.push(RecordId { shard: self.id, segment: w.segment, offset: end });
                 seq += 1;
                 end += total;
                 events += u64::from(ev);
                 i += 1;
             }
-            let res = w.file.write_all_at(&buf, start);
+            let res = w.file.write_all_at(framed.as_deref().unwrap_or(&buf), start);
             w.buf = buf;
             w.next_seq = seq;
             if let Err(e) = res {
@@ -426,8 +474,8 @@ impl Shard {
                     // workers itself; readers never see them. They are in
                     // flight exactly as if a reader had delivered them.
                     let mut off = start;
-                    for &(payload, ev) in &records[chunk_start..i] {
-                        let bytes = RECORD_HEADER_LEN as u64 + payload.len() as u64;
+                    for (k, &(_, ev)) in records.iter().enumerate().take(i).skip(chunk_start) {
+                        let bytes = (RECORD_HEADER_LEN + payload_len(k, &framed)) as u64;
                         st.inflight.insert((w.segment, off), InFlight { bytes, events: ev });
                         off += bytes;
                     }
@@ -445,6 +493,7 @@ impl Shard {
         }
         let due = match self.fsync {
             FsyncPolicy::Always => true,
+            FsyncPolicy::Interval(_) if defer_sync => false,
             FsyncPolicy::Interval(d) => w.last_sync.elapsed() >= d,
             FsyncPolicy::EveryBytes(b) => w.unsynced >= b,
             FsyncPolicy::Never => false,
@@ -458,11 +507,20 @@ impl Shard {
     }
 
     fn roll(&self, w: &mut MutexGuard<'_, WriteState>) -> Result<(), QueueError> {
-        if self.fsync != FsyncPolicy::Never && w.unsynced > 0 {
+        // Under `Interval` the sealed segment (and the new one's creation) is
+        // synced by the next flush, within the interval, as appends are;
+        // the others sync now.
+        let deferred = matches!(self.fsync, FsyncPolicy::Interval(_));
+        if deferred {
+            if w.unsynced > 0 {
+                let sealed = (w.path.clone(), Arc::clone(&w.file));
+                w.pending_sync.push(sealed);
+            }
+        } else if self.fsync != FsyncPolicy::Never && w.unsynced > 0 {
             w.file.sync_data().map_err(io_at(&w.path))?;
         }
         let id = w.segment + 1;
-        let (path, file) = create_segment(&self.dir, id, self.fsync)?;
+        let (path, file) = create_segment(&self.dir, id, if deferred { FsyncPolicy::Never } else { self.fsync })?;
         let file = Arc::new(file);
         {
             let mut st = self.read.lock();
@@ -495,8 +553,11 @@ impl Shard {
         w.path = path;
         w.file = file;
         w.pos = SEGMENT_HEADER_LEN;
-        w.unsynced = 0;
-        w.last_sync = Instant::now();
+        // A deferred new segment's header is synced with its first appends.
+        w.unsynced = if deferred { SEGMENT_HEADER_LEN } else { 0 };
+        if !deferred {
+            w.last_sync = Instant::now();
+        }
         Ok(())
     }
 
@@ -722,6 +783,12 @@ impl Shard {
     pub fn flush(&self, data: bool) -> Result<(), QueueError> {
         {
             let mut w = self.writer.lock();
+            if data {
+                while let Some((path, file)) = w.pending_sync.first() {
+                    file.sync_data().map_err(io_at(path))?;
+                    w.pending_sync.remove(0);
+                }
+            }
             if data && w.unsynced > 0 {
                 w.file.sync_data().map_err(io_at(&w.path))?;
                 w.unsynced = 0;

@@ -73,6 +73,10 @@ impl Output for Stamp {
         }
         self.inner.send(events).await
     }
+
+    fn fill_ratio(&self) -> Option<f64> {
+        self.inner.fill_ratio()
+    }
 }
 
 /// Opens the queue and starts workers, sinks and sources.

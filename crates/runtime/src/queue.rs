@@ -17,10 +17,11 @@ use std::time::Duration;
 use async_trait::async_trait;
 use crossbeam_channel::{Receiver, Sender};
 use parking_lot::Mutex;
-use sluice_core::codec::{decode_batch, encode_batch};
+use sluice_core::codec::{decode_batch_shared, encode_batch};
 use sluice_core::component::{Closed, Output};
 use sluice_core::metrics::PipelineMetrics;
 use sluice_core::{AckToken, Delivery, Event};
+use sluice_queue::format::RECORD_HEADER_LEN;
 use sluice_queue::{OpenReport, PersistedQueue, QueueError};
 use tokio::sync::Semaphore;
 
@@ -46,7 +47,7 @@ pub struct PipelineQueue {
 
 enum Backend {
     Memory { tx: Mutex<Option<Sender<WorkItem>>>, permits: Arc<Semaphore>, max: usize },
-    Persisted { q: Arc<PersistedQueue>, next_shard: AtomicUsize, tx: Mutex<Option<Sender<WorkItem>>> },
+    Persisted { q: Arc<PersistedQueue>, next_shard: AtomicUsize, tx: Mutex<Option<Sender<WorkItem>>>, max_bytes: u64 },
 }
 
 /// The queue as sources see it.
@@ -119,6 +120,7 @@ impl PipelineQueue {
                 q: Arc::clone(&q),
                 next_shard: AtomicUsize::new(0),
                 tx: Mutex::new(Some(tx_direct)),
+                max_bytes: cfg.max_bytes.0.max(1),
             },
             metrics,
             closed: AtomicBool::new(false),
@@ -196,7 +198,7 @@ fn read_loop(
                 continue;
             }
         };
-        let events = match decode_batch(&rec.payload) {
+        let events = match decode_batch_shared(&bytes::Bytes::from(rec.payload)) {
             Ok(ev) => ev,
             Err(e) => {
                 // The record passed its checksum, so this is a bug or a format
@@ -237,6 +239,11 @@ fn record_token(q: Arc<PersistedQueue>, id: sluice_queue::RecordId, pipeline: &s
     })
 }
 
+/// Capacity for a batch's encoding, so it is written without regrowing.
+fn encoded_size_hint(events: &[Event]) -> usize {
+    16 + events.iter().map(|e| 48 + e.source.len() + e.raw().map_or(256, |r| r.len())).sum::<usize>()
+}
+
 /// Hands a claimed batch to the workers. The channel had room a moment ago;
 /// if another source filled it meanwhile, wait on a blocking thread. If the
 /// workers are gone (shutdown) the token is dropped: not acknowledged, so the
@@ -252,6 +259,13 @@ async fn deliver(tx: Sender<WorkItem>, item: WorkItem) {
 
 #[async_trait]
 impl Output for QueueOutput {
+    fn fill_ratio(&self) -> Option<f64> {
+        Some(match &self.backend {
+            Backend::Memory { permits, max, .. } => 1.0 - permits.available_permits() as f64 / (*max).max(1) as f64,
+            Backend::Persisted { q, max_bytes, .. } => (q.stats().bytes as f64 / *max_bytes as f64).min(1.0),
+        })
+    }
+
     async fn send(&self, events: Vec<Event>) -> Result<(), Closed> {
         if events.is_empty() {
             return Ok(());
@@ -279,9 +293,12 @@ impl Output for QueueOutput {
                 self.metrics.events_in.add(n as u64);
                 tx.send(WorkItem { events, token }).map_err(|_| Closed)
             }
-            Backend::Persisted { q, next_shard, tx } => {
-                let mut buf = Vec::with_capacity(n * 256);
-                encode_batch(&events, &mut buf);
+            Backend::Persisted { q, next_shard, tx, .. } => {
+                // Room for the record header first, so the queue writes the
+                // record without copying the payload.
+                let mut framed = Vec::with_capacity(RECORD_HEADER_LEN + encoded_size_hint(&events));
+                framed.resize(RECORD_HEADER_LEN, 0);
+                encode_batch(&events, &mut framed);
                 let shard = next_shard.fetch_add(1, Ordering::Relaxed);
                 let mut backoff = Duration::from_millis(50);
                 // Write-through: when the workers keep up (their channel has
@@ -289,6 +306,29 @@ impl Output for QueueOutput {
                 // claimed at append time and this batch goes to the workers
                 // from memory; otherwise it stays for the reader thread.
                 let direct = tx.lock().as_ref().filter(|t| !t.is_full()).cloned();
+                // The common case needs no blocking thread: a write to the
+                // page cache (the fsync is the reader thread's, every interval).
+                if direct.is_some() {
+                    match q.try_append_claimed_now(shard, &mut framed, n as u32) {
+                        Ok(Some((id, claimed))) => {
+                            self.metrics.events_in.add(n as u64);
+                            if claimed {
+                                if let Some(tx) = direct {
+                                    let item =
+                                        WorkItem { events, token: record_token(Arc::clone(q), id, &self.metrics.name) };
+                                    deliver(tx, item).await;
+                                }
+                            }
+                            return Ok(());
+                        }
+                        Ok(None) => {}
+                        Err(QueueError::Closed) => return Err(Closed),
+                        Err(e) => {
+                            tracing::warn!(pipeline = %self.metrics.name, error = %e, "queue append failed; retrying on a blocking thread");
+                        }
+                    }
+                }
+                let mut buf = framed.split_off(RECORD_HEADER_LEN);
                 let mut events = Some(events);
                 loop {
                     let qc = Arc::clone(q);

@@ -1,7 +1,8 @@
-//! The `sluice` binary: `run` a node from a config file, `validate` a config,
-//! list `components`, and manage the node's users (`user`, `group`,
-//! `assign`, `unassign`, `token`; [`users_cli`]). Roles (agent, dispatcher,
-//! processor, store) are configurations of this one binary.
+//! The `sluice` binary: `run` a node from a config file, `agent` (the same
+//! with an agent's config), `validate` a config, list `components`, and
+//! manage the node's users (`user`, `group`, `assign`, `unassign`, `token`;
+//! [`users_cli`]). Roles (agent, dispatcher, processor, store) are
+//! configurations of this one binary.
 
 mod users_cli;
 
@@ -40,6 +41,14 @@ enum Cmd {
         /// and printed once).
         #[arg(long)]
         admin_password_file: Option<PathBuf>,
+    },
+    /// Run the agent role: the same runtime as `run`, with a config that
+    /// reads local logs and ships them with a `sluice` sink (see
+    /// examples/agent.toml).
+    Agent {
+        /// The agent's config file.
+        #[arg(long, short)]
+        config: PathBuf,
     },
     /// Check a config file and report every error with its key path.
     Validate {
@@ -114,6 +123,16 @@ fn main() -> ExitCode {
         Cmd::Assign(a) => users_cli::exit(users_cli::assign(a, true)),
         Cmd::Unassign(a) => users_cli::exit(users_cli::assign(a, false)),
         Cmd::Token(a) => users_cli::exit(users_cli::token(a)),
+        Cmd::Agent { config } => {
+            tracing::info!(config = %config.display(), "starting the agent role");
+            match run(config, None) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("error: {e:#}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         Cmd::Run { config, admin_password_file } => match run(config, admin_password_file) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use indexmap::IndexMap;
 use serde::Deserialize;
 use sluice_core::component::{BuildContext, Filter, FilterSpec};
 use sluice_core::config::{parse_table, ConfigError};
@@ -66,7 +67,7 @@ enum EcsCompatibility {
 struct Config {
     /// Field name -> pattern(s).
     #[serde(rename = "match")]
-    matches: BTreeMap<String, OneOrMany>,
+    matches: IndexMap<String, OneOrMany>,
     #[serde(default)]
     ecs_compatibility: EcsCompatibility,
     /// Directories whose files (every file, sorted by name) hold `NAME regex` lines.
@@ -127,7 +128,14 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Filter>, Confi
             .map(|p| lib.compile(p))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| cx.error(&key, e.to_string()))?;
-        fields.push((path, compiled));
+        // Captures that may land in (or under) the matched field's top-level
+        // key force matching a copy of the input (see `Grok::one`).
+        let first = path.segments().first().map(String::as_str);
+        let touches_source = match c.target.as_ref().and_then(|t| t.segments().first()) {
+            Some(t) => Some(t.as_str()) == first,
+            None => compiled.iter().any(|p| p.fields().iter().any(|f| f.path().first().map(|s| &**s) == first)),
+        };
+        fields.push(Match { path, patterns: compiled, touches_source });
     }
     let mut overwrite = Vec::with_capacity(c.overwrite.len());
     for o in &c.overwrite {
@@ -163,8 +171,16 @@ fn load_dir(lib: &mut GrokLibrary, dir: &std::path::Path) -> Result<(), String> 
     Ok(())
 }
 
+/// One `match` entry: a field and the patterns tried on it.
+struct Match {
+    path: FieldPath,
+    patterns: Vec<GrokPattern>,
+    /// Whether a capture may write into the field's top-level key.
+    touches_source: bool,
+}
+
 struct Grok {
-    fields: Vec<(FieldPath, Vec<GrokPattern>)>,
+    fields: Vec<Match>,
     break_on_match: bool,
     insert: InsertOptions,
     failure: FailurePolicy,
@@ -203,22 +219,38 @@ impl Grok {
 
     fn one(&self, e: &mut Event) -> Outcome {
         let mut out = Outcome::default();
-        for (path, patterns) in &self.fields {
-            // The captures may write into the source field, so match a copy
-            // (a reference-count-free clone of a short string or one memcpy).
-            let inputs: Vec<Str> = match e.get(path) {
-                Some(Value::String(s)) => vec![s.clone()],
-                Some(Value::Array(arr)) => arr.iter().map(value_text).collect(),
-                Some(v) => vec![value_text(v)],
-                // Logstash matches a missing field as "".
-                None => vec![Str::default()],
-            };
-            let mut field_matched = false;
-            for input in &inputs {
-                if self.match_input(e, patterns, input, &mut out) {
-                    field_matched = true;
+        for m in &self.fields {
+            let field_matched = match e.get_mut(&m.path) {
+                // The common case: a string that no capture writes into. It is
+                // taken out (a null stays in its place, keeping the key order),
+                // matched, and put back: no copy of the line.
+                Some(v @ Value::String(_)) if !m.touches_source => {
+                    let taken = std::mem::take(v);
+                    let input = taken.as_str().unwrap_or_default();
+                    let matched = self.match_input(e, &m.patterns, input, &mut out);
+                    if let Some(slot) = e.get_mut(&m.path) {
+                        *slot = taken;
+                    }
+                    matched
                 }
-            }
+                found => {
+                    // The captures may write into the source field, so match a copy.
+                    let inputs: Vec<Str> = match found {
+                        Some(Value::String(s)) => vec![s.clone()],
+                        Some(Value::Array(arr)) => arr.iter().map(value_text).collect(),
+                        Some(v) => vec![value_text(v)],
+                        // Logstash matches a missing field as "".
+                        None => vec![Str::default()],
+                    };
+                    let mut any = false;
+                    for input in &inputs {
+                        if self.match_input(e, &m.patterns, input, &mut out) {
+                            any = true;
+                        }
+                    }
+                    any
+                }
+            };
             if field_matched {
                 out.matched = true;
                 if self.break_on_match {
@@ -296,6 +328,48 @@ mod tests {
         assert_eq!(s(e, "agent"), r#""\"Mozilla/5.0 (Macintosh; Intel Mac OS X 10_9_1)\"""#);
         assert_eq!(e.message(), Some(COMBINED));
         assert!(!e.has_tag("_grokparsefailure"));
+        // The matched field keeps its value and its place (first key).
+        assert_eq!(e.fields().iter().next().map(|(k, _)| k), Some("message"));
+    }
+
+    #[test]
+    fn fields_are_tried_in_config_order() {
+        // With break_on_match (the default) the first field in the config
+        // that matches wins, as in Logstash — not the alphabetically first.
+        let mut e = Event::from_message("x");
+        e.insert(&FieldPath::parse("zfield").unwrap(), Value::from("word"));
+        e.insert(&FieldPath::parse("afield").unwrap(), Value::from("42"));
+        let out = run_filter(&SPEC, "match = { zfield = \"%{WORD:w}\", afield = \"%{NUMBER:n}\" }", vec![e]);
+        assert_eq!(s(&out[0], "w"), r#""word""#);
+        assert_eq!(s(&out[0], "n"), "<none>");
+    }
+
+    #[test]
+    fn captures_into_the_source_field_follow_logstash() {
+        // The line is matched from a copy: the capture promotes `message`
+        // to [original, captured], as logstash-filter-grok does.
+        let out = run_filter(
+            &SPEC,
+            "match = { message = \"%{WORD} %{GREEDYDATA:message}\" }",
+            vec![Event::from_message("hello big world")],
+        );
+        assert_eq!(s(&out[0], "message"), r#"["hello big world","big world"]"#);
+        // A capture under the source field's key turns a string into nothing
+        // else: Logstash drops a capture into a non-object.
+        let out = run_filter(
+            &SPEC,
+            "match = { message = \"%{WORD:[message][w]} %{GREEDYDATA}\" }",
+            vec![Event::from_message("hello big world")],
+        );
+        assert_eq!(s(&out[0], "message"), r#""hello big world""#);
+        // A target under the source key, too.
+        let out = run_filter(
+            &SPEC,
+            "match = { message = \"%{WORD:w} %{GREEDYDATA}\" }\ntarget = \"[message]\"",
+            vec![Event::from_message("hello big world")],
+        );
+        assert_eq!(s(&out[0], "message"), r#""hello big world""#);
+        assert_eq!(s(&out[0], "w"), "<none>");
     }
 
     #[test]

@@ -5,9 +5,9 @@
 //! remove_tag). A conversion that fails leaves the value and tags the event
 //! `_mutate_error`, counted in `events_failed`.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use indexmap::IndexMap;
 use regex::Regex;
 use serde::Deserialize;
 use sluice_core::component::{BuildContext, Filter, FilterSpec};
@@ -39,11 +39,11 @@ enum Conversion {
 #[serde(deny_unknown_fields)]
 struct Config {
     #[serde(default)]
-    rename: BTreeMap<String, String>,
+    rename: IndexMap<String, String>,
     #[serde(default)]
-    replace: BTreeMap<String, String>,
+    replace: IndexMap<String, String>,
     #[serde(default)]
-    convert: BTreeMap<String, Conversion>,
+    convert: IndexMap<String, Conversion>,
     /// Flat list of triples: field, regex, replacement.
     #[serde(default)]
     gsub: Vec<String>,
@@ -56,16 +56,16 @@ struct Config {
     #[serde(default)]
     remove_field: Vec<String>,
     #[serde(default)]
-    split: BTreeMap<String, String>,
+    split: IndexMap<String, String>,
     #[serde(default)]
-    join: BTreeMap<String, String>,
+    join: IndexMap<String, String>,
     /// `dest = "src"`: appends src's value(s) to dest (making it an array).
     #[serde(default)]
-    merge: BTreeMap<String, String>,
+    merge: IndexMap<String, String>,
     #[serde(default)]
-    copy: BTreeMap<String, String>,
+    copy: IndexMap<String, String>,
     #[serde(default)]
-    add_field: BTreeMap<String, String>,
+    add_field: IndexMap<String, String>,
     #[serde(default)]
     add_tag: Vec<String>,
     #[serde(default)]
@@ -94,10 +94,10 @@ struct Mutate {
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Filter>, ConfigError> {
     let c: Config = parse_table(value, &cx.path)?;
     let path = |key: &str, s: &str| FieldPath::parse(s).map_err(|e| cx.error(key, e.to_string()));
-    let pairs = |key: &str, m: &BTreeMap<String, String>| -> Result<Vec<(FieldPath, FieldPath)>, ConfigError> {
+    let pairs = |key: &str, m: &IndexMap<String, String>| -> Result<Vec<(FieldPath, FieldPath)>, ConfigError> {
         m.iter().map(|(a, b)| Ok((path(key, a)?, path(key, b)?))).collect()
     };
-    let templates = |key: &str, m: &BTreeMap<String, String>| -> Result<Vec<(FieldPath, Template)>, ConfigError> {
+    let templates = |key: &str, m: &IndexMap<String, String>| -> Result<Vec<(FieldPath, Template)>, ConfigError> {
         m.iter()
             .map(|(a, b)| Ok((path(key, a)?, Template::parse(b).map_err(|e| cx.error(key, e.to_string()))?)))
             .collect()

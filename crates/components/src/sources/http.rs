@@ -671,8 +671,12 @@ async fn ingest_lines(s: &Shared, req: Request) -> Response {
     };
     let mut events = Vec::new();
     let mut state = LineState::default();
-    s.decoder.decode(&body, true, &mut state, &mut events, &s.source);
-    let failed = events.iter().filter(|e| e.has_tag("_jsonparsefailure") || e.has_tag("_oversized")).count();
+    s.decoder.decode(&bytes::Bytes::from(body), true, &mut state, &mut events, &s.source);
+    // Events still held as JSON text parsed cleanly: only the others can carry a failure tag.
+    let failed = events
+        .iter()
+        .filter(|e| e.raw().is_none() && (e.has_tag("_jsonparsefailure") || e.has_tag("_oversized")))
+        .count();
     let accepted = events.len();
     if !events.is_empty() {
         s.cx.metrics.events_in.add(accepted as u64);

@@ -11,10 +11,11 @@
 //! control.
 //!
 //! Framing problems never end a connection, the decoder resynchronises:
-//! - a frame longer than `max_message_bytes` is skipped (by its octet count,
-//!   or to the next newline) and counted in `oversized_frames`. It is not kept
-//!   cut: the decoder never buffers an oversized frame, which is what bounds
-//!   memory per connection to about `max_message_bytes` plus one read;
+//! - a frame longer than `max_message_bytes` is cut there: its first
+//!   `max_message_bytes` become an event tagged `_oversized` (counted in
+//!   `oversized_frames`) and the rest is skipped (by its octet count, or to
+//!   the next newline) without being buffered, which is what bounds memory
+//!   per connection to about `max_message_bytes` plus one read;
 //! - an invalid octet count skips to the next newline (`framing_errors`).
 //!
 //! At end of stream (the peer half-closed or closed), a last newline-mode
@@ -46,7 +47,7 @@ use sluice_core::component::{BoxError, BuildContext, Source, SourceContext, Sour
 use sluice_core::config::{parse_table, ByteSize, ConfigError};
 use sluice_core::metrics::Counter;
 use sluice_core::value::Value;
-use sluice_parsers::framing::{Decoder, FrameError};
+use sluice_parsers::framing::Decoder;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::net::TcpListener;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -255,11 +256,16 @@ async fn read_connection<S: AsyncRead + Unpin>(
                 }
                 Some(Ok(frame)) => {
                     let bytes = &rest[frame.range];
-                    if !bytes.iter().all(u8::is_ascii_whitespace) {
+                    if frame.truncated {
+                        // Kept cut at the limit, tagged and counted.
+                        shared.oversized.inc();
+                        let mut e = shared.mapper.event(bytes, &peer);
+                        e.add_tag("_oversized");
+                        events.push(e);
+                    } else if !bytes.iter().all(u8::is_ascii_whitespace) {
                         events.push(shared.mapper.event(bytes, &peer));
                     }
                 }
-                Some(Err(FrameError::TooLong { .. })) => shared.oversized.inc(),
                 Some(Err(_)) => shared.framing_errors.inc(),
             }
             pos += consumed;
@@ -364,12 +370,19 @@ mod tests {
             let sh = shared(&cx, 256);
             read_connection(Chunks(chunks), Value::from("1.2.3.4"), &cx, &sh).await.unwrap();
             let events = cap.events.lock();
-            assert_eq!(events.len(), want, "round {round}");
-            for (i, e) in events.iter().enumerate() {
+            // The two oversized frames are kept cut at 256 bytes and tagged.
+            assert_eq!(events.len(), want + 2, "round {round}");
+            let (cut, good): (Vec<&Event>, Vec<&Event>) = events.iter().partition(|e| e.has_tag("_oversized"));
+            assert_eq!(cut.len(), 2, "round {round}");
+            for (e, fill) in cut.iter().zip(['x', 'y']) {
+                let text = sluice_core::codec::to_json_string(e);
+                assert!(text.contains(&fill.to_string().repeat(200)), "round {round}: {text}");
+            }
+            for (i, e) in good.iter().enumerate() {
                 assert_eq!(e.message(), Some(format!("message {i}").as_str()), "round {round}");
                 assert!(!e.has_tag("_syslogparsefailure"));
             }
-            assert_eq!(events[4].fields().get("appname").and_then(Value::as_str), Some("app4"));
+            assert_eq!(good[4].fields().get("appname").and_then(Value::as_str), Some("app4"));
             assert_eq!(m.counter("oversized_frames").get(), 2, "round {round}");
             assert_eq!(m.counter("framing_errors").get(), 0);
             assert_eq!(m.events_failed.get(), 0);
@@ -445,8 +458,9 @@ mod tests {
         s.write_all(format!("{}\n<14>1 - h app - - - one\n", octet(&big)).as_bytes()).await.unwrap();
         s.write_all(b"<14>1 - h app - - - two").await.unwrap();
         s.shutdown().await.unwrap();
-        // One event from the garbage line, two from the good connection.
-        wait_for(&cap, 3).await;
+        // One event from the garbage line, three from the good connection
+        // (the oversized frame kept cut and tagged).
+        wait_for(&cap, 4).await;
         {
             let events = cap.events.lock();
             let good: Vec<&Event> =
@@ -454,6 +468,7 @@ mod tests {
             assert_eq!(good.len(), 2);
             assert_eq!(good[0].message(), Some("one"));
             assert_eq!(good[1].message(), Some("two"));
+            assert_eq!(events.iter().filter(|e| e.has_tag("_oversized")).count(), 1);
             assert_eq!(good[1].fields().get("peer").and_then(Value::as_str), Some("127.0.0.1"));
         }
         assert_eq!(m.counter("oversized_frames").get(), 1);

@@ -12,9 +12,10 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use bytes::{Bytes, BytesMut};
 use serde::Deserialize;
-use sluice_core::codec::event_from_json;
-use sluice_core::component::{BoxError, BuildContext, Source, SourceContext, SourceSpec};
+use sluice_core::codec::event_from_json_bytes;
+use sluice_core::component::{BoxError, BuildContext, Closed, Source, SourceContext, SourceSpec};
 use sluice_core::config::{parse_table, ByteSize, ConfigError};
 use sluice_core::metrics::{ComponentMetrics, Counter};
 use sluice_core::Event;
@@ -113,32 +114,71 @@ async fn read_connection(
     source: &Arc<str>,
 ) -> Result<(), BoxError> {
     let _ = stream.set_nodelay(true);
-    let mut buf: Vec<u8> = Vec::with_capacity(256 * 1024);
+    // Events keep slices of the chunk they were read in (no copy per line);
+    // a chunk is freed when its last event is.
+    let mut buf = BytesMut::with_capacity(READ_CHUNK);
     let mut state = LineState::default();
-    loop {
-        if buf.capacity() - buf.len() < 64 * 1024 {
-            buf.reserve(256 * 1024);
+    // One batch may be on its way into the queue (a persisted queue writes
+    // it) while the next is read and decoded: the two overlap on different
+    // threads. Back-pressure still holds: a third waits for the first.
+    let mut in_flight: Option<tokio::task::JoinHandle<Result<(), Closed>>> = None;
+    // Sized from the last read, so the batch is not regrown line by line.
+    let mut expect = 64usize;
+    let result = loop {
+        if buf.capacity() - buf.len() < READ_CHUNK / 4 {
+            buf.reserve(READ_CHUNK);
         }
         let n = tokio::select! {
             _ = cx.shutdown.cancelled() => 0,
-            r = stream.read_buf(&mut buf) => r?,
+            r = stream.read_buf(&mut buf) => match r {
+                Ok(n) => n,
+                Err(e) => break Err(e.into()),
+            },
         };
         let eof = n == 0;
         cx.metrics.bytes_in.add(n as u64);
-        let mut events = Vec::new();
-        let consumed = decoder.decode(&buf, eof, &mut state, &mut events, source);
-        buf.drain(..consumed);
+        let mut events = Vec::with_capacity(expect);
+        let chunk = buf.split().freeze();
+        let consumed = decoder.decode(&chunk, eof, &mut state, &mut events, source);
+        expect = (events.len() + events.len() / 8).clamp(64, 8192);
+        // The incomplete last line waits for the next read.
+        buf.extend_from_slice(&chunk[consumed..]);
         if !events.is_empty() {
+            if let Err(e) = finish(in_flight.take()).await {
+                break Err(e);
+            }
             let count = events.len() as u64;
             cx.metrics.events_in.add(count);
-            cx.out.send(events).await?;
-            cx.metrics.events_out.add(count);
+            let out = Arc::clone(&cx.out);
+            let metrics = Arc::clone(&cx.metrics);
+            in_flight = Some(tokio::spawn(async move {
+                out.send(events).await?;
+                metrics.events_out.add(count);
+                Ok(())
+            }));
         }
         if eof {
-            return Ok(());
+            break Ok(());
         }
+    };
+    // Whatever ended the connection, the batch already read goes in.
+    let last = finish(in_flight.take()).await;
+    result.and(last)
+}
+
+/// Waits for a spawned send.
+async fn finish(pending: Option<tokio::task::JoinHandle<Result<(), Closed>>>) -> Result<(), BoxError> {
+    match pending {
+        None => Ok(()),
+        Some(h) => match h.await {
+            Ok(r) => r.map_err(Into::into),
+            Err(e) => Err(format!("queue send task failed: {e}").into()),
+        },
     }
 }
+
+/// Bytes read at a time (and the size of the buffers events slice).
+const READ_CHUNK: usize = 256 * 1024;
 
 /// Carry-over between reads: whether we are skipping the tail of an oversized line.
 #[derive(Default)]
@@ -165,12 +205,13 @@ impl LineDecoder {
     /// how many bytes were consumed.
     pub fn decode(
         &self,
-        buf: &[u8],
+        chunk: &Bytes,
         eof: bool,
         state: &mut LineState,
         out: &mut Vec<Event>,
         source: &Arc<str>,
     ) -> usize {
+        let buf: &[u8] = chunk;
         let mut pos = 0;
         while pos < buf.len() {
             let rest = &buf[pos..];
@@ -190,7 +231,7 @@ impl LineDecoder {
                 Some(_) | None if rest.len() > self.max_line => {
                     // Oversized: keep the first max_line bytes, skip to the next newline.
                     self.oversized.inc();
-                    let mut e = self.line_event(&rest[..self.max_line], source);
+                    let mut e = self.line_event(&chunk.slice(pos..pos + self.max_line), source);
                     e.add_tag("_oversized");
                     out.push(e);
                     match nl {
@@ -206,22 +247,25 @@ impl LineDecoder {
                 None if eof => rest.len(),
                 None => return pos,
             };
-            let mut line = &rest[..line_end];
-            if line.last() == Some(&b'\r') {
-                line = &line[..line.len() - 1];
+            let mut end = pos + line_end;
+            if end > pos && buf[end - 1] == b'\r' {
+                end -= 1;
             }
-            if !line.iter().all(u8::is_ascii_whitespace) {
-                out.push(self.line_event(line, source));
+            if !buf[pos..end].iter().all(u8::is_ascii_whitespace) {
+                out.push(self.line_event(&chunk.slice(pos..end), source));
             }
             pos += (line_end + 1).min(rest.len());
         }
         pos
     }
 
-    fn line_event(&self, line: &[u8], source: &Arc<str>) -> Event {
+    fn line_event(&self, line: &Bytes, source: &Arc<str>) -> Event {
         let mut e = match self.format {
-            LineFormat::Lines => Event::from_message(String::from_utf8_lossy(line)),
-            LineFormat::Ndjson => match event_from_json(line) {
+            LineFormat::Lines => match std::str::from_utf8(line) {
+                Ok(text) => Event::from_message(text),
+                Err(_) => Event::from_message(String::from_utf8_lossy(line)),
+            },
+            LineFormat::Ndjson => match event_from_json_bytes(line) {
                 Ok((e, bad_ts)) => {
                     let mut e = e;
                     if bad_ts {
@@ -261,10 +305,10 @@ mod tests {
             let mut st = LineState::default();
             let mut out = Vec::new();
             let mut buf = input[..cut].to_vec();
-            let c = d.decode(&buf, false, &mut st, &mut out, &src);
+            let c = d.decode(&Bytes::from(buf.clone()), false, &mut st, &mut out, &src);
             buf.drain(..c);
             buf.extend_from_slice(&input[cut..]);
-            let c = d.decode(&buf, true, &mut st, &mut out, &src);
+            let c = d.decode(&Bytes::from(buf.clone()), true, &mut st, &mut out, &src);
             assert_eq!(c, buf.len());
             assert_eq!(out.len(), 4, "cut at {cut}");
             assert!(out[2].has_tag("_jsonparsefailure"));
@@ -280,9 +324,9 @@ mod tests {
         let mut st = LineState::default();
         let mut out = Vec::new();
         // The long line arrives in two reads.
-        let c = d.decode(b"0123456789abc", false, &mut st, &mut out, &src);
+        let c = d.decode(&Bytes::from_static(b"0123456789abc"), false, &mut st, &mut out, &src);
         assert_eq!(c, 13);
-        let c = d.decode(b"def\n{\"ok\":1}\n", false, &mut st, &mut out, &src);
+        let c = d.decode(&Bytes::from_static(b"def\n{\"ok\":1}\n"), false, &mut st, &mut out, &src);
         assert_eq!(c, 13);
         assert_eq!(out.len(), 2);
         assert!(out[0].has_tag("_oversized"));

@@ -26,6 +26,7 @@ pub struct InsertOptions {
 /// Merges every set capture of `m` into `obj` with Logstash's default
 /// rules. Returns how many captures were stored.
 pub fn insert_captures(obj: &mut Object, m: &GrokMatch<'_>) -> usize {
+    obj.reserve(m.pattern().fields().len());
     let mut stored = 0;
     for (field, value) in m.iter() {
         if insert_path(obj, field.path(), value.to_value(), false) {
@@ -40,6 +41,12 @@ pub fn insert_captures_with(obj: &mut Object, m: &GrokMatch<'_>, options: &Inser
     let Some(root) = descend(obj, options.target.iter().map(String::as_str)) else {
         return 0;
     };
+    root.reserve(m.pattern().fields().len());
+    if options.overwrite.is_empty() {
+        if let Some(stored) = append_fresh(root, m) {
+            return stored;
+        }
+    }
     let mut stored = 0;
     for (field, value) in m.iter() {
         let overwrite = options.overwrite.iter().any(|o| o == field.name());
@@ -48,6 +55,24 @@ pub fn insert_captures_with(obj: &mut Object, m: &GrokMatch<'_>, options: &Inser
         }
     }
     stored
+}
+
+/// The common case without per-key lookups: the pattern captures distinct
+/// top-level fields and the object has none of them yet (a line just read),
+/// so every capture is a new key. `None` when that does not hold.
+fn append_fresh(obj: &mut Object, m: &GrokMatch<'_>) -> Option<usize> {
+    let keys = m.pattern().flat_keys()?;
+    if obj.iter().any(|(k, _)| keys.iter().any(|c| c.as_str() == k)) {
+        return None;
+    }
+    let mut stored = 0;
+    for (key, field) in keys.iter().zip(m.pattern().fields()) {
+        if let Some(value) = m.value(field) {
+            obj.push_unique(key.clone(), value.to_value());
+            stored += 1;
+        }
+    }
+    Some(stored)
 }
 
 /// Walks (creating as needed) nested objects along `path`. `None` if a

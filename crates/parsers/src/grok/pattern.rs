@@ -123,6 +123,10 @@ pub struct GrokPattern {
     /// `\x{100}`, which only UTF mode accepts).
     ascii: Option<Engine>,
     fields: Vec<GrokField>,
+    /// The top-level keys, when every field is a plain top-level name and no
+    /// name repeats: captures can then be appended without looking up each
+    /// key (see `insert::insert_captures_with`).
+    flat_keys: Option<Vec<sluice_core::Str>>,
 }
 
 /// One compiled regex and a pool of match scratch space for it.
@@ -187,7 +191,26 @@ impl GrokPattern {
                 fields.push(GrokField { spec: spec.clone(), group });
             }
         }
-        Ok(Self { source: pattern.to_owned(), utf, ascii, fields })
+        let mut flat_keys = Vec::with_capacity(fields.len());
+        for f in &fields {
+            match f.path() {
+                [one] if !flat_keys.iter().any(|k: &sluice_core::Str| k.as_str() == &**one) => {
+                    flat_keys.push(sluice_core::Str::new(&**one));
+                }
+                _ => {
+                    flat_keys.clear();
+                    break;
+                }
+            }
+        }
+        let flat_keys = (!flat_keys.is_empty() && flat_keys.len() == fields.len()).then_some(flat_keys);
+        Ok(Self { source: pattern.to_owned(), utf, ascii, fields, flat_keys })
+    }
+
+    /// The top-level key of every field, in field order, when all fields are
+    /// distinct top-level names (`None` otherwise).
+    pub fn flat_keys(&self) -> Option<&[sluice_core::Str]> {
+        self.flat_keys.as_deref()
     }
 
     /// The grok expression this was compiled from.

@@ -165,7 +165,11 @@ fn run(name: &str, filters: &[Box<dyn Filter>], lines: &[String]) {
     let failed = batches
         .iter()
         .flatten()
-        .filter(|e| e.fields().get("tags").is_some_and(|t| t.to_json().contains("failure") || t.to_json().contains("_remap_error")))
+        .filter(|e| {
+            e.fields()
+                .get("tags")
+                .is_some_and(|t| t.to_json().contains("failure") || t.to_json().contains("_remap_error"))
+        })
         .count();
     let cpu_txt = cpu.map_or("n/a".to_string(), |c| format!("{c:.3} s CPU, {:.0} events/CPU-s", n / c));
     println!(

@@ -13,8 +13,17 @@ pub mod mutate;
 pub mod remap;
 
 /// Every filter type, by config `type` name.
-pub const SPECS: &[&FilterSpec] =
-    &[&conditional::SPEC, &date::SPEC, &drop::SPEC, &grok::SPEC, &json::SPEC, &kv::SPEC, &metrics::SPEC, &mutate::SPEC, &remap::SPEC];
+pub const SPECS: &[&FilterSpec] = &[
+    &conditional::SPEC,
+    &date::SPEC,
+    &drop::SPEC,
+    &grok::SPEC,
+    &json::SPEC,
+    &kv::SPEC,
+    &metrics::SPEC,
+    &mutate::SPEC,
+    &remap::SPEC,
+];
 
 /// The spec for a `type` name.
 pub fn find(name: &str) -> Option<&'static FilterSpec> {

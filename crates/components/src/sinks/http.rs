@@ -42,7 +42,7 @@ use sluice_core::component::{BoxError, BuildContext, Sink, SinkSpec};
 use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration};
 use sluice_core::metrics::{ComponentMetrics, Counter};
 use sluice_core::Event;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::net::TcpStream;
 
 use super::tcp::{peer_closed, Stream};
@@ -585,6 +585,7 @@ mod tests {
     use parking_lot::Mutex;
     use sluice_core::codec::to_json_string;
     use std::sync::atomic::{AtomicU16, AtomicUsize, Ordering};
+    use tokio::io::AsyncWriteExt;
     use tokio::net::TcpListener;
 
     #[derive(Default)]

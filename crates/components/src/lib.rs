@@ -6,6 +6,8 @@
 //! registry tests read the same lists.
 
 pub mod filters;
+#[cfg(feature = "kafka")]
+pub mod kafka;
 pub mod sinks;
 pub mod sources;
 pub mod testkit;

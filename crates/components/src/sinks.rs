@@ -6,14 +6,25 @@ pub mod blackhole;
 pub mod encoding;
 pub mod file;
 pub mod http;
+#[cfg(feature = "kafka")]
+pub mod kafka;
 pub mod stdout;
 pub mod store;
 pub mod tcp;
 pub mod udp;
 
 /// Every sink type, by config `type` name.
-pub const SPECS: &[&SinkSpec] =
-    &[&blackhole::SPEC, &file::SPEC, &http::SPEC, &stdout::SPEC, &store::SPEC, &tcp::SPEC, &udp::SPEC];
+pub const SPECS: &[&SinkSpec] = &[
+    &blackhole::SPEC,
+    &file::SPEC,
+    &http::SPEC,
+    #[cfg(feature = "kafka")]
+    &kafka::SPEC,
+    &stdout::SPEC,
+    &store::SPEC,
+    &tcp::SPEC,
+    &udp::SPEC,
+];
 
 /// The spec for a `type` name.
 pub fn find(name: &str) -> Option<&'static SinkSpec> {

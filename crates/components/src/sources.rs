@@ -5,14 +5,24 @@ use sluice_core::component::SourceSpec;
 pub mod generator;
 pub mod http;
 pub mod internal_metrics;
+#[cfg(feature = "kafka")]
+pub mod kafka;
 pub mod syslog_event;
 pub mod syslog_tcp;
 pub mod syslog_udp;
 pub mod tcp;
 
 /// Every source type, by config `type` name.
-pub const SPECS: &[&SourceSpec] =
-    &[&generator::SPEC, &http::SPEC, &internal_metrics::SPEC, &syslog_tcp::SPEC, &syslog_udp::SPEC, &tcp::SPEC];
+pub const SPECS: &[&SourceSpec] = &[
+    &generator::SPEC,
+    &http::SPEC,
+    &internal_metrics::SPEC,
+    #[cfg(feature = "kafka")]
+    &kafka::SPEC,
+    &syslog_tcp::SPEC,
+    &syslog_udp::SPEC,
+    &tcp::SPEC,
+];
 
 /// The spec for a `type` name.
 pub fn find(name: &str) -> Option<&'static SourceSpec> {

@@ -642,6 +642,13 @@ fn split_identity(b: &[u8]) -> Option<(Prefix<'_>, Option<Vec<u8>>)> {
     Some((prefix, Some(out)))
 }
 
+/// Whether `b` may hold a reserved identity key.
+fn mentions_identity(b: &[u8]) -> bool {
+    ["\"@group\"", "\"@subgroup\"", "\"@host\"", "\"@source\""]
+        .iter()
+        .any(|k| memchr::memmem::find(b, k.as_bytes()).is_some())
+}
+
 /// Turns records into events, sharing identity and source allocations
 /// between consecutive records that carry the same ones.
 struct Decoder {
@@ -685,7 +692,10 @@ impl Decoder {
 
     fn decode(&mut self, payload: &[u8]) -> Event {
         let mut ident: Option<(String, String, String, String)> = None;
-        let parsed = match split_identity(payload) {
+        // Trusted records with identity members elsewhere than at the start
+        // (not written by the kafka sink) take the eager path below.
+        let split = split_identity(payload).filter(|(_, rebuilt)| !self.trust || rebuilt.is_some() || !mentions_identity(payload));
+        let parsed = match split {
             Some((prefix, rebuilt)) => {
                 if self.trust {
                     ident = Some((

@@ -27,7 +27,11 @@ use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 use rdkafka::{ClientConfig, Offset, TopicPartitionList};
 
-const BIN: &str = env!("CARGO_BIN_EXE_sluice");
+/// The binary under test: `SLUICE_BIN` when set (a copy, for developers who
+/// share one target directory between branches), else cargo's.
+fn bin() -> String {
+    std::env::var("SLUICE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_sluice").to_string())
+}
 const MAIN: &str = "127.0.0.1:19092";
 const RESTART: &str = "127.0.0.1:19094";
 
@@ -57,7 +61,15 @@ fn broker() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: Mutex<()> = Mutex::new(());
     static STARTED: OnceLock<()> = OnceLock::new();
     let guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    STARTED.get_or_init(|| kafka_sh(&["start"], &[]));
+    STARTED.get_or_init(|| {
+        let out = Command::new(bin()).arg("components").output().expect("run sluice components");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("kafka"),
+            "{} was built without the `kafka` feature",
+            bin()
+        );
+        kafka_sh(&["start"], &[]);
+    });
     guard
 }
 
@@ -143,7 +155,7 @@ impl Proc {
     fn start(name: &str, config: &Path, dir: &Dir) -> Self {
         let log = dir.path(&format!("{name}.log"));
         let f = std::fs::File::create(&log).unwrap();
-        let child = Command::new(BIN)
+        let child = Command::new(bin())
             .args(["run", config.to_str().unwrap()])
             .env("SLUICE_LOG", "info,librdkafka=warn")
             .stdout(Stdio::null())
@@ -582,7 +594,7 @@ fn kafka_replay_redelivers_exactly_the_time_range() {
     std::fs::remove_file(&out).unwrap();
     let from = rfc3339(base + 10 * 1000);
     let to = rfc3339(base + 10 * 2000);
-    let r = Command::new(BIN)
+    let r = Command::new(bin())
         .args(["kafka", "replay", "--config", cfg.to_str().unwrap(), "--from", &from, "--to", &to])
         .env("SLUICE_LOG", "info,librdkafka=warn")
         .output()
@@ -596,7 +608,7 @@ fn kafka_replay_redelivers_exactly_the_time_range() {
     assert_eq!(committed_total(MAIN, &group, &topic, 4), committed, "the group's offsets are untouched");
     // A range with nothing in it replays nothing and succeeds.
     std::fs::remove_file(&out).unwrap();
-    let r = Command::new(BIN)
+    let r = Command::new(bin())
         .args(["kafka", "replay", "--config", cfg.to_str().unwrap(), "--from", &rfc3339(base - 60_000), "--to", &rfc3339(base - 1)])
         .output()
         .unwrap();

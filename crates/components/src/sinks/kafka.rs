@@ -439,6 +439,16 @@ async fn produce(
     }
 }
 
+/// Whether the cluster says `topic` does not exist (false when it cannot be asked).
+fn topic_missing(producer: &ThreadedProducer<SinkContext>, topic: &str) -> bool {
+    match producer.client().fetch_metadata(Some(topic), Duration::from_secs(5)) {
+        Ok(md) => md.topics().iter().find(|t| t.name() == topic).is_none_or(|t| {
+            t.error().is_some_and(|e| e == rdkafka::types::RDKafkaRespErr::RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART)
+        }),
+        Err(_) => false,
+    }
+}
+
 /// Produces the failed records of batches again, with backoff per batch.
 async fn retry_loop(
     mut rx: mpsc::UnboundedReceiver<Arc<Batch>>,
@@ -448,13 +458,26 @@ async fn retry_loop(
     pipeline: String,
     id: String,
 ) {
+    let mut last_check: Option<std::time::Instant> = None;
     while let Some(batch) = rx.recv().await {
         let failed = std::mem::take(&mut *batch.failed.lock());
+        if failed.is_empty() {
+            continue;
+        }
         let attempt = batch.attempts.fetch_add(1, Ordering::Relaxed);
         let backoff = Duration::from_millis(100u64.saturating_mul(1 << attempt.min(7))).min(Duration::from_secs(10));
         counters.retried.add(failed.len() as u64);
         let first = &failed[0];
-        if is_unknown_topic(&first.error) {
+        // A record that timed out may be waiting for a topic that does not
+        // exist: ask the cluster (at most every 10 s) to say so clearly.
+        let mut missing = is_unknown_topic(&first.error);
+        if !missing && last_check.is_none_or(|t| t.elapsed() >= Duration::from_secs(10)) {
+            last_check = Some(std::time::Instant::now());
+            let p = Arc::clone(&producer);
+            let t = first.topic.clone();
+            missing = tokio::task::spawn_blocking(move || topic_missing(&p, &t)).await.unwrap_or(false);
+        }
+        if missing {
             tracing::error!(pipeline = %pipeline, sink = %id, topic = %first.topic, records = failed.len(), retry_in = ?backoff,
                 "kafka topic does not exist (create it; automatic topic creation is off on the broker?); the records wait and are retried");
         } else {

@@ -404,6 +404,7 @@ fn tpl_of(offsets: &[(PartKey, i64)]) -> TopicPartitionList {
 struct Ctx {
     log: LogContext,
     frontiers: Arc<Frontiers>,
+    handoff: Arc<Handoff>,
     start: StartFrom,
     revoke_timeout: Duration,
     counters: Counters,
@@ -448,6 +449,9 @@ impl Ctx {
     /// most `revoke_timeout`) for their batches in flight, and forgets them.
     fn revoke(&self, consumer: &BaseConsumer<Self>, tpl: &TopicPartitionList) {
         let keys: Vec<PartKey> = tpl.elements().iter().map(|e| (Arc::from(e.topic()), e.partition())).collect();
+        // What was read and not yet handed on goes first (never processed
+        // twice); at shutdown it is dropped unregistered instead.
+        self.handoff.flush();
         let deadline = Instant::now() + self.revoke_timeout;
         let mut parts = self.frontiers.parts.lock();
         loop {
@@ -755,6 +759,7 @@ impl Source for KafkaSource {
 }
 
 /// What the consumer thread collects before handing a batch on.
+#[derive(Default)]
 struct Pending {
     events: Vec<Event>,
     /// Per partition: the offset after the last record in the batch.
@@ -762,12 +767,79 @@ struct Pending {
     started: Option<Instant>,
 }
 
+/// The batch being collected and the way into the pipeline, shared by the
+/// consumer loop and the revocation callback (which hands on what was read
+/// from the revoked partitions before committing them: otherwise those
+/// events would be processed here *and* by the partitions' next owner).
+struct Handoff {
+    pending: Mutex<Pending>,
+    out: Arc<dyn sluice_core::component::Output>,
+    shutdown: tokio_util::sync::CancellationToken,
+    handle: tokio::runtime::Handle,
+    frontiers: Arc<Frontiers>,
+    metrics: Arc<ComponentMetrics>,
+    failed_batches: Arc<Counter>,
+}
+
+impl Handoff {
+    /// Hands the collected batch to the pipeline; its token moves the
+    /// frontiers. False when the pipeline is closing (the batch is dropped
+    /// unregistered: its offsets are not committed, the records are read
+    /// again by the next owner).
+    fn flush(&self) -> bool {
+        let Pending { events, ranges, .. } = std::mem::take(&mut *self.pending.lock());
+        if events.is_empty() {
+            return true;
+        }
+        if self.shutdown.is_cancelled() {
+            return false;
+        }
+        let n = events.len() as u64;
+        let registered = self.frontiers.register(&ranges);
+        let token = {
+            let frontiers = Arc::clone(&self.frontiers);
+            let failed = Arc::clone(&self.failed_batches);
+            AckToken::new(move |d| match d {
+                Delivery::Delivered => frontiers.resolve(&registered, RangeState::Acked),
+                Delivery::Failed => {
+                    failed.inc();
+                    frontiers.resolve(&registered, RangeState::Failed);
+                }
+            })
+        };
+        let out = Arc::clone(&self.out);
+        let shutdown = self.shutdown.clone();
+        let sent = self.handle.block_on(async move {
+            tokio::select! {
+                r = out.send_acked(events, token) => r.is_ok(),
+                // Stopping while the queue is full: the batch is not handed
+                // on (its token fails), its offsets are not committed.
+                _ = shutdown.cancelled() => false,
+            }
+        });
+        if sent {
+            self.metrics.events_out.add(n);
+        }
+        sent
+    }
+}
+
 impl KafkaSource {
     fn consume(self, cx: &SourceContext, handle: &tokio::runtime::Handle) -> Result<(), BoxError> {
         let frontiers = Arc::new(Frontiers::default());
+        let handoff = Arc::new(Handoff {
+            pending: Mutex::new(Pending::default()),
+            out: Arc::clone(&cx.out),
+            shutdown: cx.shutdown.clone(),
+            handle: handle.clone(),
+            frontiers: Arc::clone(&frontiers),
+            metrics: Arc::clone(&cx.metrics),
+            failed_batches: Arc::clone(&self.counters.failed_batches),
+        });
         let ctx = Ctx {
             log: self.log_context(),
             frontiers: Arc::clone(&frontiers),
+            handoff: Arc::clone(&handoff),
             start: self.start,
             revoke_timeout: self.revoke_timeout,
             counters: self.counters.clone(),
@@ -793,28 +865,28 @@ impl KafkaSource {
         let topics: Vec<&str> = self.topics.iter().map(String::as_str).collect();
         consumer.subscribe(&topics).map_err(|e| format!("kafka source {}: subscribe {topics:?}: {e}", cx.id))?;
         tracing::info!(pipeline = %cx.pipeline, source = %cx.id, topics = ?topics, "kafka consumer subscribed");
-        let mut pending = Pending { events: Vec::with_capacity(self.batch_size), ranges: HashMap::new(), started: None };
         let mut last_commit = Instant::now();
         let mut topic_names: HashMap<String, Arc<str>> = HashMap::new();
         while !cx.shutdown.is_cancelled() {
-            let wait = match pending.started {
+            let started = handoff.pending.lock().started;
+            let wait = match started {
                 Some(t) => self.batch_delay.saturating_sub(t.elapsed()),
                 None => Duration::from_millis(100),
             };
             match consumer.poll(wait) {
-                Some(Ok(m)) => self.take(&m, &mut pending, &mut decoder, &mut topic_names, cx),
+                Some(Ok(m)) => self.take(&m, &mut handoff.pending.lock(), &mut decoder, &mut topic_names, cx),
                 Some(Err(e)) => {
                     cx.metrics.errors.inc();
                     tracing::warn!(pipeline = %cx.pipeline, source = %cx.id, error = %e, "kafka consume error");
                 }
                 None => {}
             }
-            let full = pending.events.len() >= self.batch_size;
-            let due = pending.started.is_some_and(|t| t.elapsed() >= self.batch_delay);
-            if full || due {
-                if !self.hand_on(&mut pending, &frontiers, cx, handle) {
-                    break;
-                }
+            let (full, due) = {
+                let p = handoff.pending.lock();
+                (p.events.len() >= self.batch_size, p.started.is_some_and(|t| t.elapsed() >= self.batch_delay))
+            };
+            if (full || due) && !handoff.flush() {
+                break;
             }
             if last_commit.elapsed() >= self.commit_interval {
                 last_commit = Instant::now();
@@ -859,45 +931,6 @@ impl KafkaSource {
         };
         pending.ranges.insert((topic, m.partition()), m.offset() + 1);
         pending.started.get_or_insert_with(Instant::now);
-    }
-
-    /// Hands the batch to the pipeline; its token moves the frontiers. False
-    /// when the pipeline is closing.
-    fn hand_on(&self, pending: &mut Pending, frontiers: &Arc<Frontiers>, cx: &SourceContext, handle: &tokio::runtime::Handle) -> bool {
-        let events = std::mem::take(&mut pending.events);
-        let ranges = std::mem::take(&mut pending.ranges);
-        pending.started = None;
-        pending.events.reserve(self.batch_size);
-        if events.is_empty() {
-            return true;
-        }
-        let n = events.len() as u64;
-        let registered = frontiers.register(&ranges);
-        let token = {
-            let frontiers = Arc::clone(frontiers);
-            let failed = Arc::clone(&self.counters.failed_batches);
-            AckToken::new(move |d| match d {
-                Delivery::Delivered => frontiers.resolve(&registered, RangeState::Acked),
-                Delivery::Failed => {
-                    failed.inc();
-                    frontiers.resolve(&registered, RangeState::Failed);
-                }
-            })
-        };
-        let out = Arc::clone(&cx.out);
-        let shutdown = cx.shutdown.clone();
-        let sent = handle.block_on(async move {
-            tokio::select! {
-                r = out.send_acked(events, token) => r.is_ok(),
-                // Stopping while the queue is full: the batch is not handed
-                // on (its token fails), its offsets are not committed.
-                _ = shutdown.cancelled() => false,
-            }
-        });
-        if sent {
-            cx.metrics.events_out.add(n);
-        }
-        sent
     }
 
     fn commit(&self, consumer: &BaseConsumer<Ctx>, frontiers: &Frontiers, mode: CommitMode) {

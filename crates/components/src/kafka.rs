@@ -250,7 +250,9 @@ impl ClientContext for LogContext {
             RDKafkaLogLevel::Warning => {
                 tracing::warn!(pipeline = %self.pipeline, component = %self.id, facility = fac, "librdkafka: {log_message}")
             }
-            _ => tracing::debug!(pipeline = %self.pipeline, component = %self.id, facility = fac, "librdkafka: {log_message}"),
+            _ => {
+                tracing::debug!(pipeline = %self.pipeline, component = %self.id, facility = fac, "librdkafka: {log_message}")
+            }
         }
     }
 
@@ -294,8 +296,9 @@ mod tests {
     fn protocol_follows_tls_and_sasl() {
         let c = conn("brokers = \"127.0.0.1:9092\"").unwrap();
         assert_eq!(c.get("security.protocol"), Some("plaintext"));
-        let c = conn("brokers = \"a:1,b:2\"\n[sasl]\nmechanism = \"scram-sha-512\"\nusername = \"u\"\npassword = \"p\"")
-            .unwrap();
+        let c =
+            conn("brokers = \"a:1,b:2\"\n[sasl]\nmechanism = \"scram-sha-512\"\nusername = \"u\"\npassword = \"p\"")
+                .unwrap();
         assert_eq!(c.get("security.protocol"), Some("sasl_plaintext"));
         assert_eq!(c.get("sasl.mechanism"), Some("SCRAM-SHA-512"));
         let c = conn("brokers = \"a:1\"\n[tls]\nverify_hostname = false").unwrap();
@@ -309,7 +312,8 @@ mod tests {
         assert_eq!(e.path, "pipelines.p.sinks.k.brokers");
         let e = conn("brokers = \"a:1\"\noptions = { \"acks\" = \"1\" }").unwrap_err();
         assert_eq!(e.path, "pipelines.p.sinks.k.options.acks");
-        let e = conn("brokers = \"a:1\"\n[sasl]\nmechanism = \"GSSAPI\"\nusername = \"u\"\npassword = \"p\"").unwrap_err();
+        let e =
+            conn("brokers = \"a:1\"\n[sasl]\nmechanism = \"GSSAPI\"\nusername = \"u\"\npassword = \"p\"").unwrap_err();
         assert!(e.message.contains("unknown mechanism"), "{e}");
         let e = conn("brokers = \"a:1\"\n[tls]\nca_file = \"/nonexistent/ca.pem\"").unwrap_err();
         assert_eq!(e.path, "pipelines.p.sinks.k.tls.ca_file");

@@ -263,7 +263,10 @@ fn replay_config(
     src.insert("replay_from".into(), toml::Value::String(from.into()));
     src.insert("replay_to".into(), toml::Value::String(to.into()));
     if !topics.is_empty() {
-        src.insert("topics".into(), toml::Value::Array(topics.iter().map(|t| toml::Value::String(t.clone())).collect()));
+        src.insert(
+            "topics".into(),
+            toml::Value::Array(topics.iter().map(|t| toml::Value::String(t.clone())).collect()),
+        );
     }
     let mut only = toml::Table::new();
     only.insert(sid.clone(), toml::Value::Table(src));
@@ -297,11 +300,15 @@ fn kafka_replay(
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
         let comps = node.registry.components();
-        let metrics = comps.iter().find(|(p, c)| *p == pname && c.kind == "source" && c.id == sid).map(|(_, c)| Arc::clone(c));
+        let metrics =
+            comps.iter().find(|(p, c)| *p == pname && c.kind == "source" && c.id == sid).map(|(_, c)| Arc::clone(c));
         node.shutdown().await;
         let Some(m) = metrics else { anyhow::bail!("replay source metrics missing") };
         let errors = m.counter("replay_errors").get();
-        println!("{{\"pipeline\":\"{pname}\",\"source\":\"{sid}\",\"replayed\":{},\"errors\":{errors}}}", m.events_out.get());
+        println!(
+            "{{\"pipeline\":\"{pname}\",\"source\":\"{sid}\",\"replayed\":{},\"errors\":{errors}}}",
+            m.events_out.get()
+        );
         if errors > 0 {
             anyhow::bail!("the replay failed (see the log above)");
         }

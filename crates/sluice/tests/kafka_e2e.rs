@@ -252,7 +252,14 @@ linger = "5ms"
 }
 
 /// A processor: kafka source (group) → file sink.
-fn processor_config(dir: &Dir, name: &str, brokers: &str, topic: &str, group: &str, extra_source: &str) -> (PathBuf, PathBuf, u16) {
+fn processor_config(
+    dir: &Dir,
+    name: &str,
+    brokers: &str,
+    topic: &str,
+    group: &str,
+    extra_source: &str,
+) -> (PathBuf, PathBuf, u16) {
     let out = dir.path(&format!("{name}.ndjson"));
     let api = free_port();
     let cfg = dir.write(
@@ -301,7 +308,8 @@ fn read_seqs(path: &Path) -> Vec<u64> {
         .map_while(Result::ok)
         .filter(|l| !l.is_empty())
         .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(&l).unwrap_or_else(|e| panic!("bad output line {l:?}: {e}"));
+            let v: serde_json::Value =
+                serde_json::from_str(&l).unwrap_or_else(|e| panic!("bad output line {l:?}: {e}"));
             v["seq"].as_u64().unwrap_or_else(|| panic!("no seq in {l}"))
         })
         .collect()
@@ -339,8 +347,15 @@ impl Tally {
         let shares: Vec<String> =
             self.per_file.iter().map(|(n, c)| format!("{n}={c} ({:.1}%)", 100.0 * *c as f64 / total)).collect();
         let mean = total / self.per_file.len().max(1) as f64;
-        let var = self.per_file.iter().map(|(_, c)| (*c as f64 - mean).powi(2)).sum::<f64>() / self.per_file.len().max(1) as f64;
-        println!("{label}: {} events, shares {}, cv {:.3}, duplicates {}", self.total(), shares.join(" "), var.sqrt() / mean, self.duplicates());
+        let var = self.per_file.iter().map(|(_, c)| (*c as f64 - mean).powi(2)).sum::<f64>()
+            / self.per_file.len().max(1) as f64;
+        println!(
+            "{label}: {} events, shares {}, cv {:.3}, duplicates {}",
+            self.total(),
+            shares.join(" "),
+            var.sqrt() / mean,
+            self.duplicates()
+        );
     }
 }
 
@@ -609,7 +624,16 @@ fn kafka_replay_redelivers_exactly_the_time_range() {
     // A range with nothing in it replays nothing and succeeds.
     std::fs::remove_file(&out).unwrap();
     let r = Command::new(bin())
-        .args(["kafka", "replay", "--config", cfg.to_str().unwrap(), "--from", &rfc3339(base - 60_000), "--to", &rfc3339(base - 1)])
+        .args([
+            "kafka",
+            "replay",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--from",
+            &rfc3339(base - 60_000),
+            "--to",
+            &rfc3339(base - 1),
+        ])
         .output()
         .unwrap();
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
@@ -626,7 +650,8 @@ fn kafka_missing_topic_is_a_clear_error_and_nothing_is_dropped() {
     let n = 500;
     let mut agent = Proc::start("agent", &agent_config(&dir, MAIN, &topic, n, 0, "message_timeout = \"2s\""), &dir);
     agent.wait_log("kafka topic does not exist", Duration::from_secs(60));
-    let line = agent.log_text().lines().find(|l| l.contains("kafka topic does not exist")).unwrap_or_default().to_string();
+    let line =
+        agent.log_text().lines().find(|l| l.contains("kafka topic does not exist")).unwrap_or_default().to_string();
     assert!(line.contains(&topic), "the error names the topic: {line}");
     // Created later: the waiting events are delivered, none lost.
     create_topic(MAIN, &topic, 2);
@@ -704,7 +729,8 @@ max_message_bytes = "2KiB"
     let deadline = Instant::now() + Duration::from_secs(15);
     let p_stats = loop {
         let s = stats(api);
-        let n = s["pipelines"]["main"]["plugins"]["sources"][0]["gauges"]["consumer_lag"].as_array().map_or(0, Vec::len);
+        let n =
+            s["pipelines"]["main"]["plugins"]["sources"][0]["gauges"]["consumer_lag"].as_array().map_or(0, Vec::len);
         if n == 2 || Instant::now() > deadline {
             break s;
         }
@@ -713,7 +739,8 @@ max_message_bytes = "2KiB"
     agent.stop();
     p.stop();
     assert_eq!(lines.len(), 13, "10 events + 3 foreign records: {lines:?}");
-    let tagged = |tag: &str| lines.iter().filter(|v| v["tags"].as_array().is_some_and(|a| a.iter().any(|t| t == tag))).count();
+    let tagged =
+        |tag: &str| lines.iter().filter(|v| v["tags"].as_array().is_some_and(|a| a.iter().any(|t| t == tag))).count();
     assert_eq!(tagged("_kafka_oversized"), 2);
     assert_eq!(tagged("_jsonparsefailure"), 3);
     let stub = lines.iter().find(|v| v["kafka_original_bytes"].is_number()).unwrap();

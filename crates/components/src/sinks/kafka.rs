@@ -192,7 +192,9 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
     let template = Template::parse(&c.topic).map_err(|e| cx.error("topic", e.to_string()))?;
     let topic = if template.is_static() {
         if !valid_topic(&c.topic) {
-            return Err(cx.error("topic", format!("{:?} is not a valid topic name (letters, digits, '.', '_', '-')", c.topic)));
+            return Err(
+                cx.error("topic", format!("{:?} is not a valid topic name (letters, digits, '.', '_', '-')", c.topic))
+            );
         }
         Topic::Static(c.topic.clone())
     } else {
@@ -227,7 +229,12 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
     if c.max_message_bytes.0 < 1024 {
         return Err(cx.error("max_message_bytes", "must be at least 1KiB"));
     }
-    let conn = ConnectionConfig { brokers: c.brokers.clone(), tls: c.tls.clone(), sasl: c.sasl.clone(), options: c.options.clone() };
+    let conn = ConnectionConfig {
+        brokers: c.brokers.clone(),
+        tls: c.tls.clone(),
+        sasl: c.sasl.clone(),
+        options: c.options.clone(),
+    };
     let mut cc = conn.client_config(cx)?;
     cc.set("acks", "all");
     cc.set("enable.idempotence", "true");
@@ -249,8 +256,9 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
         topic_fallbacks: cx.metrics.counter("topic_fallbacks"),
     };
     let ctx = SinkContext { log: LogContext::new(cx), retry_tx: retry_tx.clone(), acked: Arc::clone(&counters.acked) };
-    let producer: ThreadedProducer<SinkContext> =
-        cc.create_with_context(ctx).map_err(|e| cx.error("options", format!("cannot create the Kafka producer: {e}")))?;
+    let producer: ThreadedProducer<SinkContext> = cc
+        .create_with_context(ctx)
+        .map_err(|e| cx.error("options", format!("cannot create the Kafka producer: {e}")))?;
     let max = c.max_in_flight_events.min(Semaphore::MAX_PERMITS);
     Ok(Box::new(KafkaSink {
         producer: Arc::new(producer),
@@ -654,15 +662,21 @@ mod tests {
         assert!(e.to_string().contains("test.kafka.topic: \"bad topic\" is not a valid topic name"), "{e}");
         let e = build_sink(&SPEC, "brokers = \"127.0.0.1:1\"\ntopic = \"logs-%{service}\"").err().unwrap();
         assert!(e.to_string().contains("default_topic: required"), "{e}");
-        let e = build_sink(&SPEC, "brokers = \"127.0.0.1:1\"\ntopic = \"t\"\nkey = \"host\"\nkey_field = \"user\"").err().unwrap();
+        let e = build_sink(&SPEC, "brokers = \"127.0.0.1:1\"\ntopic = \"t\"\nkey = \"host\"\nkey_field = \"user\"")
+            .err()
+            .unwrap();
         assert!(e.to_string().contains("key_field: set either"), "{e}");
-        let e = build_sink(&SPEC, "brokers = \"127.0.0.1:1\"\ntopic = \"t\"\noptions = { \"enable.idempotence\" = \"false\" }")
-            .err()
-            .unwrap();
+        let e = build_sink(
+            &SPEC,
+            "brokers = \"127.0.0.1:1\"\ntopic = \"t\"\noptions = { \"enable.idempotence\" = \"false\" }",
+        )
+        .err()
+        .unwrap();
         assert!(e.to_string().contains("cannot be overridden"), "{e}");
-        let e = build_sink(&SPEC, "brokers = \"127.0.0.1:1\"\ntopic = \"t\"\noptions = { \"no.such.property\" = \"1\" }")
-            .err()
-            .unwrap();
+        let e =
+            build_sink(&SPEC, "brokers = \"127.0.0.1:1\"\ntopic = \"t\"\noptions = { \"no.such.property\" = \"1\" }")
+                .err()
+                .unwrap();
         assert!(e.to_string().contains("cannot create the Kafka producer"), "{e}");
         let e = build_sink(&SPEC, "brokers = \"127.0.0.1:1\"\ntopic = \"t\"\nbogus = 1").err().unwrap();
         assert!(e.to_string().contains("unknown field `bogus`"), "{e}");

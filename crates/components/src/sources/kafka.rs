@@ -208,7 +208,12 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
     if !(1000..=3_600_000).contains(&session_ms) {
         return Err(cx.error("session_timeout", "must be between 1s and 1h"));
     }
-    let conn = ConnectionConfig { brokers: c.brokers.clone(), tls: c.tls.clone(), sasl: c.sasl.clone(), options: c.options.clone() };
+    let conn = ConnectionConfig {
+        brokers: c.brokers.clone(),
+        tls: c.tls.clone(),
+        sasl: c.sasl.clone(),
+        options: c.options.clone(),
+    };
     let mut cc = conn.client_config(cx)?;
     let group = match replay {
         // A replay never joins (or commits for) the real group.
@@ -436,7 +441,10 @@ impl ClientContext for Ctx {
                 } else {
                     continue;
                 };
-                series.push(LabelledValue { labels: vec![("topic", topic.clone()), ("partition", id.to_string())], value: lag });
+                series.push(LabelledValue {
+                    labels: vec![("topic", topic.clone()), ("partition", id.to_string())],
+                    value: lag,
+                });
             }
         }
         series.sort_by(|a, b| a.labels.cmp(&b.labels));
@@ -509,7 +517,9 @@ impl Ctx {
                     let _ = tpl.set_partition_offset(e.topic(), e.partition(), e.offset());
                 }
             }
-            Err(e) => tracing::warn!(pipeline = %self.log.pipeline, source = %self.log.id, error = %e, "offsets_for_times failed; using auto.offset.reset"),
+            Err(e) => {
+                tracing::warn!(pipeline = %self.log.pipeline, source = %self.log.id, error = %e, "offsets_for_times failed; using auto.offset.reset")
+            }
         }
     }
 }
@@ -558,7 +568,8 @@ impl ConsumerContext for Ctx {
         if let Err(e) = result {
             self.counters.commit_failures.inc();
             tracing::warn!(pipeline = %self.log.pipeline, source = %self.log.id, error = %e, "offset commit failed; retrying on the next tick");
-            let keys: Vec<(String, i32)> = offsets.elements().iter().map(|e| (e.topic().to_string(), e.partition())).collect();
+            let keys: Vec<(String, i32)> =
+                offsets.elements().iter().map(|e| (e.topic().to_string(), e.partition())).collect();
             self.frontiers.uncommit(&keys);
         }
     }
@@ -698,7 +709,8 @@ impl Decoder {
         let mut ident: Option<(String, String, String, String)> = None;
         // Trusted records with identity members elsewhere than at the start
         // (not written by the kafka sink) take the eager path below.
-        let split = split_identity(payload).filter(|(_, rebuilt)| !self.trust || rebuilt.is_some() || !mentions_identity(payload));
+        let split = split_identity(payload)
+            .filter(|(_, rebuilt)| !self.trust || rebuilt.is_some() || !mentions_identity(payload));
         let parsed = match split {
             Some((prefix, rebuilt)) => {
                 if self.trust {
@@ -845,8 +857,10 @@ impl KafkaSource {
             counters: self.counters.clone(),
             metrics: Arc::clone(&cx.metrics),
         };
-        let consumer: BaseConsumer<Ctx> =
-            self.client.create_with_context(ctx).map_err(|e| format!("kafka source {}: cannot create the consumer: {e}", cx.id))?;
+        let consumer: BaseConsumer<Ctx> = self
+            .client
+            .create_with_context(ctx)
+            .map_err(|e| format!("kafka source {}: cannot create the consumer: {e}", cx.id))?;
         let mut decoder = Decoder {
             trust: self.trust_identity,
             last_identity: None,
@@ -962,7 +976,8 @@ impl KafkaSource {
         let mut from_q = TopicPartitionList::new();
         let mut to_q = TopicPartitionList::new();
         for t in &self.topics {
-            let md = consumer.fetch_metadata(Some(t), timeout).map_err(|e| format!("replay: metadata of topic {t}: {e}"))?;
+            let md =
+                consumer.fetch_metadata(Some(t), timeout).map_err(|e| format!("replay: metadata of topic {t}: {e}"))?;
             let Some(mt) = md.topics().iter().find(|x| x.name() == t) else {
                 return Err(format!("replay: topic {t} not found").into());
             };
@@ -1025,7 +1040,11 @@ impl KafkaSource {
                 }
                 None => {
                     if last_progress.elapsed() > timeout {
-                        return Err(format!("replay: no records for {timeout:?} with {} partitions unfinished", windows.len()).into());
+                        return Err(format!(
+                            "replay: no records for {timeout:?} with {} partitions unfinished",
+                            windows.len()
+                        )
+                        .into());
                     }
                 }
             }

@@ -17,6 +17,7 @@
 #            bootstrap address. A running instance is left alone.
 #   stop   = SIGTERM, wait up to 30 s, then SIGKILL.
 #   topics = lists the topics (kafka-topics --list).
+#   create TOPIC PARTITIONS [INSTANCE] = creates a topic (replication 1).
 #
 # Auto-creation of topics is OFF by default: a sink writing to a topic that
 # does not exist gets a clear error instead of a silently created topic with
@@ -29,6 +30,9 @@
 set -euo pipefail
 
 ACTION=${1:-start}
+if [ "$ACTION" = create ]; then
+  TOPIC=${2:?usage: kafka.sh create TOPIC PARTITIONS [INSTANCE]}; PARTS=${3:?partitions}; shift 2
+fi
 INSTANCE=${2:-main}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BASE=${SERVICES_DIR:-$ROOT/.cache/services}
@@ -152,5 +156,8 @@ case "$ACTION" in
   status) if running; then echo "running pid $(cat "$PIDF") on 127.0.0.1:$PORT"; else echo "stopped"; exit 1; fi ;;
   topics) java -Dlog4j2.configurationFile="$D/log4j2.properties" -cp "$K/lib/*" \
             org.apache.kafka.tools.TopicCommand --bootstrap-server "127.0.0.1:$PORT" --list ;;
-  *) echo "usage: $0 [install|start|stop|status|topics] [INSTANCE]" >&2; exit 2 ;;
+  create) java -Dlog4j2.configurationFile="$D/log4j2.properties" -cp "$K/lib/*" \
+            org.apache.kafka.tools.TopicCommand --bootstrap-server "127.0.0.1:$PORT" \
+            --create --topic "$TOPIC" --partitions "$PARTS" --replication-factor 1 2>&1 | grep -E 'Created topic|Error|ERROR|exists' ;;
+  *) echo "usage: $0 [install|start|stop|status|topics|create TOPIC PARTITIONS] [INSTANCE]" >&2; exit 2 ;;
 esac

@@ -300,6 +300,13 @@ path = "{out}"
     (cfg, out, api)
 }
 
+/// The API port written into a config by `agent_config`/`processor_config`.
+fn api_of(cfg: &Path) -> u16 {
+    let text = std::fs::read_to_string(cfg).unwrap();
+    let line = text.lines().find(|l| l.starts_with("address = \"127.0.0.1:")).unwrap();
+    line.trim_end_matches('"').rsplit(':').next().unwrap().parse().unwrap()
+}
+
 /// `seq` → how many times it was seen, per output file.
 fn read_seqs(path: &Path) -> Vec<u64> {
     let Ok(f) = std::fs::File::open(path) else { return Vec::new() };
@@ -530,10 +537,22 @@ fn kafka_broker_unreachable_then_restarted_mid_run() {
     let group = unique("g");
     let n = 12_000u64;
     // 1. The broker is down: the agent reports it, retries, and holds the events.
-    let agent_cfg = agent_config(&dir, RESTART, &topic, n, 1500, "message_timeout = \"2s\"");
+    let agent_cfg =
+        agent_config(&dir, RESTART, &topic, n, 1500, "message_timeout = \"2s\"\nmax_in_flight_events = 1000");
     let mut agent = Proc::start("agent", &agent_cfg, &dir);
     agent.wait_log("Connection refused", Duration::from_secs(30));
     agent.wait_log("kafka did not acknowledge records; retrying", Duration::from_secs(30));
+    // Back-pressure: at most max_in_flight_events (+ one batch) reach the
+    // sink; the rest waits in the agent's persisted queue; nothing is acked.
+    std::thread::sleep(Duration::from_secs(2));
+    let st = stats(api_of(&agent_cfg));
+    let sink = &st["pipelines"]["ship"]["plugins"]["sinks"][0];
+    assert_eq!(sink["counters"]["acked_events"].as_u64().unwrap_or(0), 0, "{sink}");
+    assert!(sink["counters"]["retried_records"].as_u64().unwrap_or(0) > 0, "{sink}");
+    assert!(sink["counters"]["client_errors"].as_u64().unwrap_or(0) > 0, "{sink}");
+    assert!(sink["events"]["out"].as_u64().unwrap() <= 1000 + 256, "in-flight bound: {sink}");
+    let queued = st["pipelines"]["ship"]["events"]["in"].as_u64().unwrap();
+    assert!(queued > sink["events"]["out"].as_u64().unwrap() + 256, "events wait in the agent's queue: {st}");
     let err_line = agent.log_text().lines().find(|l| l.contains("kafka client error")).unwrap_or_default().to_string();
     assert!(err_line.contains("127.0.0.1:19094"), "the error names the broker: {err_line}");
     // 2. The broker comes up; the topic is created; everything flows.

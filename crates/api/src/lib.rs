@@ -11,6 +11,8 @@
 //!   in/out/filtered with 1m/5m/15m rates, queue depth, batch latency
 //!   percentiles and every component's counters.
 //! - `GET /metrics`: the same counters in Prometheus text format.
+//! - The web UI, embedded at build time ([`ui`]): its files, and
+//!   `index.html` for browser navigations to client routes.
 //! - Everything else goes to the routers components mounted ([`mounts`]):
 //!   the `http` source with `address = "api"` serves `POST /_bulk`,
 //!   `POST /ndjson` and the Elasticsearch handshake here.
@@ -22,6 +24,7 @@ pub mod error;
 pub mod mounts;
 pub mod process;
 pub mod search;
+pub mod ui;
 
 use std::fmt::Write as _;
 use std::sync::Arc;

@@ -3,11 +3,13 @@
 use sluice_core::component::SinkSpec;
 
 pub mod blackhole;
+pub mod elasticsearch;
 pub mod encoding;
 pub mod file;
 pub mod http;
 #[cfg(feature = "kafka")]
 pub mod kafka;
+pub mod sluice;
 pub mod stdout;
 pub mod store;
 pub mod tcp;
@@ -16,10 +18,12 @@ pub mod udp;
 /// Every sink type, by config `type` name.
 pub const SPECS: &[&SinkSpec] = &[
     &blackhole::SPEC,
+    &elasticsearch::SPEC,
     &file::SPEC,
     &http::SPEC,
     #[cfg(feature = "kafka")]
     &kafka::SPEC,
+    &sluice::SPEC,
     &stdout::SPEC,
     &store::SPEC,
     &tcp::SPEC,

@@ -59,6 +59,13 @@ pub trait Output: Send + Sync {
         ack.delivered();
         Ok(())
     }
+
+    /// How full the queue is, from 0.0 (empty) to 1.0 (full: `send` waits),
+    /// when known. Receivers of the agent protocol report it to senders,
+    /// which balance by it (`least_loaded`) and grant credits by it.
+    fn fill_ratio(&self) -> Option<f64> {
+        None
+    }
 }
 
 /// What a running source gets from the runtime.

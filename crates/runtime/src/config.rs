@@ -47,9 +47,17 @@ impl Default for NodeConfig {
 }
 
 fn default_node_name() -> String {
+    hostname().unwrap_or_else(|| "sluice".into())
+}
+
+/// The machine's host name (`/proc/sys/kernel/hostname`, else `$HOSTNAME`):
+/// the default `host` of a source's identity and of the node name.
+pub fn hostname() -> Option<String> {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
         .map(|s| s.trim().to_string())
-        .unwrap_or_else(|_| "sluice".into())
+        .filter(|s| !s.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok().filter(|s| !s.is_empty()))
 }
 fn default_data_dir() -> PathBuf {
     PathBuf::from("data")
@@ -159,6 +167,13 @@ pub struct PersistedConfig {
     /// `"always"`, `"never"`, or an interval such as `"1s"`.
     #[serde(default = "default_fsync")]
     pub fsync: String,
+    /// Minimum time between two writes of a shard's ack checkpoint
+    /// (default 100ms; `"0s"` writes one on every advance). A stale
+    /// checkpoint only re-delivers events after a crash, it never loses any:
+    /// after `kill -9` at most this long's worth of acknowledged events is
+    /// delivered again, plus the batches in flight.
+    #[serde(default = "default_checkpoint_interval")]
+    pub checkpoint_interval: HumanDuration,
 }
 
 fn default_segment() -> ByteSize {
@@ -166,6 +181,9 @@ fn default_segment() -> ByteSize {
 }
 fn default_max_bytes() -> ByteSize {
     ByteSize(1 << 30)
+}
+fn default_checkpoint_interval() -> HumanDuration {
+    HumanDuration(std::time::Duration::from_millis(100))
 }
 fn default_fsync() -> String {
     "1s".into()
@@ -188,6 +206,8 @@ struct RawQueue {
     max_bytes: Option<ByteSize>,
     #[serde(default)]
     fsync: Option<String>,
+    #[serde(default)]
+    checkpoint_interval: Option<HumanDuration>,
 }
 
 fn default_queue_type() -> String {
@@ -371,6 +391,7 @@ fn parse_queue(v: toml::Value, path: &str) -> Result<QueueConfig, ConfigError> {
                 ("segment_size", q.segment_size.is_some()),
                 ("max_bytes", q.max_bytes.is_some()),
                 ("fsync", q.fsync.is_some()),
+                ("checkpoint_interval", q.checkpoint_interval.is_some()),
             ] {
                 if set {
                     return Err(ConfigError::new(format!("{path}.{k}"), "only valid with type = \"persisted\""));
@@ -395,6 +416,7 @@ fn parse_queue(v: toml::Value, path: &str) -> Result<QueueConfig, ConfigError> {
                 segment_size: q.segment_size.unwrap_or_else(default_segment),
                 max_bytes: q.max_bytes.unwrap_or_else(default_max_bytes),
                 fsync: q.fsync.unwrap_or_else(default_fsync),
+                checkpoint_interval: q.checkpoint_interval.unwrap_or_else(default_checkpoint_interval),
             };
             if p.shards == Some(0) {
                 return Err(ConfigError::new(format!("{path}.shards"), "must be at least 1"));

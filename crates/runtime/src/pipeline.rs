@@ -84,6 +84,10 @@ impl Output for Stamp {
         self.stamp(&mut events);
         self.inner.send_acked(events, ack).await
     }
+
+    fn fill_ratio(&self) -> Option<f64> {
+        self.inner.fill_ratio()
+    }
 }
 
 /// Opens the queue and starts workers, sinks and sources.

@@ -47,7 +47,7 @@ pub struct PipelineQueue {
 
 enum Backend {
     Memory { tx: Mutex<Option<Sender<WorkItem>>>, permits: Arc<Semaphore>, max: usize },
-    Persisted { q: Arc<PersistedQueue>, next_shard: AtomicUsize, tx: Mutex<Option<Sender<WorkItem>>> },
+    Persisted { q: Arc<PersistedQueue>, next_shard: AtomicUsize, tx: Mutex<Option<Sender<WorkItem>>>, max_bytes: u64 },
 }
 
 /// The queue as sources see it.
@@ -93,6 +93,7 @@ impl PipelineQueue {
             max_bytes: cfg.max_bytes.0,
             // INVARIANT: validated by the config parser.
             fsync: parse_fsync(&cfg.fsync).unwrap_or(sluice_queue::FsyncPolicy::Interval(Duration::from_secs(1))),
+            checkpoint_interval: cfg.checkpoint_interval.0,
             ..Default::default()
         };
         let dir_for_err = qc.dir.clone();
@@ -120,6 +121,7 @@ impl PipelineQueue {
                 q: Arc::clone(&q),
                 next_shard: AtomicUsize::new(0),
                 tx: Mutex::new(Some(tx_direct)),
+                max_bytes: cfg.max_bytes.0.max(1),
             },
             metrics,
             closed: AtomicBool::new(false),
@@ -258,6 +260,13 @@ async fn deliver(tx: Sender<WorkItem>, item: WorkItem) {
 
 #[async_trait]
 impl Output for QueueOutput {
+    fn fill_ratio(&self) -> Option<f64> {
+        Some(match &self.backend {
+            Backend::Memory { permits, max, .. } => 1.0 - permits.available_permits() as f64 / (*max).max(1) as f64,
+            Backend::Persisted { q, max_bytes, .. } => (q.stats().bytes as f64 / *max_bytes as f64).min(1.0),
+        })
+    }
+
     async fn send(&self, events: Vec<Event>) -> Result<(), Closed> {
         self.send_inner(events, None).await
     }
@@ -309,7 +318,7 @@ impl QueueOutput {
                 self.metrics.events_in.add(n as u64);
                 tx.send(WorkItem { events, token }).map_err(|_| Closed)
             }
-            Backend::Persisted { q, next_shard, tx } => {
+            Backend::Persisted { q, next_shard, tx, .. } => {
                 // Room for the record header first, so the queue writes the
                 // record without copying the payload.
                 let mut framed = Vec::with_capacity(RECORD_HEADER_LEN + encoded_size_hint(&events));
@@ -457,6 +466,7 @@ mod tests {
             segment_size: sluice_core::config::ByteSize(1 << 20),
             max_bytes: sluice_core::config::ByteSize(16 << 20),
             fsync: "always".into(),
+            checkpoint_interval: crate::config::HumanDuration(Duration::from_millis(100)),
         };
         let (q, _report) = PipelineQueue::persisted(&cfg, dir.path().to_path_buf(), 1, metrics("persisted")).unwrap();
         let out = q.output();

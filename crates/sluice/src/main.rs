@@ -1,5 +1,5 @@
-//! The `sluice` binary: `run` a node from a config file, `validate` a config,
-//! list `components`. Roles (agent, dispatcher, processor, store) are
+//! The `sluice` binary: `run` a node from a config file, `agent` (the same
+//! with an agent's config), `validate` a config, list `components`. Roles (agent, dispatcher, processor, store) are
 //! configurations of this one binary.
 
 use std::path::PathBuf;
@@ -31,6 +31,14 @@ enum Cmd {
     /// Run a node from a config file (SIGTERM/SIGINT: graceful stop; SIGHUP: reload).
     Run {
         /// The config file.
+        config: PathBuf,
+    },
+    /// Run the agent role: the same runtime as `run`, with a config that
+    /// reads local logs and ships them with a `sluice` sink (see
+    /// examples/agent.toml).
+    Agent {
+        /// The agent's config file.
+        #[arg(long, short)]
         config: PathBuf,
     },
     /// Check a config file and report every error with its key path.
@@ -118,6 +126,16 @@ fn main() -> ExitCode {
         }
         Cmd::Bench { cmd: BenchCmd::Gen { target, template, count, rate, connections } } => {
             match bench_gen(&target, &template, count, rate, connections) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("error: {e:#}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Cmd::Agent { config } => {
+            tracing::info!(config = %config.display(), "starting the agent role");
+            match run(config) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("error: {e:#}");

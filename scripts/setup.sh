@@ -20,5 +20,8 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 # Real syslog senders (rsyslog, syslog-ng) for the end-to-end syslog tests.
 scripts/syslog-clients.sh install >/dev/null
+# A real OpenLDAP slapd for the LDAP login tests (crates/users/tests/ldap.rs
+# starts its own instance on free ports with this script).
+scripts/ldap.sh install >/dev/null
 # Apache Kafka jars for the Kafka tests (≈ 1 min the first time, then cached).
 scripts/kafka.sh install >/dev/null

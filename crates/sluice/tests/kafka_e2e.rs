@@ -153,8 +153,15 @@ fn free_port() -> u16 {
 struct Dir(tempfile::TempDir);
 
 impl Dir {
+    /// A temporary directory, kept (its path printed) when
+    /// `SLUICE_TEST_KEEP` is set, to read the processes' logs afterwards.
     fn new() -> Self {
-        Self(tempfile::tempdir().unwrap())
+        let mut d = tempfile::tempdir().unwrap();
+        if std::env::var_os("SLUICE_TEST_KEEP").is_some() {
+            d.disable_cleanup(true);
+            println!("test directory kept: {}", d.path().display());
+        }
+        Self(d)
     }
     fn path(&self, p: &str) -> PathBuf {
         self.0.path().join(p)

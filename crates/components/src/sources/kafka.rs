@@ -366,8 +366,11 @@ impl Frontiers {
         self.changed.notify_all();
     }
 
-    /// Offsets to commit now (acknowledged frontier moved past the last commit).
-    fn due(&self, only: Option<&[PartKey]>) -> Vec<(PartKey, i64)> {
+    /// Offsets to commit now: where the acknowledged frontier moved past
+    /// the last commit, or (`force`: at revocation and shutdown, when the
+    /// outcome of an earlier asynchronous commit may not be known yet) every
+    /// acknowledged frontier.
+    fn due(&self, only: Option<&[PartKey]>, force: bool) -> Vec<(PartKey, i64)> {
         let mut parts = self.parts.lock();
         let mut out = Vec::new();
         for (k, p) in parts.iter_mut() {
@@ -375,7 +378,7 @@ impl Frontiers {
                 continue;
             }
             if let Some(c) = p.committable {
-                if p.committed != Some(c) {
+                if force || p.committed != Some(c) {
                     p.committed = Some(c);
                     out.push((k.clone(), c));
                 }
@@ -476,7 +479,7 @@ impl Ctx {
             }
         }
         drop(parts);
-        let due = self.frontiers.due(Some(&keys));
+        let due = self.frontiers.due(Some(&keys), true);
         if !due.is_empty() && !consumer.assignment_lost() {
             match consumer.commit(&tpl_of(&due), CommitMode::Sync) {
                 Ok(()) => self.counters.commits.inc(),
@@ -565,13 +568,28 @@ impl ConsumerContext for Ctx {
     }
 
     fn commit_callback(&self, result: KafkaResult<()>, offsets: &TopicPartitionList) {
-        if let Err(e) = result {
-            self.counters.commit_failures.inc();
-            tracing::warn!(pipeline = %self.log.pipeline, source = %self.log.id, error = %e, "offset commit failed; retrying on the next tick");
-            let keys: Vec<(String, i32)> =
-                offsets.elements().iter().map(|e| (e.topic().to_string(), e.partition())).collect();
-            self.frontiers.uncommit(&keys);
+        // A commit can fail as a whole (`result`) or per partition (the
+        // group's generation changed during a rebalance: the top-level result
+        // is then often `Ok`); either way those partitions are committed
+        // again on the next tick.
+        let failed: Vec<(String, i32)> = offsets
+            .elements()
+            .iter()
+            .filter(|e| result.is_err() || e.error().is_err())
+            .map(|e| (e.topic().to_string(), e.partition()))
+            .collect();
+        if failed.is_empty() {
+            return;
         }
+        self.counters.commit_failures.inc();
+        let error = match &result {
+            Err(e) => e.to_string(),
+            Ok(()) => {
+                offsets.elements().iter().find_map(|e| e.error().err()).map_or_else(String::new, |e| e.to_string())
+            }
+        };
+        tracing::warn!(pipeline = %self.log.pipeline, source = %self.log.id, error = %error, partitions = failed.len(), "offset commit failed; retrying on the next tick");
+        self.frontiers.uncommit(&failed);
     }
 }
 
@@ -948,7 +966,7 @@ impl KafkaSource {
     }
 
     fn commit(&self, consumer: &BaseConsumer<Ctx>, frontiers: &Frontiers, mode: CommitMode) {
-        let due = frontiers.due(None);
+        let due = frontiers.due(None, matches!(mode, CommitMode::Sync));
         if due.is_empty() {
             return;
         }
@@ -1153,25 +1171,29 @@ mod tests {
         let b = f.register(&one(20));
         let c = f.register(&one(30));
         f.resolve(&b, RangeState::Acked);
-        assert!(f.due(None).is_empty(), "a gap before b");
+        assert!(f.due(None, false).is_empty(), "a gap before b");
         f.resolve(&a, RangeState::Acked);
-        assert_eq!(f.due(None), vec![(k.clone(), 20)]);
-        assert!(f.due(None).is_empty(), "committed once");
+        assert_eq!(f.due(None, false), vec![(k.clone(), 20)]);
+        assert!(f.due(None, false).is_empty(), "committed once");
+        // At revocation and shutdown the frontier is committed again, in
+        // case an asynchronous commit of it failed unseen.
+        assert_eq!(f.due(None, true), vec![(k.clone(), 20)]);
+        assert_eq!(f.due(Some(&[(Arc::from("other"), 0)]), true), vec![]);
         f.resolve(&c, RangeState::Failed);
         let d = f.register(&one(40));
         f.resolve(&d, RangeState::Acked);
-        assert!(f.due(None).is_empty(), "a failed batch stops the frontier");
+        assert!(f.due(None, false).is_empty(), "a failed batch stops the frontier");
         // A commit that failed is committed again.
         f.uncommit(&[("t".into(), 0)]);
-        assert_eq!(f.due(None), vec![(k.clone(), 20)]);
+        assert_eq!(f.due(None, false), vec![(k.clone(), 20)]);
         // Acks of a partition that was revoked and assigned again are ignored.
         let old = f.register(&one(50));
         f.parts.lock().remove(&k);
         let new = f.register(&one(60));
         f.resolve(&old, RangeState::Acked);
-        assert!(f.due(None).is_empty());
+        assert!(f.due(None, false).is_empty());
         f.resolve(&new, RangeState::Acked);
-        assert_eq!(f.due(None), vec![(k, 60)]);
+        assert_eq!(f.due(None, false), vec![(k, 60)]);
     }
 
     #[test]

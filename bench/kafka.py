@@ -31,7 +31,7 @@ def proc_cpu(pid):
 
 
 def stats(api):
-    with urllib.request.urlopen(f"http://{api}/_node/stats", timeout=5) as r:
+    with urllib.request.urlopen(f"http://127.0.0.1:{api}/_node/stats", timeout=5) as r:
         return json.load(r)
 
 
@@ -45,6 +45,7 @@ def start(tmp, name, body):
         f.write(body)
     log = open(os.path.join(tmp, name + ".log"), "w")
     p = subprocess.Popen([BIN, "run", path], stdout=subprocess.DEVNULL, stderr=log, env={**os.environ, "SLUICE_LOG": "warn"})
+    CHILDREN.append(p)
     return p
 
 
@@ -236,7 +237,12 @@ type = "blackhole"
             print(f"| pull via Kafka, {k} processors | {rate}/s × {n} | {row['received']} | {' / '.join(map(str, row['shares_pct']))} | {row['cv_totals']} | {row['cv_per_second_mean']} |")
 
 
+CHILDREN = []
+
+
 def main():
+    import atexit
+    atexit.register(lambda: [c.kill() for c in CHILDREN if c.poll() is None])
     args = sys.argv[1:]
     md = "--md" in args
     def opt(name, default):

@@ -127,6 +127,40 @@ def throughput(n, md):
     dt = time.time() - t0; cpu = proc_cpu(p.pid) - c0
     stop(p)
     rows.append({"case": "tcp ndjson -> blackhole (sluice's own path)", "events": n, "seconds": round(dt, 2), "events_per_s": round(n / dt), "sluice_cpu_s": round(cpu, 2)})
+    # 1b. sluice's native agent protocol: bench gen -> tcp source -> sluice
+    # sink (lz4) -> sluice source -> blackhole; done when the receiver's sink
+    # has everything (CPU: both sluice processes).
+    api, port, rapi, rport = free_port(), free_port(), free_port(), free_port()
+    r = start(tmp, "receiver", NODE.format(data=tmp + "/d1r", api=rapi) + f"""
+[pipelines.main]
+workers = 2
+batch_size = 512
+batch_delay = "10ms"
+[pipelines.main.sources.agents]
+type = "sluice"
+address = "127.0.0.1:{rport}"
+[pipelines.main.sources.agents.tokens.bench]
+token = "bench-token-0123456789abcdef"
+group = "acme"
+[pipelines.main.sinks.out]
+type = "blackhole"
+""")
+    wait_api(rapi, r)
+    p = start(tmp, "sender", NODE.format(data=tmp + "/d1s", api=api) + TCP_IN.format(port=port) + f"""
+[pipelines.main.sinks.out]
+type = "sluice"
+receivers = ["127.0.0.1:{rport}"]
+token = "bench-token-0123456789abcdef"
+group = "acme"
+compression = "lz4"
+""")
+    wait_api(api, p)
+    c0 = proc_cpu(p.pid) + proc_cpu(r.pid); t0 = time.time()
+    gen(port, n, 0)
+    wait_count(rapi, lambda s: plugin(s, "main", "sinks")["events"]["out"], n)
+    dt = time.time() - t0; cpu = proc_cpu(p.pid) + proc_cpu(r.pid) - c0
+    stop(p); stop(r)
+    rows.append({"case": "tcp ndjson -> sluice sink (agent protocol, lz4) -> sluice source -> blackhole", "events": n, "seconds": round(dt, 2), "events_per_s": round(n / dt), "sluice_cpu_s": round(cpu, 2)})
     # 2. Kafka produce: bench gen -> tcp source -> kafka sink; done when Kafka acknowledged all.
     topic = f"bench-{int(time.time())}"
     create_topic(topic, 8)

@@ -487,6 +487,13 @@ fn kafka_kill9_processor_partitions_move_nothing_lost() {
     }
     a.kill9();
     let written_by_a = read_seqs(&out_a).len();
+    // What the group had committed at the kill, then what had been written
+    // (in this order: b keeps writing and committing, which only loosens
+    // the bound): the duplicates are at most the difference, a's
+    // uncommitted tail.
+    let committed_at_kill = committed_total(MAIN, &group, &topic, 8);
+    let written_at_kill = (read_seqs(&out_a).len() + read_seqs(&out_b).len()) as i64;
+    let uncommitted = written_at_kill - committed_at_kill;
     let outs = vec![("a".to_string(), out_a.clone()), ("b".to_string(), out_b.clone())];
     let t = wait_total(&outs, n as usize, Duration::from_secs(120));
     agent.stop();
@@ -509,7 +516,14 @@ fn kafka_kill9_processor_partitions_move_nothing_lost() {
         assert!(a_seqs.contains(s), "duplicate {s} not from the killed processor");
     }
     assert!(dups < written_by_a, "duplicates {dups} >= events a wrote {written_by_a}: a never committed");
-    println!("kill -9: a wrote {written_by_a} before the kill, duplicates (a's uncommitted tail) {dups}");
+    assert!(
+        dups as i64 <= uncommitted,
+        "duplicates {dups} > events written but not committed at the kill {uncommitted}"
+    );
+    println!(
+        "kill -9: a wrote {written_by_a} before the kill; written but not committed at the kill {uncommitted}; \
+         duplicates (a's uncommitted tail) {dups}"
+    );
     assert!(b.log_text().contains("kafka partitions assigned"));
 }
 
@@ -815,4 +829,14 @@ max_message_bytes = "2KiB"
     let lag = src["gauges"]["consumer_lag"].as_array().cloned().unwrap_or_default();
     assert_eq!(lag.len(), 2, "lag per partition in /_node/stats: {src}");
     assert!(lag.iter().all(|l| l["labels"]["topic"] == topic.as_str()), "{lag:?}");
+}
+
+#[test]
+fn kafka_examples_validate() {
+    for name in ["agent-kafka.toml", "processor-kafka.toml"] {
+        let path = repo().join("examples").join(name);
+        let out = Command::new(bin()).args(["validate", path.to_str().unwrap()]).output().unwrap();
+        assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("{}: ok", path.display()));
+    }
 }

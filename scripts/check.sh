@@ -21,6 +21,13 @@ cargo fmt --all --check
 step "cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+step "kafka broker (scripts/kafka.sh, once for the whole run)"
+# The Kafka end-to-end tests need it; started here once, stopped at the end
+# only if this run started it.
+if scripts/kafka.sh status >/dev/null 2>&1; then kafka_was_running=1; else kafka_was_running=0; fi
+scripts/kafka.sh start
+trap '[ "$kafka_was_running" = 1 ] || scripts/kafka.sh stop >/dev/null 2>&1 || true' EXIT
+
 step "cargo test"
 cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$root/.cache/test.log"
 

@@ -5,7 +5,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .cache
 need=()
-for p in pkg-config socat bsdutils curl python3-venv openssl; do
+# cmake, libssl-dev, zlib1g-dev, libcurl4-openssl-dev: the bundled librdkafka
+# (rdkafka's cmake-build, the `kafka` feature); java + maven: the Kafka broker
+# of scripts/kafka.sh.
+for p in pkg-config socat bsdutils curl python3-venv openssl \
+         cmake libssl-dev zlib1g-dev libcurl4-openssl-dev openjdk-17-jre-headless maven; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -19,3 +23,5 @@ scripts/syslog-clients.sh install >/dev/null
 # A real OpenLDAP slapd for the LDAP login tests (crates/users/tests/ldap.rs
 # starts its own instance on free ports with this script).
 scripts/ldap.sh install >/dev/null
+# Apache Kafka jars for the Kafka tests (≈ 1 min the first time, then cached).
+scripts/kafka.sh install >/dev/null

@@ -263,6 +263,21 @@ pub fn stats_json(s: &ApiState) -> Value {
             let cr = c.rates();
             let extra: serde_json::Map<String, Value> =
                 c.extra().into_iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
+            let gauges: serde_json::Map<String, Value> = c
+                .labelled()
+                .into_iter()
+                .map(|(k, series)| {
+                    let arr: Vec<Value> = series
+                        .into_iter()
+                        .map(|s| {
+                            let labels: serde_json::Map<String, Value> =
+                                s.labels.into_iter().map(|(l, v)| (l.to_string(), json!(v))).collect();
+                            json!({"labels": labels, "value": s.value})
+                        })
+                        .collect();
+                    (k.to_string(), Value::Array(arr))
+                })
+                .collect();
             let entry = json!({
                 "id": c.id, "type": c.type_name,
                 "events": {"in": c.events_in.get(), "out": c.events_out.get(), "failed": c.events_failed.get(), "dropped": c.events_dropped.get()},
@@ -270,6 +285,7 @@ pub fn stats_json(s: &ApiState) -> Value {
                 "errors": c.errors.get(),
                 "rates": {"1m": cr.m1, "5m": cr.m5, "15m": cr.m15},
                 "counters": extra,
+                "gauges": gauges,
             });
             let key = match c.kind {
                 "source" => "sources",
@@ -394,6 +410,26 @@ pub fn prometheus_text(s: &ApiState) -> String {
             );
         }
     }
+    // Labelled gauges (consumer lag per topic partition, …), one family per name.
+    let mut families: std::collections::BTreeMap<&'static str, Vec<String>> = std::collections::BTreeMap::new();
+    for (p, c) in &comps {
+        for (name, series) in c.labelled() {
+            let lines = families.entry(name).or_default();
+            for s in series {
+                let mut labels = format!("pipeline=\"{}\",kind=\"{}\",id=\"{}\"", esc(p), c.kind, esc(&c.id));
+                for (l, v) in &s.labels {
+                    let _ = write!(labels, ",{l}=\"{}\"", esc(v));
+                }
+                lines.push(format!("sluice_component_{name}{{{labels}}} {}", s.value));
+            }
+        }
+    }
+    for (name, lines) in families {
+        let _ = writeln!(out, "# TYPE sluice_component_{name} gauge");
+        for l in lines {
+            let _ = writeln!(out, "{l}");
+        }
+    }
     out
 }
 
@@ -413,6 +449,13 @@ mod tests {
         let c = registry.component("main", ComponentMetrics::new("source", "in", "tcp"));
         c.events_in.add(10);
         c.counter("oversized_frames").add(2);
+        c.replace_labelled(
+            "consumer_lag",
+            vec![sluice_core::metrics::LabelledValue {
+                labels: vec![("topic", "logs".into()), ("partition", "3".into())],
+                value: 42,
+            }],
+        );
         ApiState::new(registry, "n1")
     }
 
@@ -426,6 +469,10 @@ mod tests {
         assert_eq!(v["pipelines"]["main"]["events"]["out"], 7);
         assert_eq!(v["pipelines"]["main"]["plugins"]["sources"][0]["counters"]["oversized_frames"], 2);
         assert!(v["process"]["rss_bytes"].as_u64().unwrap() > 0);
+        let lag = &v["pipelines"]["main"]["plugins"]["sources"][0]["gauges"]["consumer_lag"][0];
+        assert_eq!(lag["labels"]["topic"], "logs");
+        assert_eq!(lag["labels"]["partition"], "3");
+        assert_eq!(lag["value"], 42);
     }
 
     #[tokio::test]
@@ -433,5 +480,9 @@ mod tests {
         let t = prometheus_text(&state());
         assert!(t.contains("sluice_pipeline_events_in_total{pipeline=\"main\"} 10"), "{t}");
         assert!(t.contains("sluice_component_counter_total{pipeline=\"main\",kind=\"source\",id=\"in\",name=\"oversized_frames\"} 2"), "{t}");
+        assert!(
+            t.contains("sluice_component_consumer_lag{pipeline=\"main\",kind=\"source\",id=\"in\",topic=\"logs\",partition=\"3\"} 42"),
+            "{t}"
+        );
     }
 }

@@ -7,6 +7,8 @@
 
 pub mod balancer;
 pub mod filters;
+#[cfg(feature = "kafka")]
+pub mod kafka;
 pub mod secret;
 pub mod sinks;
 pub mod sources;

@@ -7,6 +7,8 @@ pub mod elasticsearch;
 pub mod encoding;
 pub mod file;
 pub mod http;
+#[cfg(feature = "kafka")]
+pub mod kafka;
 pub mod sluice;
 pub mod stdout;
 pub mod store;
@@ -19,6 +21,8 @@ pub const SPECS: &[&SinkSpec] = &[
     &elasticsearch::SPEC,
     &file::SPEC,
     &http::SPEC,
+    #[cfg(feature = "kafka")]
+    &kafka::SPEC,
     &sluice::SPEC,
     &stdout::SPEC,
     &store::SPEC,

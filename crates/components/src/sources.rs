@@ -7,6 +7,8 @@ pub mod file;
 pub mod generator;
 pub mod http;
 pub mod internal_metrics;
+#[cfg(feature = "kafka")]
+pub mod kafka;
 pub mod sluice;
 pub mod syslog_event;
 pub mod syslog_tcp;
@@ -21,6 +23,8 @@ pub const SPECS: &[&SourceSpec] = &[
     &generator::SPEC,
     &http::SPEC,
     &internal_metrics::SPEC,
+    #[cfg(feature = "kafka")]
+    &kafka::SPEC,
     &sluice::SPEC,
     &syslog_tcp::SPEC,
     &syslog_udp::SPEC,

@@ -117,7 +117,17 @@ pub struct ComponentMetrics {
     /// Errors that are not about one event (I/O, connection, retries).
     pub errors: Counter,
     extra: Mutex<BTreeMap<&'static str, Arc<Counter>>>,
+    labelled: Mutex<BTreeMap<&'static str, Vec<LabelledValue>>>,
     rates: Mutex<Rates>,
+}
+
+/// One series of a labelled gauge (consumer lag of one topic partition).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LabelledValue {
+    /// Label names and values, in the order they are rendered.
+    pub labels: Vec<(&'static str, String)>,
+    /// The gauge's value.
+    pub value: i64,
 }
 
 impl ComponentMetrics {
@@ -135,8 +145,27 @@ impl ComponentMetrics {
             bytes_out: Counter::default(),
             errors: Counter::default(),
             extra: Mutex::new(BTreeMap::new()),
+            labelled: Mutex::new(BTreeMap::new()),
             rates: Mutex::new(Rates::default()),
         }
+    }
+
+    /// Replaces every series of the labelled gauge `name` (for values that
+    /// exist per partition or per peer, such as `consumer_lag`): series not
+    /// in `series` disappear, so a partition that moved to another process is
+    /// no longer reported here.
+    pub fn replace_labelled(&self, name: &'static str, series: Vec<LabelledValue>) {
+        let mut m = self.labelled.lock();
+        if series.is_empty() {
+            m.remove(name);
+        } else {
+            m.insert(name, series);
+        }
+    }
+
+    /// Snapshot of the labelled gauges, by name.
+    pub fn labelled(&self) -> Vec<(&'static str, Vec<LabelledValue>)> {
+        self.labelled.lock().iter().map(|(k, v)| (*k, v.clone())).collect()
     }
 
     /// A component-specific counter (`kernel_drops`, `oversized_frames`, …),
@@ -297,6 +326,18 @@ mod tests {
         }
         assert!((r.m1 - 1000.0).abs() < 1.0, "{r:?}");
         assert!((r.m15 - 1000.0).abs() < 50.0, "{r:?}");
+    }
+
+    #[test]
+    fn labelled_series_are_replaced_as_a_whole() {
+        let c = ComponentMetrics::new("source", "k", "kafka");
+        let lag = |p: &str, v| LabelledValue { labels: vec![("topic", "t".into()), ("partition", p.into())], value: v };
+        c.replace_labelled("consumer_lag", vec![lag("0", 5), lag("1", 7)]);
+        assert_eq!(c.labelled(), vec![("consumer_lag", vec![lag("0", 5), lag("1", 7)])]);
+        c.replace_labelled("consumer_lag", vec![lag("1", 2)]);
+        assert_eq!(c.labelled(), vec![("consumer_lag", vec![lag("1", 2)])]);
+        c.replace_labelled("consumer_lag", Vec::new());
+        assert!(c.labelled().is_empty());
     }
 
     #[test]

@@ -72,6 +72,40 @@ enum Cmd {
         #[command(subcommand)]
         cmd: BenchCmd,
     },
+    /// Apache Kafka tools.
+    #[cfg(feature = "kafka")]
+    Kafka {
+        #[command(subcommand)]
+        cmd: KafkaCmd,
+    },
+}
+
+#[cfg(feature = "kafka")]
+#[derive(Subcommand)]
+enum KafkaCmd {
+    /// Re-deliver the records whose Kafka timestamps are in [--from, --to)
+    /// into the pipeline of a config's `kafka` source, without touching the
+    /// consumer group's committed offsets; exits when they are all acknowledged.
+    Replay {
+        /// The processor's config file.
+        #[arg(long)]
+        config: PathBuf,
+        /// First timestamp replayed: RFC 3339 or a duration ago (`2h`).
+        #[arg(long)]
+        from: String,
+        /// First timestamp not replayed: RFC 3339 or a duration ago (`0s` = now).
+        #[arg(long)]
+        to: String,
+        /// Topics to replay (default: the source's `topics`).
+        #[arg(long)]
+        topic: Vec<String>,
+        /// The pipeline holding the kafka source (needed when several do).
+        #[arg(long)]
+        pipeline: Option<String>,
+        /// The kafka source's id (needed when the pipeline has several).
+        #[arg(long)]
+        source: Option<String>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -126,6 +160,16 @@ fn main() -> ExitCode {
         Cmd::Agent { config } => {
             tracing::info!(config = %config.display(), "starting the agent role");
             match run(config, None) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("error: {e:#}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        #[cfg(feature = "kafka")]
+        Cmd::Kafka { cmd: KafkaCmd::Replay { config, from, to, topic, pipeline, source } } => {
+            match kafka_replay(&config, &from, &to, &topic, pipeline.as_deref(), source.as_deref()) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("error: {e:#}");
@@ -220,6 +264,98 @@ fn bench_gen(target: &str, template: &str, count: u64, rate: f64, connections: u
         r.max_lag.as_secs_f64() * 1e3
     );
     Ok(())
+}
+
+/// The config a replay runs: only the pipeline of the chosen `kafka` source,
+/// with that source alone, in replay mode; a memory queue (a running
+/// processor may own the persisted one) and no API listener.
+#[cfg(feature = "kafka")]
+fn replay_config(
+    text: &str,
+    from: &str,
+    to: &str,
+    topics: &[String],
+    pipeline: Option<&str>,
+    source: Option<&str>,
+) -> anyhow::Result<(String, String, String)> {
+    let mut root: toml::Table = toml::from_str(text).context("invalid TOML")?;
+    let pipelines = root.get("pipelines").and_then(|p| p.as_table()).context("no [pipelines]")?;
+    let mut found = Vec::new();
+    for (pname, p) in pipelines {
+        if pipeline.is_some_and(|want| want != pname) {
+            continue;
+        }
+        let Some(sources) = p.get("sources").and_then(|s| s.as_table()) else { continue };
+        for (sid, s) in sources {
+            if s.get("type").and_then(|t| t.as_str()) == Some("kafka") && source.is_none_or(|want| want == sid) {
+                found.push((pname.clone(), sid.clone()));
+            }
+        }
+    }
+    let (pname, sid) = match found.len() {
+        1 => found.remove(0),
+        0 => anyhow::bail!("no kafka source found (check --pipeline / --source)"),
+        _ => anyhow::bail!(
+            "several kafka sources: {}; choose one with --pipeline and --source",
+            found.iter().map(|(p, s)| format!("{p}.{s}")).collect::<Vec<_>>().join(", ")
+        ),
+    };
+    let mut p = pipelines.get(&pname).and_then(|v| v.as_table()).cloned().context("pipeline")?;
+    let mut src = p.get("sources").and_then(|s| s.get(&sid)).and_then(|v| v.as_table()).cloned().context("source")?;
+    src.insert("replay_from".into(), toml::Value::String(from.into()));
+    src.insert("replay_to".into(), toml::Value::String(to.into()));
+    if !topics.is_empty() {
+        src.insert(
+            "topics".into(),
+            toml::Value::Array(topics.iter().map(|t| toml::Value::String(t.clone())).collect()),
+        );
+    }
+    let mut only = toml::Table::new();
+    only.insert(sid.clone(), toml::Value::Table(src));
+    p.insert("sources".into(), toml::Value::Table(only));
+    p.remove("queue");
+    let mut ps = toml::Table::new();
+    ps.insert(pname.clone(), toml::Value::Table(p));
+    root.insert("pipelines".into(), toml::Value::Table(ps));
+    let mut api = toml::Table::new();
+    api.insert("address".into(), toml::Value::String(String::new()));
+    root.insert("api".into(), toml::Value::Table(api));
+    Ok((toml::to_string(&root)?, pname, sid))
+}
+
+#[cfg(feature = "kafka")]
+fn kafka_replay(
+    path: &std::path::Path,
+    from: &str,
+    to: &str,
+    topics: &[String],
+    pipeline: Option<&str>,
+    source: Option<&str>,
+) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("read {}", path.display()))?;
+    let (text, pname, sid) = replay_config(&text, from, to, topics, pipeline, source)?;
+    let cfg = sluice_runtime::config::parse_config(&text).map_err(|e| anyhow::anyhow!("{}", NodeError::Config(e)))?;
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().thread_name("sluice").build()?;
+    rt.block_on(async move {
+        let node = Node::start(cfg).await?;
+        while !node.sources_done().await {
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        let comps = node.registry.components();
+        let metrics =
+            comps.iter().find(|(p, c)| *p == pname && c.kind == "source" && c.id == sid).map(|(_, c)| Arc::clone(c));
+        node.shutdown().await;
+        let Some(m) = metrics else { anyhow::bail!("replay source metrics missing") };
+        let errors = m.counter("replay_errors").get();
+        println!(
+            "{{\"pipeline\":\"{pname}\",\"source\":\"{sid}\",\"replayed\":{},\"errors\":{errors}}}",
+            m.events_out.get()
+        );
+        if errors > 0 {
+            anyhow::bail!("the replay failed (see the log above)");
+        }
+        Ok(())
+    })
 }
 
 /// The path of the first `store` sink in the config (pipelines in name

@@ -1,0 +1,292 @@
+#!/usr/bin/env python3
+"""Kafka benchmarks for BENCHMARKS.md (issue #7): throughput of sluice's
+kafka sink and source next to sluice's own TCP ndjson path, measured in the
+same run, and the per-processor share of pull-based distribution with 2 and 4
+processors in one consumer group (the thesis's "message queue" rows).
+
+Needs the broker of scripts/kafka.sh (started here if it is not running) and
+a release binary with the kafka feature (SLUICE_BIN, default
+$CARGO_TARGET_DIR/release/sluice).
+
+usage: bench/kafka.py throughput [--events N]
+       bench/kafka.py share [--events N] [--rate R] [--processors 2,4]
+Prints JSON lines; --md adds Markdown table rows.
+"""
+import json, os, socket, subprocess, sys, tempfile, time, urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.environ.get("SLUICE_BIN", os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "release", "sluice"))
+BROKER = "127.0.0.1:19092"
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def free_port():
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close(); return p
+
+
+def proc_cpu(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        parts = f.read().rsplit(")", 1)[1].split()
+    return (int(parts[11]) + int(parts[12])) / TICK
+
+
+def stats(api):
+    with urllib.request.urlopen(f"http://127.0.0.1:{api}/_node/stats", timeout=5) as r:
+        return json.load(r)
+
+
+def plugin(st, pipeline, kind, i=0):
+    return st["pipelines"][pipeline]["plugins"][kind][i]
+
+
+def start(tmp, name, body):
+    path = os.path.join(tmp, name + ".toml")
+    with open(path, "w") as f:
+        f.write(body)
+    log = open(os.path.join(tmp, name + ".log"), "w")
+    p = subprocess.Popen([BIN, "run", path], stdout=subprocess.DEVNULL, stderr=log, env={**os.environ, "SLUICE_LOG": "warn"})
+    CHILDREN.append(p)
+    return p
+
+
+def wait_api(api, proc, timeout=60):
+    end = time.time() + timeout
+    while time.time() < end:
+        try:
+            return stats(api)
+        except Exception:
+            if proc.poll() is not None:
+                raise SystemExit(f"sluice exited: {proc.returncode}")
+            time.sleep(0.1)
+    raise SystemExit("api never answered")
+
+
+def stop(p):
+    p.terminate()
+    try:
+        p.wait(60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+
+
+def create_topic(name, partitions):
+    subprocess.run([os.path.join(ROOT, "scripts/kafka.sh"), "create", name, str(partitions)], check=True, stdout=subprocess.DEVNULL)
+
+
+def gen(port, count, rate):
+    out = subprocess.run([BIN, "bench", "gen", "--target", f"tcp://127.0.0.1:{port}", "--template", "thesis",
+                          "--count", str(count), "--rate", str(rate)], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def wait_count(api, pick, want, timeout=300):
+    end = time.time() + timeout
+    first = None
+    while time.time() < end:
+        n = pick(stats(api))
+        if n > 0 and first is None:
+            first = time.time()
+        if n >= want:
+            return first, time.time()
+        time.sleep(0.05)
+    raise SystemExit(f"timeout: {pick(stats(api))} of {want}")
+
+
+NODE = """
+[node]
+data_dir = "{data}"
+[api]
+address = "127.0.0.1:{api}"
+"""
+
+TCP_IN = """
+[pipelines.main]
+workers = 2
+batch_size = 512
+batch_delay = "10ms"
+[pipelines.main.sources.in]
+type = "tcp"
+address = "127.0.0.1:{port}"
+format = "ndjson"
+group = "acme"
+host = "agent-1"
+"""
+
+
+def throughput(n, md):
+    tmp = tempfile.mkdtemp(prefix="sluice-kafka-bench-")
+    rows = []
+    # 1. TCP ndjson: bench gen -> tcp source -> blackhole.
+    api, port = free_port(), free_port()
+    p = start(tmp, "tcp", NODE.format(data=tmp + "/d1", api=api) + TCP_IN.format(port=port) +
+              "[pipelines.main.sinks.out]\ntype = \"blackhole\"\n")
+    wait_api(api, p)
+    c0 = proc_cpu(p.pid); t0 = time.time()
+    gen(port, n, 0)
+    wait_count(api, lambda s: plugin(s, "main", "sinks")["events"]["out"], n)
+    dt = time.time() - t0; cpu = proc_cpu(p.pid) - c0
+    stop(p)
+    rows.append({"case": "tcp ndjson -> blackhole (sluice's own path)", "events": n, "seconds": round(dt, 2), "events_per_s": round(n / dt), "sluice_cpu_s": round(cpu, 2)})
+    # 1b. sluice's native agent protocol: bench gen -> tcp source -> sluice
+    # sink (lz4) -> sluice source -> blackhole; done when the receiver's sink
+    # has everything (CPU: both sluice processes).
+    api, port, rapi, rport = free_port(), free_port(), free_port(), free_port()
+    r = start(tmp, "receiver", NODE.format(data=tmp + "/d1r", api=rapi) + f"""
+[pipelines.main]
+workers = 2
+batch_size = 512
+batch_delay = "10ms"
+[pipelines.main.sources.agents]
+type = "sluice"
+address = "127.0.0.1:{rport}"
+[pipelines.main.sources.agents.tokens.bench]
+token = "bench-token-0123456789abcdef"
+group = "acme"
+[pipelines.main.sinks.out]
+type = "blackhole"
+""")
+    wait_api(rapi, r)
+    p = start(tmp, "sender", NODE.format(data=tmp + "/d1s", api=api) + TCP_IN.format(port=port) + f"""
+[pipelines.main.sinks.out]
+type = "sluice"
+receivers = ["127.0.0.1:{rport}"]
+token = "bench-token-0123456789abcdef"
+group = "acme"
+compression = "lz4"
+""")
+    wait_api(api, p)
+    c0 = proc_cpu(p.pid) + proc_cpu(r.pid); t0 = time.time()
+    gen(port, n, 0)
+    wait_count(rapi, lambda s: plugin(s, "main", "sinks")["events"]["out"], n)
+    dt = time.time() - t0; cpu = proc_cpu(p.pid) + proc_cpu(r.pid) - c0
+    stop(p); stop(r)
+    rows.append({"case": "tcp ndjson -> sluice sink (agent protocol, lz4) -> sluice source -> blackhole", "events": n, "seconds": round(dt, 2), "events_per_s": round(n / dt), "sluice_cpu_s": round(cpu, 2)})
+    # 2. Kafka produce: bench gen -> tcp source -> kafka sink; done when Kafka acknowledged all.
+    topic = f"bench-{int(time.time())}"
+    create_topic(topic, 8)
+    api, port = free_port(), free_port()
+    p = start(tmp, "agent", NODE.format(data=tmp + "/d2", api=api) + TCP_IN.format(port=port) +
+              f"[pipelines.main.sinks.kafka]\ntype = \"kafka\"\nbrokers = \"{BROKER}\"\ntopic = \"{topic}\"\ncompression = \"lz4\"\nlinger = \"5ms\"\n")
+    wait_api(api, p)
+    c0 = proc_cpu(p.pid); t0 = time.time()
+    gen(port, n, 0)
+    wait_count(api, lambda s: plugin(s, "main", "sinks")["counters"].get("acked_events", 0), n)
+    dt = time.time() - t0; cpu = proc_cpu(p.pid) - c0
+    stop(p)
+    rows.append({"case": "tcp ndjson -> kafka sink (acks=all, idempotent, lz4)", "events": n, "seconds": round(dt, 2), "events_per_s": round(n / dt), "sluice_cpu_s": round(cpu, 2)})
+    # 3. Kafka consume: kafka source (new group, earliest) -> blackhole; timed from the first event.
+    api = free_port()
+    p = start(tmp, "proc", NODE.format(data=tmp + "/d3", api=api) +
+              f"""
+[pipelines.main]
+workers = 2
+batch_size = 512
+batch_delay = "10ms"
+[pipelines.main.sources.kafka]
+type = "kafka"
+brokers = "{BROKER}"
+topics = ["{topic}"]
+group_id = "bench-{topic}"
+trust_identity = true
+batch_size = 1000
+[pipelines.main.sinks.out]
+type = "blackhole"
+""")
+    wait_api(api, p)
+    c0 = proc_cpu(p.pid)
+    first, done = wait_count(api, lambda s: plugin(s, "main", "sinks")["events"]["out"], n)
+    dt = done - first; cpu = proc_cpu(p.pid) - c0
+    stop(p)
+    rows.append({"case": "kafka source (group, commits after acks) -> blackhole", "events": n, "seconds": round(dt, 2), "events_per_s": round(n / dt), "sluice_cpu_s": round(cpu, 2)})
+    for r in rows:
+        print(json.dumps(r))
+        if md:
+            print(f"| {r['case']} | {r['events']} | {r['seconds']} | {r['events_per_s']:,} | {r['sluice_cpu_s']} |")
+
+
+def share(n, rate, counts, md):
+    tmp = tempfile.mkdtemp(prefix="sluice-kafka-share-")
+    for k in counts:
+        topic = f"share{k}-{int(time.time())}"
+        create_topic(topic, 8)
+        procs = []
+        for i in range(k):
+            api = free_port()
+            p = start(tmp, f"p{k}-{i}", NODE.format(data=f"{tmp}/p{k}-{i}", api=api) + f"""
+[pipelines.main]
+workers = 1
+batch_size = 256
+batch_delay = "10ms"
+[pipelines.main.sources.kafka]
+type = "kafka"
+brokers = "{BROKER}"
+topics = ["{topic}"]
+group_id = "share-{topic}"
+trust_identity = true
+[pipelines.main.sinks.out]
+type = "blackhole"
+""")
+            wait_api(api, p)
+            procs.append((p, api))
+        time.sleep(8)  # let the group settle (cooperative rebalances)
+        aapi, aport = free_port(), free_port()
+        agent = start(tmp, f"agent{k}", NODE.format(data=f"{tmp}/a{k}", api=aapi) + TCP_IN.format(port=aport) +
+                      f"[pipelines.main.sinks.kafka]\ntype = \"kafka\"\nbrokers = \"{BROKER}\"\ntopic = \"{topic}\"\n")
+        wait_api(aapi, agent)
+        g = subprocess.Popen([BIN, "bench", "gen", "--target", f"tcp://127.0.0.1:{aport}", "--template", "thesis",
+                              "--count", str(n), "--rate", str(rate)], stdout=subprocess.PIPE, text=True)
+        # Per-second counts at each processor.
+        series = [[] for _ in procs]
+        last = [0] * len(procs)
+        t0 = time.time()
+        while True:
+            time.sleep(1.0)
+            tot = 0
+            for i, (_, api) in enumerate(procs):
+                c = plugin(stats(api), "main", "sinks")["events"]["out"]
+                series[i].append(c - last[i]); last[i] = c; tot += c
+            if tot >= n or time.time() - t0 > n / max(rate, 1) + 120:
+                break
+        g.wait()
+        elapsed = time.time() - t0
+        stop(agent)
+        for p, _ in procs:
+            stop(p)
+        totals = last
+        mean = sum(totals) / len(totals)
+        cv = (sum((x - mean) ** 2 for x in totals) / len(totals)) ** 0.5 / mean if mean else 0
+        # Per-second shares: coefficient of variation across processors, averaged over busy seconds.
+        cvs = []
+        for sec in range(len(series[0])):
+            xs = [s[sec] for s in series]
+            m = sum(xs) / len(xs)
+            if m >= rate / len(xs) / 2:
+                cvs.append((sum((x - m) ** 2 for x in xs) / len(xs)) ** 0.5 / m)
+        row = {"processors": k, "events": n, "rate": rate, "received": sum(totals),
+               "shares_pct": [round(100 * x / max(sum(totals), 1), 1) for x in totals],
+               "cv_totals": round(cv, 3), "cv_per_second_mean": round(sum(cvs) / len(cvs), 3) if cvs else None,
+               "events_per_s": round(sum(totals) / elapsed)}
+        print(json.dumps(row))
+        if md:
+            print(f"| pull via Kafka, {k} processors | {rate}/s × {n} | {row['received']} | {' / '.join(map(str, row['shares_pct']))} | {row['cv_totals']} | {row['cv_per_second_mean']} |")
+
+
+CHILDREN = []
+
+
+def main():
+    import atexit
+    atexit.register(lambda: [c.kill() for c in CHILDREN if c.poll() is None])
+    args = sys.argv[1:]
+    md = "--md" in args
+    def opt(name, default):
+        return args[args.index(name) + 1] if name in args else default
+    subprocess.run([os.path.join(ROOT, "scripts/kafka.sh"), "start"], check=True, stdout=subprocess.DEVNULL)
+    if not args or args[0] == "throughput":
+        throughput(int(opt("--events", 500000)), md)
+    if not args or args[0] == "share":
+        share(int(opt("--events", 20000)), int(opt("--rate", 1000)), [int(x) for x in opt("--processors", "2,4").split(",")], md)
+
+
+if __name__ == "__main__":
+    main()

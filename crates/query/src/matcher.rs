@@ -84,11 +84,11 @@ pub fn matches(query: &Query, event: &Event) -> bool {
             Target::Dynamic(values) => text_matches(&values, value),
         },
         Query::Wildcard { field, pattern } => match resolve(event, field.as_deref()) {
-            Target::Keyword(k) => glob(&compile_glob(pattern, false), k),
+            Target::Keyword(k) => WildcardMatcher::new(pattern, false).matches(k),
             Target::Timestamp(_) => false,
             Target::Dynamic(values) => {
-                let pat = compile_glob(pattern, true);
-                values.iter().any(|v| v.as_str().is_some_and(|s| tokenize(s).any(|t| glob(&pat, &t))))
+                let pat = WildcardMatcher::new(pattern, true);
+                values.iter().any(|v| v.as_str().is_some_and(|s| pat.matches_a_token(s)))
             }
         },
         Query::Range { field, lower, upper } => match resolve(event, Some(field)) {
@@ -180,24 +180,81 @@ fn text_matches(values: &[&Value], text: &str) -> bool {
     if values.is_empty() {
         return false;
     }
-    let mut query_tokens: Option<Vec<Option<String>>> = None;
-    let number = parse_number(text);
-    let boolean = if text.eq_ignore_ascii_case("true") {
-        Some(true)
-    } else if text.eq_ignore_ascii_case("false") {
-        Some(false)
-    } else {
-        None
-    };
+    let m = TextMatcher::new(text);
     values.iter().any(|v| match v {
-        Value::String(s) => {
-            let q = query_tokens.get_or_insert_with(|| trim_none(analyse(text).collect()));
-            phrase_in(q, s)
-        }
-        Value::Int(_) | Value::Float(_) => number.is_some_and(|n| v.as_f64() == Some(n)),
-        Value::Bool(b) => boolean == Some(*b),
+        Value::String(s) => m.matches_str(s),
+        Value::Int(_) | Value::Float(_) => m.number().is_some_and(|n| v.as_f64() == Some(n)),
+        Value::Bool(b) => m.boolean() == Some(*b),
         _ => false,
     })
+}
+
+/// A term or phrase on a dynamic field, compiled once: what it means for a
+/// string, a number and a boolean value. The store evaluates it on the
+/// distinct values of a column, this matcher on an event's values, so both
+/// give a query the same meaning.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TextMatcher {
+    tokens: Vec<Option<String>>,
+    number: Option<f64>,
+    boolean: Option<bool>,
+}
+
+impl TextMatcher {
+    /// Compiles the term or phrase `text`.
+    pub fn new(text: &str) -> Self {
+        let boolean = if text.eq_ignore_ascii_case("true") {
+            Some(true)
+        } else if text.eq_ignore_ascii_case("false") {
+            Some(false)
+        } else {
+            None
+        };
+        Self { tokens: trim_none(analyse(text).collect()), number: parse_number(text), boolean }
+    }
+
+    /// Whether the analysed tokens of `s` hold the query's tokens at
+    /// consecutive positions (never, when the query has no token).
+    pub fn matches_str(&self, s: &str) -> bool {
+        phrase_in(&self.tokens, s)
+    }
+
+    /// Whether no string can match (the text analyses to no token).
+    pub fn matches_no_str(&self) -> bool {
+        self.tokens.is_empty()
+    }
+
+    /// The number a numeric value must equal, when the text is a number.
+    pub fn number(&self) -> Option<f64> {
+        self.number
+    }
+
+    /// The boolean a boolean value must equal, when the text is `true`/`false`.
+    pub fn boolean(&self) -> Option<bool> {
+        self.boolean
+    }
+}
+
+/// A wildcard pattern (`*`, `?`, `\` escapes) compiled once.
+#[derive(Debug, PartialEq)]
+pub struct WildcardMatcher(Vec<Glob>);
+
+impl WildcardMatcher {
+    /// Compiles `pattern`; `lowercase` lower-cases its literal characters
+    /// (for analysed fields, whose tokens are lower-case).
+    pub fn new(pattern: &str, lowercase: bool) -> Self {
+        Self(compile_glob(pattern, lowercase))
+    }
+
+    /// Whether the whole of `text` matches.
+    pub fn matches(&self, text: &str) -> bool {
+        glob(&self.0, text)
+    }
+
+    /// Whether any analysed token of `text` matches (analysed fields).
+    pub fn matches_a_token(&self, text: &str) -> bool {
+        tokenize(text).any(|t| glob(&self.0, &t))
+    }
 }
 
 /// Drops leading and trailing removed tokens: they constrain nothing.

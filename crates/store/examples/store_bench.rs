@@ -135,8 +135,8 @@ fn main() {
             let events: Vec<Event> = (i..(i + batch).min(n)).map(|k| g.event(k, n)).collect();
             gen_cpu += cpu_seconds("thread-self") - c0;
             gen_wall += g0.elapsed();
-            store.append(&events, &mut None).expect("append");
             i += events.len() as u64;
+            store.append_owned(events, &mut None).expect("append");
             if last_report.elapsed() > Duration::from_secs(15) {
                 last_report = Instant::now();
                 let w = (t0.elapsed() - gen_wall).as_secs_f64();

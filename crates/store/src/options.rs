@@ -62,9 +62,9 @@ pub struct StoreOptions {
     pub retention_bytes: Option<u64>,
     /// Pending (added, uncommitted) events are committed at least this often.
     pub commit_interval: Duration,
-    /// …and as soon as this many are pending. Keep it below the upstream
-    /// queue's unacknowledged-events bound (the memory queue's default is
-    /// 16384), or ingestion waits for the timer.
+    /// …and as soon as this many are pending, and when appends stopped for
+    /// 20 ms with at least 1024 pending (an upstream queue waiting for
+    /// acknowledgements).
     pub commit_events: usize,
     /// Indexing threads per partition writer.
     pub writer_threads: usize,
@@ -92,9 +92,12 @@ impl Default for StoreOptions {
     }
 }
 
-/// Default `commit_events`: half the memory queue's default bound of 16384
-/// unacknowledged events, so a full commit batch never waits for the timer.
-pub const DEFAULT_COMMIT_EVENTS: usize = 8192;
+/// Default `commit_events`: large, so that under load commits follow
+/// `commit_interval` and segments are big (each commit costs an fsync and a
+/// segment that merges rewrite later). An upstream queue whose bound of
+/// unacknowledged events is smaller does not wait for the timer: the store
+/// also commits when appends stop while events are pending.
+pub const DEFAULT_COMMIT_EVENTS: usize = 1 << 20;
 
 impl StoreOptions {
     /// Checks value ranges.

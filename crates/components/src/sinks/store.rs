@@ -102,7 +102,7 @@ impl Sink for StoreSink {
         let events = events.to_vec();
         let mut token = ack.take();
         let (result, token) = tokio::task::spawn_blocking(move || {
-            let r = store.append(&events, &mut token);
+            let r = store.append_owned(events, &mut token);
             (r, token)
         })
         .await?;

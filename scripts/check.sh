@@ -11,6 +11,10 @@ step() { echo; echo "=== $* ($(( $(date +%s) - start )) s)"; }
 step "prerequisites"
 scripts/setup.sh
 
+# The UI first: the cargo builds below embed web/dist into the binary.
+step "web: npm ci, lint, typecheck, Vitest, build, bundle size"
+scripts/web.sh check 2>&1 | tee "$root/.cache/web-check.log"
+
 step "cargo fmt --check"
 cargo fmt --all --check
 
@@ -19,8 +23,19 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 
 step "cargo test"
 cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$root/.cache/test.log"
-# One closing line for CI: the totals over every test binary.
-awk '/^test result:/ { p += $4; f += $6; i += $8 } END { printf "summary: %d passed, %d failed, %d skipped\n", p, f, i }' "$root/.cache/test.log"
+
+step "web: browser tests (real sluice + headless Chromium)"
+cargo build -p sluice --locked -q
+scripts/web.sh e2e 2>&1 | tee "$root/.cache/web-e2e.log"
+
+# One closing line for CI: the totals over every test binary, Vitest and the
+# browser tests.
+{
+  cat "$root/.cache/test.log"
+  sed 's/\x1b\[[0-9;]*m//g' "$root/.cache/web-check.log" |
+    awk '$1 == "Tests" { p = f = s = 0; for (i = 2; i < NF; i++) { if ($(i+1) ~ /^passed/) p = $i; if ($(i+1) ~ /^failed/) f = $i; if ($(i+1) ~ /^skipped/) s = $i } printf "test result: web %d passed; %d failed; %d ignored\n", p, f, s }'
+  awk '/^# pass/ { p = $3 } /^# fail/ { f = $3 } /^# skipped/ { s = $3 } END { printf "test result: e2e %d passed; %d failed; %d ignored\n", p, f, s }' "$root/.cache/web-e2e.log"
+} | awk '/^test result:/ { p += $4; f += $6; i += $8 } END { printf "summary: %d passed, %d failed, %d skipped\n", p, f, i }'
 
 step "cargo doc -D warnings"
 RUSTDOCFLAGS=-Dwarnings cargo doc --workspace --no-deps --locked -q

@@ -1,7 +1,7 @@
 //! Serving the routers components mounted (see [`sluice_core::mount`]).
 //!
-//! The API's own routes are matched first; anything else falls through to
-//! the merged router of every current mount. The merge is rebuilt only when
+//! The API's own routes are matched first, then the web UI ([`crate::ui`]);
+//! anything else falls through to the merged router of every current mount. The merge is rebuilt only when
 //! the registry's generation changed (a source started or stopped). A mount
 //! that is not an `axum::Router`, or that cannot be merged, is skipped and
 //! logged — it never takes the API down.
@@ -65,8 +65,12 @@ async fn not_found(method: Method, req: Request) -> Response {
     ApiError::NotFound(format!("no route for {method} {}", req.uri().path())).into_response()
 }
 
-/// The API router's fallback: routes the request to the mounts.
+/// The API router's fallback: the web UI's files and client routes
+/// ([`crate::ui`]), then the mounts.
 pub(crate) async fn dispatch(State(s): State<ApiState>, req: Request) -> Response {
+    if let Some(resp) = crate::ui::serve(req.method(), req.uri().path(), req.headers()) {
+        return resp;
+    }
     let router = s.mounted.router(&s.mounts);
     match router.oneshot(req).await {
         Ok(r) => r,

@@ -3,6 +3,7 @@
 use sluice_core::component::FilterSpec;
 
 pub mod conditional;
+pub mod cost;
 pub mod date;
 pub mod drop;
 pub mod grok;
@@ -12,8 +13,17 @@ pub mod metrics;
 pub mod mutate;
 
 /// Every filter type, by config `type` name.
-pub const SPECS: &[&FilterSpec] =
-    &[&conditional::SPEC, &date::SPEC, &drop::SPEC, &grok::SPEC, &json::SPEC, &kv::SPEC, &metrics::SPEC, &mutate::SPEC];
+pub const SPECS: &[&FilterSpec] = &[
+    &conditional::SPEC,
+    &cost::SPEC,
+    &date::SPEC,
+    &drop::SPEC,
+    &grok::SPEC,
+    &json::SPEC,
+    &kv::SPEC,
+    &metrics::SPEC,
+    &mutate::SPEC,
+];
 
 /// The spec for a `type` name.
 pub fn find(name: &str) -> Option<&'static FilterSpec> {

@@ -5,10 +5,13 @@
 //! build) and the list there is the only registry. `sluice components` and the
 //! registry tests read the same lists.
 
+pub mod balancer;
 pub mod filters;
+pub mod secret;
 pub mod sinks;
 pub mod sources;
 pub mod testkit;
+pub mod tls;
 
 pub use sluice_core as core;
 pub mod template;

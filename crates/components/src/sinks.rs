@@ -3,17 +3,28 @@
 use sluice_core::component::SinkSpec;
 
 pub mod blackhole;
+pub mod elasticsearch;
 pub mod encoding;
 pub mod file;
 pub mod http;
+pub mod sluice;
 pub mod stdout;
 pub mod store;
 pub mod tcp;
 pub mod udp;
 
 /// Every sink type, by config `type` name.
-pub const SPECS: &[&SinkSpec] =
-    &[&blackhole::SPEC, &file::SPEC, &http::SPEC, &stdout::SPEC, &store::SPEC, &tcp::SPEC, &udp::SPEC];
+pub const SPECS: &[&SinkSpec] = &[
+    &blackhole::SPEC,
+    &elasticsearch::SPEC,
+    &file::SPEC,
+    &http::SPEC,
+    &sluice::SPEC,
+    &stdout::SPEC,
+    &store::SPEC,
+    &tcp::SPEC,
+    &udp::SPEC,
+];
 
 /// The spec for a `type` name.
 pub fn find(name: &str) -> Option<&'static SinkSpec> {

@@ -108,16 +108,16 @@ const MAX_HEAD: usize = 64 << 10;
 
 /// The parts of an `http://` URI the client needs.
 #[derive(Debug, PartialEq, Eq)]
-struct Uri {
+pub(crate) struct Uri {
     /// `host:port` for connecting (IPv6 in brackets).
-    connect: String,
+    pub(crate) connect: String,
     /// The `Host` header value (authority as written).
-    host_header: String,
+    pub(crate) host_header: String,
     /// Path and query, starting with `/`.
-    target: String,
+    pub(crate) target: String,
 }
 
-fn parse_uri(s: &str) -> Result<Uri, String> {
+pub(crate) fn parse_uri(s: &str) -> Result<Uri, String> {
     let rest = match s.strip_prefix("http://") {
         Some(r) => r,
         None if s.starts_with("https://") => {
@@ -222,15 +222,15 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
 
 /// A parsed response: its status and the start of its body.
 #[derive(Debug, PartialEq, Eq)]
-struct Response {
-    status: u16,
-    body: Vec<u8>,
-    keep_alive: bool,
+pub(crate) struct Response {
+    pub(crate) status: u16,
+    pub(crate) body: Vec<u8>,
+    pub(crate) keep_alive: bool,
 }
 
 /// Why reading a response failed.
 #[derive(Debug)]
-enum ReadError {
+pub(crate) enum ReadError {
     /// The connection ended (or was reset) before any byte of a response:
     /// typically an idle keep-alive connection the server had closed.
     NothingReceived(String),
@@ -239,7 +239,7 @@ enum ReadError {
 }
 
 impl ReadError {
-    fn message(self) -> String {
+    pub(crate) fn message(self) -> String {
         match self {
             Self::NothingReceived(m) | Self::Other(m) => m,
         }
@@ -260,8 +260,8 @@ async fn fill<R: AsyncRead + Unpin>(r: &mut R, buf: &mut Vec<u8>) -> Result<(), 
     }
 }
 
-fn keep(snippet: &mut Vec<u8>, bytes: &[u8]) {
-    let room = BODY_SNIPPET.saturating_sub(snippet.len());
+fn keep(snippet: &mut Vec<u8>, bytes: &[u8], max: usize) {
+    let room = max.saturating_sub(snippet.len());
     snippet.extend_from_slice(&bytes[..room.min(bytes.len())]);
 }
 
@@ -271,10 +271,11 @@ async fn body_exact<R: AsyncRead + Unpin>(
     buf: &mut Vec<u8>,
     mut n: usize,
     snippet: &mut Vec<u8>,
+    max: usize,
 ) -> Result<(), String> {
     loop {
         let take = n.min(buf.len());
-        keep(snippet, &buf[..take]);
+        keep(snippet, &buf[..take], max);
         buf.drain(..take);
         n -= take;
         if n == 0 {
@@ -297,7 +298,12 @@ async fn line_end<R: AsyncRead + Unpin>(r: &mut R, buf: &mut Vec<u8>) -> Result<
     }
 }
 
-async fn chunked_body<R: AsyncRead + Unpin>(r: &mut R, buf: &mut Vec<u8>, snippet: &mut Vec<u8>) -> Result<(), String> {
+async fn chunked_body<R: AsyncRead + Unpin>(
+    r: &mut R,
+    buf: &mut Vec<u8>,
+    snippet: &mut Vec<u8>,
+    max: usize,
+) -> Result<(), String> {
     loop {
         let i = line_end(r, buf).await?;
         let line = String::from_utf8_lossy(&buf[..i]).into_owned();
@@ -314,7 +320,7 @@ async fn chunked_body<R: AsyncRead + Unpin>(r: &mut R, buf: &mut Vec<u8>, snippe
                 }
             }
         }
-        body_exact(r, buf, size, snippet).await?;
+        body_exact(r, buf, size, snippet, max).await?;
         while buf.len() < 2 {
             fill(r, buf).await?;
         }
@@ -325,9 +331,14 @@ async fn chunked_body<R: AsyncRead + Unpin>(r: &mut R, buf: &mut Vec<u8>, snippe
     }
 }
 
-/// Reads one final response (skipping 1xx) from `r`. `buf` holds bytes
-/// already read and keeps whatever follows the response.
-async fn read_response<R: AsyncRead + Unpin>(r: &mut R, buf: &mut Vec<u8>) -> Result<Response, ReadError> {
+/// Reads one final response (skipping 1xx) from `r`, keeping at most
+/// `max_body` bytes of its body. `buf` holds bytes already read and keeps
+/// whatever follows the response.
+pub(crate) async fn read_response<R: AsyncRead + Unpin>(
+    r: &mut R,
+    buf: &mut Vec<u8>,
+    max_body: usize,
+) -> Result<Response, ReadError> {
     let mut received = !buf.is_empty();
     loop {
         let head_end = loop {
@@ -384,14 +395,14 @@ async fn read_response<R: AsyncRead + Unpin>(r: &mut R, buf: &mut Vec<u8>) -> Re
         if status == 204 || status == 304 {
             // No body.
         } else if chunked {
-            chunked_body(r, buf, &mut body).await.map_err(ReadError::Other)?;
+            chunked_body(r, buf, &mut body, max_body).await.map_err(ReadError::Other)?;
         } else if let Some(n) = length {
-            body_exact(r, buf, n, &mut body).await.map_err(ReadError::Other)?;
+            body_exact(r, buf, n, &mut body, max_body).await.map_err(ReadError::Other)?;
         } else {
             // Delimited by the end of the connection.
             keep_alive = false;
             loop {
-                keep(&mut body, buf);
+                keep(&mut body, buf, max_body);
                 buf.clear();
                 match r.read_buf(buf).await {
                     Ok(0) => break,
@@ -455,7 +466,7 @@ impl HttpSink {
                 return Err(format!("sending the request: {e}"));
             }
             self.metrics.bytes_out.add(self.req.len() as u64);
-            match read_response(&mut conn.stream, &mut conn.rbuf).await {
+            match read_response(&mut conn.stream, &mut conn.rbuf, BODY_SNIPPET).await {
                 Ok(resp) => {
                     if resp.keep_alive {
                         self.conn = Some(conn);
@@ -765,7 +776,7 @@ mod tests {
     async fn read(bytes: &[u8]) -> (Result<Response, ReadError>, Vec<u8>) {
         let mut r = bytes;
         let mut buf = Vec::new();
-        let res = read_response(&mut r, &mut buf).await;
+        let res = read_response(&mut r, &mut buf, BODY_SNIPPET).await;
         buf.extend_from_slice(r);
         (res, buf)
     }

@@ -23,7 +23,12 @@
 //! partly written before the error is sent again in full, so the receiver can
 //! see duplicates.
 //!
-//! TLS is not supported yet (planned as a `tls` table).
+//! TLS: with `tls = { ca = "ca.pem" }` (and optionally `server_name`, else
+//! the address's host) every connection is TLS (rustls, TLS 1.2/1.3) and the
+//! receiver's certificate is verified against `ca` — RFC 5425 syslog over TLS
+//! with `encoding = "syslog"` and `framing = "octet_counting"`, which is what
+//! rsyslog's `imtcp` with `StreamDriver.Mode="1"` expects. See
+//! [`crate::tls`].
 
 use std::io::Read;
 use std::sync::Arc;
@@ -39,6 +44,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
 use super::encoding::{encode, Encoding};
+use crate::tls::{connector, ClientTls};
 
 /// Registry entry.
 pub const SPEC: SinkSpec = SinkSpec {
@@ -75,6 +81,9 @@ struct Config {
     /// Longest wait for one batch to be written.
     #[serde(default = "default_write_timeout")]
     write_timeout: HumanDuration,
+    /// Connect with TLS, verifying the peer against `ca`.
+    #[serde(default)]
+    tls: Option<ClientTls>,
 }
 
 fn default_encoding() -> Encoding {
@@ -98,7 +107,14 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
             return Err(cx.error(key, "must be greater than 0"));
         }
     }
+    let tls = c
+        .tls
+        .as_ref()
+        .map(|t| connector(t, &c.address))
+        .transpose()
+        .map_err(|(k, m)| cx.error(&format!("tls.{k}"), m))?;
     Ok(Box::new(TcpSink {
+        tls,
         connects: cx.metrics.counter("connects"),
         metrics: Arc::clone(&cx.metrics),
         c,
@@ -139,11 +155,44 @@ pub(crate) fn peer_closed(stream: &TcpStream) -> bool {
     false
 }
 
+/// A connection, plain or TLS.
+enum Stream {
+    Plain(TcpStream),
+    Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
+}
+
+impl Stream {
+    fn tcp(&self) -> &TcpStream {
+        match self {
+            Self::Plain(s) => s,
+            Self::Tls(s) => s.get_ref().0,
+        }
+    }
+
+    async fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        match self {
+            Self::Plain(s) => s.write_all(buf).await,
+            Self::Tls(s) => {
+                s.write_all(buf).await?;
+                s.flush().await
+            }
+        }
+    }
+
+    async fn shutdown(&mut self) -> std::io::Result<()> {
+        match self {
+            Self::Plain(s) => s.shutdown().await,
+            Self::Tls(s) => s.shutdown().await,
+        }
+    }
+}
+
 struct TcpSink {
     c: Config,
+    tls: Option<(tokio_rustls::TlsConnector, tokio_rustls::rustls::pki_types::ServerName<'static>)>,
     metrics: Arc<ComponentMetrics>,
     connects: Arc<Counter>,
-    stream: Option<TcpStream>,
+    stream: Option<Stream>,
     buf: Vec<u8>,
     scratch: Vec<u8>,
 }
@@ -168,14 +217,23 @@ impl TcpSink {
         }
     }
 
-    async fn connect(&mut self) -> Result<TcpStream, BoxError> {
+    async fn connect(&mut self) -> Result<Stream, BoxError> {
         let addr = &self.c.address;
-        let stream = match tokio::time::timeout(self.c.connect_timeout.0, TcpStream::connect(addr)).await {
+        let timeout = self.c.connect_timeout.0;
+        let stream = match tokio::time::timeout(timeout, TcpStream::connect(addr)).await {
             Ok(Ok(s)) => s,
             Ok(Err(e)) => return Err(format!("connect {addr}: {e}").into()),
-            Err(_) => return Err(format!("connect {addr}: timed out after {:?}", self.c.connect_timeout.0).into()),
+            Err(_) => return Err(format!("connect {addr}: timed out after {timeout:?}").into()),
         };
         stream.set_nodelay(false)?;
+        let stream = match &self.tls {
+            None => Stream::Plain(stream),
+            Some((conn, name)) => match tokio::time::timeout(timeout, conn.connect(name.clone(), stream)).await {
+                Ok(Ok(s)) => Stream::Tls(Box::new(s)),
+                Ok(Err(e)) => return Err(format!("tls handshake with {addr}: {e}").into()),
+                Err(_) => return Err(format!("tls handshake with {addr}: timed out after {timeout:?}").into()),
+            },
+        };
         self.connects.inc();
         Ok(stream)
     }
@@ -188,7 +246,7 @@ impl Sink for TcpSink {
             return Ok(());
         }
         self.encode(events);
-        if self.stream.as_ref().is_some_and(peer_closed) {
+        if self.stream.as_ref().is_some_and(|s| peer_closed(s.tcp())) {
             self.stream = None;
         }
         let mut stream = match self.stream.take() {
@@ -391,6 +449,59 @@ mod tests {
         assert!(s.write(&events(0, 1)).await.is_err());
     }
 
+    #[tokio::test]
+    async fn syslog_over_tls_is_octet_counted_and_verified() {
+        use tokio_rustls::TlsAcceptor;
+        let dir = tempfile::tempdir().unwrap();
+        let (cert, key) = crate::tls::self_signed(dir.path());
+        let acceptor: TlsAcceptor =
+            crate::tls::acceptor(&crate::tls::ServerTls { cert: cert.clone(), key: key.clone() }).unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let got2 = Arc::clone(&got);
+        let server = tokio::spawn(async move {
+            let (s, _) = listener.accept().await.unwrap();
+            let mut s = acceptor.accept(s).await.unwrap();
+            let mut buf = vec![0u8; 8192];
+            loop {
+                match s.read(&mut buf).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => got2.lock().extend_from_slice(&buf[..n]),
+                }
+            }
+        });
+        let body = format!(
+            "address = \"{addr}\"\nencoding = \"syslog\"\nframing = \"octet_counting\"\ntls = {{ ca = \"{}\", server_name = \"localhost\" }}",
+            cert.display()
+        );
+        let mut s = build_sink(&SPEC, &body).unwrap();
+        let mut e = Event::from_message("over tls");
+        e.timestamp = 1_700_000_000_000_000_000;
+        s.write(&[e.clone(), e]).await.unwrap();
+        s.close().await.unwrap();
+        server.await.unwrap();
+        let m = "<13>1 2023-11-14T22:13:20Z - sluice - - - over tls";
+        assert_eq!(String::from_utf8(got.lock().clone()).unwrap(), format!("{} {m}{} {m}", m.len(), m.len()));
+
+        // A certificate the sink does not trust: the handshake fails with a clear error.
+        let other = tempfile::tempdir().unwrap();
+        let (other_cert, _) = crate::tls::self_signed(other.path());
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let acceptor = crate::tls::acceptor(&crate::tls::ServerTls { cert, key }).unwrap();
+        let server = tokio::spawn(async move {
+            let (s, _) = listener.accept().await.unwrap();
+            let _ = acceptor.accept(s).await;
+        });
+        let body =
+            format!("address = \"{addr}\"\ntls = {{ ca = \"{}\", server_name = \"localhost\" }}", other_cert.display());
+        let mut s = build_sink(&SPEC, &body).unwrap();
+        let err = s.write(&events(0, 1)).await.unwrap_err();
+        assert!(err.to_string().starts_with(&format!("tls handshake with {addr}: ")), "{err}");
+        let _ = server.await;
+    }
+
     #[test]
     fn config_errors_name_the_key() {
         let e = build_sink(&SPEC, "address = \"nope\"").err().unwrap();
@@ -399,8 +510,8 @@ mod tests {
         assert!(e.to_string().starts_with("test.tcp.framing: "), "{e}");
         let e = build_sink(&SPEC, "address = \"h:1\"\nwrite_timeout = \"0s\"").err().unwrap();
         assert!(e.to_string().starts_with("test.tcp.write_timeout: "), "{e}");
-        let e = build_sink(&SPEC, "address = \"h:1\"\ntls = true").err().unwrap();
-        assert!(e.to_string().contains("unknown field `tls`"), "{e}");
+        let e = build_sink(&SPEC, "address = \"h:1\"\ntls = { ca = \"/nonexistent.pem\" }").err().unwrap();
+        assert!(e.to_string().starts_with("test.tcp.tls.ca: cannot read /nonexistent.pem"), "{e}");
         assert!(build_sink(&SPEC, SPEC.example).is_ok());
     }
 }

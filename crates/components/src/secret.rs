@@ -1,0 +1,176 @@
+//! Secrets in component configs: a token given as `token` (inline),
+//! `token_env` (an environment variable) or `token_file` (a file, relative
+//! paths under the node's data directory), exactly one of them. Used by the
+//! agent protocol's source (tokens it accepts) and sink (the token it sends).
+//!
+//! Not a component: it has no `SPEC`. A sender's missing `token_file` is an
+//! error; a receiver may create it ([`TokenSource::resolve_or_create`]: 32
+//! random bytes as hex, mode 0600, as the API's admin token), so a single
+//! node works out of the box and its agents read the same file.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// Shortest accepted token.
+pub const MIN_TOKEN_LEN: usize = 16;
+
+/// Where a token comes from (flattened into a component's table).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenSource {
+    /// The token itself (prefer `token_env` or `token_file`).
+    #[serde(default)]
+    pub token: Option<String>,
+    /// An environment variable holding the token.
+    #[serde(default)]
+    pub token_env: Option<String>,
+    /// A file holding the token (surrounding whitespace ignored).
+    #[serde(default)]
+    pub token_file: Option<PathBuf>,
+}
+
+impl TokenSource {
+    /// Like [`TokenSource::resolve`], but a `token_file` that does not exist
+    /// is created with a random token (mode 0600) and its path logged.
+    pub fn resolve_or_create(&self, data_dir: &Path) -> Result<String, (&'static str, String)> {
+        if let (None, None, Some(file)) = (&self.token, &self.token_env, &self.token_file) {
+            let path = under(data_dir, file);
+            if !path.exists() {
+                create_token_file(&path).map_err(|m| ("token_file", m))?;
+                tracing::info!(path = %path.display(), "generated an agent token (mode 0600); give agents the same token_file");
+            }
+        }
+        self.resolve(data_dir)
+    }
+
+    /// Reads the secret. Errors are `(key, message)` with the key below the
+    /// table (`token`, `token_env`, `token_file`) for the caller's path.
+    pub fn resolve(&self, data_dir: &Path) -> Result<String, (&'static str, String)> {
+        let set = [self.token.is_some(), self.token_env.is_some(), self.token_file.is_some()];
+        if set.iter().filter(|b| **b).count() != 1 {
+            return Err(("token", "set exactly one of `token`, `token_env` and `token_file`".into()));
+        }
+        let (key, secret) = if let Some(t) = &self.token {
+            ("token", t.clone())
+        } else if let Some(var) = &self.token_env {
+            match std::env::var(var) {
+                Ok(s) => ("token_env", s.trim().to_string()),
+                Err(_) => return Err(("token_env", format!("environment variable {var} is not set"))),
+            }
+        } else if let Some(file) = &self.token_file {
+            let path = under(data_dir, file);
+            match std::fs::read_to_string(&path) {
+                Ok(s) => ("token_file", s.trim().to_string()),
+                Err(e) => return Err(("token_file", format!("cannot read {}: {e}", path.display()))),
+            }
+        } else {
+            return Err(("token", "set exactly one of `token`, `token_env` and `token_file`".into()));
+        };
+        if secret.chars().count() < MIN_TOKEN_LEN {
+            return Err((key, format!("the token must be at least {MIN_TOKEN_LEN} characters")));
+        }
+        Ok(secret)
+    }
+}
+
+/// `file` under `data_dir` (absolute paths as they are), with `..` resolved
+/// lexically so `../other-node/agent.token` works before `data_dir` exists.
+fn under(data_dir: &Path, file: &Path) -> PathBuf {
+    if file.is_absolute() {
+        return file.to_path_buf();
+    }
+    let mut out = PathBuf::new();
+    for c in data_dir.join(file).components() {
+        match c {
+            std::path::Component::ParentDir
+                if matches!(out.components().next_back(), Some(std::path::Component::Normal(_))) =>
+            {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+fn create_token_file(path: &Path) -> Result<(), String> {
+    use std::io::{Read as _, Write as _};
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let mut bytes = [0u8; 32];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .map_err(|e| format!("generating a token: {e}"))?;
+    let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("create {}: {e}", dir.display()))?;
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| format!("create {}: {e}", path.display()))?;
+    f.write_all(format!("{token}\n").as_bytes())
+        .and_then(|()| f.sync_all())
+        .map_err(|e| format!("write {}: {e}", path.display()))
+}
+
+/// Compares two secrets in time independent of where they differ.
+pub fn ct_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exactly_one_source_and_a_minimum_length() {
+        let t = TokenSource { token: Some("0123456789abcdef".into()), ..Default::default() };
+        assert_eq!(t.resolve(Path::new("/")).unwrap(), "0123456789abcdef");
+        let none = TokenSource::default();
+        assert_eq!(none.resolve(Path::new("/")).unwrap_err().0, "token");
+        let short = TokenSource { token: Some("short".into()), ..Default::default() };
+        assert_eq!(short.resolve(Path::new("/")).unwrap_err().1, "the token must be at least 16 characters");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("t"), "fedcba9876543210fedcba\n").unwrap();
+        let f = TokenSource { token_file: Some("t".into()), ..Default::default() };
+        assert_eq!(f.resolve(dir.path()).unwrap(), "fedcba9876543210fedcba");
+        // `..` is resolved without the data directory existing.
+        let up = TokenSource { token_file: Some("../t".into()), ..Default::default() };
+        assert_eq!(up.resolve(&dir.path().join("not-created")).unwrap(), "fedcba9876543210fedcba");
+        let missing = TokenSource { token_file: Some("nope".into()), ..Default::default() };
+        let (key, msg) = missing.resolve(dir.path()).unwrap_err();
+        assert_eq!(key, "token_file");
+        assert!(msg.starts_with("cannot read "), "{msg}");
+        let env = TokenSource { token_env: Some("SLUICE_TEST_SURELY_UNSET_AGENT_TOKEN".into()), ..Default::default() };
+        assert_eq!(
+            env.resolve(dir.path()).unwrap_err().1,
+            "environment variable SLUICE_TEST_SURELY_UNSET_AGENT_TOKEN is not set"
+        );
+    }
+
+    #[test]
+    fn a_receiver_creates_a_missing_token_file_once() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let f = TokenSource { token_file: Some("sub/agent.token".into()), ..Default::default() };
+        let first = f.resolve_or_create(dir.path()).unwrap();
+        assert_eq!(first.len(), 64);
+        let meta = std::fs::metadata(dir.path().join("sub/agent.token")).unwrap();
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+        assert_eq!(f.resolve_or_create(dir.path()).unwrap(), first);
+        assert_eq!(f.resolve(dir.path()).unwrap(), first);
+    }
+
+    #[test]
+    fn ct_eq_compares_whole_strings() {
+        assert!(ct_eq(b"abc", b"abc"));
+        assert!(!ct_eq(b"abc", b"abd"));
+        assert!(!ct_eq(b"abc", b"abcd"));
+    }
+}

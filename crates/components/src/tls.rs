@@ -1,0 +1,110 @@
+//! TLS for network components (rustls with the ring provider, TLS 1.2 and
+//! 1.3): a server side from a PEM certificate chain and key, and a client
+//! side that verifies the server against the system-independent roots given
+//! in a PEM file (`ca`). Files are read when the config is built, so
+//! `sluice validate` reports a bad file at its key.
+//!
+//! Not a component: it has no `SPEC`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Deserialize;
+use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use tokio_rustls::rustls::{ClientConfig, RootCertStore, ServerConfig};
+use tokio_rustls::{TlsAcceptor, TlsConnector};
+
+/// `tls = { cert = "server.pem", key = "server.key" }` on a listening component.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerTls {
+    /// PEM certificate (chain), server certificate first.
+    pub cert: PathBuf,
+    /// PEM private key (PKCS#8, PKCS#1 or SEC1).
+    pub key: PathBuf,
+}
+
+/// `tls = { ca = "ca.pem", server_name = "logs.example" }` on a connecting component.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClientTls {
+    /// PEM file with the certificates that may sign the server's certificate.
+    pub ca: PathBuf,
+    /// Name to verify the server's certificate against (default: the host
+    /// part of the address).
+    #[serde(default)]
+    pub server_name: Option<String>,
+}
+
+fn read_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
+    let pem = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let certs: Vec<CertificateDer<'static>> = rustls_pemfile::certs(&mut pem.as_slice())
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("invalid PEM in {}: {e}", path.display()))?;
+    if certs.is_empty() {
+        return Err(format!("no certificate in {}", path.display()));
+    }
+    Ok(certs)
+}
+
+/// Builds an acceptor. Errors are `(key, message)` with key `cert`, `key` or
+/// empty (the pair does not fit).
+pub fn acceptor(t: &ServerTls) -> Result<TlsAcceptor, (&'static str, String)> {
+    let certs = read_certs(&t.cert).map_err(|m| ("cert", m))?;
+    let key_pem = std::fs::read(&t.key).map_err(|e| ("key", format!("cannot read {}: {e}", t.key.display())))?;
+    let key: PrivateKeyDer<'static> = rustls_pemfile::private_key(&mut key_pem.as_slice())
+        .map_err(|e| ("key", format!("invalid PEM in {}: {e}", t.key.display())))?
+        .ok_or_else(|| ("key", format!("no private key in {}", t.key.display())))?;
+    let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+    let config = ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| ("", e.to_string()))?
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .map_err(|e| ("", format!("certificate and key do not fit: {e}")))?;
+    Ok(TlsAcceptor::from(Arc::new(config)))
+}
+
+/// A connector and the server name to verify. `address` is `host:port`;
+/// errors are `(key, message)` with key `ca` or `server_name`.
+pub fn connector(t: &ClientTls, address: &str) -> Result<(TlsConnector, ServerName<'static>), (&'static str, String)> {
+    let mut roots = RootCertStore::empty();
+    for c in read_certs(&t.ca).map_err(|m| ("ca", m))? {
+        roots.add(c).map_err(|e| ("ca", format!("unusable certificate in {}: {e}", t.ca.display())))?;
+    }
+    let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+    let config = ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| ("ca", e.to_string()))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let host = match &t.server_name {
+        Some(n) => n.clone(),
+        None => {
+            let h = address.rsplit_once(':').map_or(address, |(h, _)| h);
+            h.trim_start_matches('[').trim_end_matches(']').to_string()
+        }
+    };
+    let name =
+        ServerName::try_from(host.clone()).map_err(|e| ("server_name", format!("invalid name {host:?}: {e}")))?;
+    Ok((TlsConnector::from(Arc::new(config)), name))
+}
+
+/// Test helper: a self-signed certificate for `localhost` (and 127.0.0.1)
+/// made with `openssl`, as `(cert.pem, key.pem)` in `dir`.
+#[cfg(test)]
+pub fn self_signed(dir: &Path) -> (PathBuf, PathBuf) {
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    let st = std::process::Command::new("openssl")
+        .args(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"])
+        .args(["-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"])
+        .args(["-addext", "basicConstraints=critical,CA:FALSE", "-keyout"])
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(st.success(), "openssl req failed");
+    (cert, key)
+}

@@ -1,0 +1,200 @@
+// Administration (docs/specs/ui-api.md §4, §7, §11): users, groups,
+// assignments, audit log, auth policy and LDAP settings.
+import { request } from './client';
+import type { SourcePattern, TotpState, UserType } from './auth';
+
+/** `User`. */
+export interface User {
+  username: string;
+  display_name: string;
+  type: UserType;
+  source: 'local' | 'ldap';
+  disabled: boolean;
+  groups: string[];
+  totp: TotpState;
+  locked_until: string | null;
+  last_login: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** `Group`. */
+export interface Group {
+  name: string;
+  description: string;
+  require_totp: boolean;
+  members: string[];
+  ldap_members: string[];
+  created_at: string;
+  updated_at: string;
+}
+
+/** Who an assignment is for. */
+export interface Subject {
+  kind: 'user' | 'group';
+  name: string;
+}
+
+/** `Assignment`. */
+export interface Assignment {
+  id: number;
+  subject: Subject;
+  pattern: SourcePattern;
+  created_at: string;
+  created_by: string;
+}
+
+/** One audit record. */
+export interface AuditRecord {
+  id: number;
+  time: string;
+  actor: string;
+  actor_kind: 'user' | 'token' | 'cli' | 'system' | 'anonymous';
+  action: string;
+  target: string | null;
+  detail: unknown;
+  outcome: string;
+  ip: string | null;
+  user_agent: string | null;
+}
+
+/** `GET /api/v1/settings/auth`. */
+export interface AuthPolicy {
+  session: { idle_timeout: string; absolute_timeout: string };
+  lockout: { threshold: number; window: string; duration: string };
+  login_rate: { per_minute: number; burst: number };
+  password_min_length: number;
+  totp: { issuer: string; require_types: UserType[] };
+  ldap: 'config' | 'database' | 'none';
+}
+
+/** LDAP settings. */
+export interface LdapSettings {
+  url: string;
+  tls: 'none' | 'starttls' | 'ldaps';
+  ca_file: string | null;
+  bind_dn: string | null;
+  search_base: string | null;
+  search_filter: string | null;
+  search_bind_dn: string | null;
+  search_bind_password_set?: boolean;
+  search_bind_password?: string;
+  group_attribute: string | null;
+  group_search_base: string | null;
+  group_search_filter: string | null;
+  group_name_attribute: string | null;
+  default_type: UserType;
+  group_map: { ldap: string; groups: string[]; type: UserType | null }[];
+  timeout: string;
+}
+
+/** `GET /api/v1/settings/ldap`. */
+export interface LdapState {
+  source: 'config' | 'database' | 'none';
+  settings: LdapSettings | null;
+}
+
+/** `POST /api/v1/settings/ldap/test` answer. */
+export type LdapTest = { ok: true; dn: string; ldap_groups: string[]; groups: string[]; type: UserType } | { ok: false; error: string };
+
+const enc = encodeURIComponent;
+
+/** `GET /api/v1/users`. */
+export async function listUsers(signal?: AbortSignal): Promise<User[]> {
+  return (await request<{ users: User[] }>('GET', '/api/v1/users', undefined, signal)).users;
+}
+/** `POST /api/v1/users`. */
+export function createUser(body: { username: string; display_name?: string; type: UserType; password: string; groups?: string[] }): Promise<User> {
+  return request<User>('POST', '/api/v1/users', body);
+}
+/** `PATCH /api/v1/users/{username}`. */
+export function updateUser(username: string, body: Partial<{ display_name: string; type: UserType; disabled: boolean; password: string; groups: string[] }>): Promise<User> {
+  return request<User>('PATCH', `/api/v1/users/${enc(username)}`, body);
+}
+/** `DELETE /api/v1/users/{username}`. */
+export function deleteUser(username: string): Promise<void> {
+  return request<void>('DELETE', `/api/v1/users/${enc(username)}`);
+}
+/** `POST /api/v1/users/{username}/unlock`. */
+export function unlockUser(username: string): Promise<void> {
+  return request<void>('POST', `/api/v1/users/${enc(username)}/unlock`);
+}
+/** `DELETE /api/v1/users/{username}/totp`. */
+export function resetTotp(username: string): Promise<void> {
+  return request<void>('DELETE', `/api/v1/users/${enc(username)}/totp`);
+}
+
+/** `GET /api/v1/groups`. */
+export async function listGroups(signal?: AbortSignal): Promise<Group[]> {
+  return (await request<{ groups: Group[] }>('GET', '/api/v1/groups', undefined, signal)).groups;
+}
+/** `POST /api/v1/groups`. */
+export function createGroup(body: { name: string; description?: string; require_totp?: boolean }): Promise<Group> {
+  return request<Group>('POST', '/api/v1/groups', body);
+}
+/** `PATCH /api/v1/groups/{name}`. */
+export function updateGroup(name: string, body: Partial<{ description: string; require_totp: boolean }>): Promise<Group> {
+  return request<Group>('PATCH', `/api/v1/groups/${enc(name)}`, body);
+}
+/** `DELETE /api/v1/groups/{name}`. */
+export function deleteGroup(name: string): Promise<void> {
+  return request<void>('DELETE', `/api/v1/groups/${enc(name)}`);
+}
+/** `PUT /api/v1/groups/{name}/members/{username}`. */
+export function addMember(group: string, username: string): Promise<void> {
+  return request<void>('PUT', `/api/v1/groups/${enc(group)}/members/${enc(username)}`);
+}
+/** `DELETE /api/v1/groups/{name}/members/{username}`. */
+export function removeMember(group: string, username: string): Promise<void> {
+  return request<void>('DELETE', `/api/v1/groups/${enc(group)}/members/${enc(username)}`);
+}
+
+/** `GET /api/v1/assignments`. */
+export async function listAssignments(signal?: AbortSignal): Promise<Assignment[]> {
+  return (await request<{ assignments: Assignment[] }>('GET', '/api/v1/assignments', undefined, signal)).assignments;
+}
+/** `POST /api/v1/assignments`. */
+export function createAssignment(subject: Subject, pattern: SourcePattern): Promise<Assignment> {
+  return request<Assignment>('POST', '/api/v1/assignments', { subject, pattern });
+}
+/** `DELETE /api/v1/assignments/{id}`. */
+export function deleteAssignment(id: number): Promise<void> {
+  return request<void>('DELETE', `/api/v1/assignments/${id}`);
+}
+
+/** Filters of `GET /api/v1/audit`. */
+export interface AuditQuery {
+  actor?: string;
+  action?: string;
+  target?: string;
+  q?: string;
+  from?: string;
+  to?: string;
+  size?: number;
+  before?: string;
+}
+
+/** `GET /api/v1/audit`. */
+export function audit(q: AuditQuery, signal?: AbortSignal): Promise<{ records: AuditRecord[]; next: string | null }> {
+  const p = new URLSearchParams();
+  for (const [k, v] of Object.entries(q)) if (v !== undefined && v !== '') p.set(k, String(v));
+  const qs = p.toString();
+  return request('GET', `/api/v1/audit${qs ? `?${qs}` : ''}`, undefined, signal);
+}
+
+/** `GET /api/v1/settings/auth`. */
+export function authPolicy(signal?: AbortSignal): Promise<AuthPolicy> {
+  return request<AuthPolicy>('GET', '/api/v1/settings/auth', undefined, signal);
+}
+/** `GET /api/v1/settings/ldap`. */
+export function ldapSettings(signal?: AbortSignal): Promise<LdapState> {
+  return request<LdapState>('GET', '/api/v1/settings/ldap', undefined, signal);
+}
+/** `PUT /api/v1/settings/ldap`. */
+export function saveLdapSettings(settings: LdapSettings): Promise<LdapState> {
+  return request<LdapState>('PUT', '/api/v1/settings/ldap', { settings });
+}
+/** `POST /api/v1/settings/ldap/test`. */
+export function testLdap(username: string, password: string, settings?: LdapSettings): Promise<LdapTest> {
+  return request<LdapTest>('POST', '/api/v1/settings/ldap/test', settings ? { username, password, settings } : { username, password });
+}

@@ -1,0 +1,74 @@
+// The application shell: sign-in gate, navigation, and the page for the URL.
+import { useEffect, useState } from 'preact/hooks';
+import { credentials, onCredentials, setCredentials, type Credentials } from './api/client';
+import { logout } from './api/auth';
+import { Nav } from './components/Nav/Nav';
+import { useMe } from './hooks/useMe';
+import { match, navigate, useLocation } from './lib/router';
+import { AccountPage } from './pages/Account';
+import { AdminPage } from './pages/Admin';
+import { DashboardListPage, DashboardPage } from './pages/Dashboards';
+import { EnrolPage } from './pages/Enrol';
+import { LivePage } from './pages/Live';
+import { LoginPage } from './pages/Login';
+import { OperationsPage } from './pages/Operations';
+import { SearchPage } from './pages/Search';
+
+/** The app. */
+export function App() {
+  const loc = useLocation();
+  const [creds, setCreds] = useState<Credentials | null>(credentials);
+  useEffect(() => onCredentials(setCreds), []);
+  const meState = useMe(creds ? JSON.stringify(creds) : null);
+  const here = loc.path + (loc.params.toString() ? `?${loc.params.toString()}` : '');
+  const next = loc.params.get('next') ?? '/search';
+
+  useEffect(() => {
+    if (creds && (loc.path === '/' || loc.path === '/login')) navigate(loc.path === '/login' ? next : '/search', true);
+  }, [creds, loc.path, next]);
+
+  useEffect(() => {
+    const name = loc.path.split('/')[1] || 'search';
+    document.title = `${name[0]?.toUpperCase() ?? ''}${name.slice(1)} · sluice`;
+  }, [loc.path]);
+
+  if (!creds) return <LoginPage next={loc.path === '/login' || loc.path === '/' ? next : here} />;
+  if (meState.me?.session?.stage === 'totp_enrollment' && loc.path !== '/enrol') {
+    navigate(`/enrol?next=${encodeURIComponent(here)}`, true);
+  }
+
+  const signOut = (): void => {
+    const wasSession = creds.kind === 'session';
+    const done = (): void => {
+      setCredentials(null);
+      navigate('/login', true);
+    };
+    if (wasSession) logout().then(done, done);
+    else done();
+  };
+
+  const dash = match('/dashboards/:id', loc.path);
+  let page;
+  if (loc.path === '/enrol') page = <EnrolPage next={next} onDone={meState.reload} />;
+  else if (loc.path === '/search' || loc.path === '/') page = <SearchPage loc={loc} />;
+  else if (loc.path === '/live') page = <LivePage loc={loc} />;
+  else if (loc.path === '/operations') page = <OperationsPage />;
+  else if (loc.path === '/dashboards') page = <DashboardListPage />;
+  else if (dash && /^\d+$/.test(dash['id'] ?? '')) page = <DashboardPage key={dash['id']} id={Number(dash['id'])} edit={loc.params.get('edit') === '1'} />;
+  else if (loc.path === '/admin') page = <AdminPage loc={loc} />;
+  else if (loc.path === '/account') page = <AccountPage me={meState.me} onChange={meState.reload} />;
+  else
+    page = (
+      <main id="main">
+        <h1>Not found</h1>
+        <p>There is no page at {loc.path}.</p>
+      </main>
+    );
+
+  return (
+    <>
+      <Nav path={loc.path} user={meState.me?.user.display_name || meState.me?.user.username || creds.name} can={meState.can} onSignOut={signOut} />
+      {page}
+    </>
+  );
+}

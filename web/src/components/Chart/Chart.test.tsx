@@ -1,0 +1,61 @@
+import { render } from 'preact';
+import { act } from 'preact/test-utils';
+import { describe, expect, it, vi } from 'vitest';
+
+// uPlot draws on a canvas, which the test DOM does not have: record what the
+// wrapper asks of it instead.
+const calls: string[] = [];
+vi.mock('uplot', () => {
+  class FakePlot {
+    width: number;
+    static paths = { bars: () => () => null };
+    constructor(opts: { width: number; height: number }, data: number[][], el: HTMLElement) {
+      this.width = opts.width;
+      calls.push(`new ${opts.width}x${opts.height} ${JSON.stringify(data)} in ${el.className}`);
+    }
+    setData(d: number[][]): void {
+      calls.push(`setData ${JSON.stringify(d)}`);
+    }
+    setSize(s: { width: number }): void {
+      calls.push(`setSize ${s.width}`);
+    }
+    destroy(): void {
+      calls.push('destroy');
+    }
+  }
+  return { default: FakePlot };
+});
+
+const { Chart, barSeries, colour } = await import('./Chart');
+const { Sparkline } = await import('../Sparkline/Sparkline');
+
+describe('Chart', () => {
+  it('creates the plot once, feeds new data, rebuilds on new options, destroys on unmount', () => {
+    calls.length = 0;
+    const el = document.createElement('div');
+    const opts = (w: number, h: number) => ({ width: w, height: h, series: [] });
+    act(() => render(<Chart options={opts} optionsKey="a" data={[[1], [2]]} height={80} label="x" />, el));
+    act(() => render(<Chart options={opts} optionsKey="a" data={[[1, 2], [2, 3]]} height={80} label="x" />, el));
+    act(() => render(<Chart options={opts} optionsKey="b" data={[[1, 2], [2, 3]]} height={80} label="x" />, el));
+    act(() => render(null, el));
+    expect(calls).toEqual([
+      'new 100x80 [[1],[2]] in chart',
+      'setData [[1],[2]]',
+      'setData [[1,2],[2,3]]',
+      'destroy',
+      'new 100x80 [[1,2],[2,3]] in chart',
+      'setData [[1,2],[2,3]]',
+      'destroy',
+    ]);
+  });
+
+  it('labels the chart for screen readers and builds bar series', () => {
+    const el = document.createElement('div');
+    act(() => render(<Sparkline times={[1, 2]} values={[3, 4]} label="rate" />, el));
+    expect(el.querySelector('[role=img]')?.getAttribute('aria-label')).toBe('rate');
+    const s = barSeries('hits', 1, [0.9, 64]);
+    expect(s.stroke).toBe(colour(1));
+    expect(typeof s.paths).toBe('function');
+    act(() => render(null, el));
+  });
+});

@@ -1,0 +1,68 @@
+// A uPlot chart that fills its container's width: created when `options`
+// change (compare by `optionsKey`), fed new data with `setData`, resized with
+// its container, destroyed on unmount.
+import { useEffect, useRef } from 'preact/hooks';
+import uPlot, { type AlignedData, type Options, type Series } from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+
+/** Props of [`Chart`]. */
+export interface ChartProps {
+  /** Builds the options for a width and height. */
+  options: (width: number, height: number) => Options;
+  /** Changes when `options` would build different options. */
+  optionsKey: string;
+  data: AlignedData;
+  height: number;
+  /** Accessible description of what the chart shows. */
+  label: string;
+}
+
+/** The chart. */
+export function Chart({ options, optionsKey, data, height, label }: ChartProps) {
+  const box = useRef<HTMLDivElement>(null);
+  const plot = useRef<uPlot | null>(null);
+  const dataRef = useRef(data);
+  dataRef.current = data;
+  const optsRef = useRef(options);
+  optsRef.current = options;
+
+  useEffect(() => {
+    const el = box.current;
+    if (!el) return undefined;
+    const width = Math.max(100, el.clientWidth);
+    const u = new uPlot(optsRef.current(width, height), dataRef.current, el);
+    plot.current = u;
+    const ro = typeof ResizeObserver === 'undefined' ? null : new ResizeObserver(() => {
+      const w = Math.max(100, el.clientWidth);
+      if (Math.abs(w - u.width) > 1) u.setSize({ width: w, height });
+    });
+    ro?.observe(el);
+    return () => {
+      ro?.disconnect();
+      u.destroy();
+      plot.current = null;
+    };
+  }, [optionsKey, height]);
+
+  useEffect(() => {
+    plot.current?.setData(data);
+  }, [data]);
+
+  return <div class="chart" ref={box} role="img" aria-label={label} style={{ minHeight: `${height}px` }} />;
+}
+
+/** The series colours, in order. */
+export const PALETTE = ['#2563eb', '#16a34a', '#dc2626', '#ca8a04', '#9333ea', '#0891b2', '#ea580c', '#4b5563'];
+
+/** A colour of the palette by index (wrapping). */
+export function colour(i: number): string {
+  return PALETTE[i % PALETTE.length] ?? '#2563eb';
+}
+
+/** A bar series (uPlot's bars path builder). */
+export function barSeries(label: string, colourIndex: number, size: [number, number], align?: -1 | 0 | 1): Series {
+  const s: Series = { label, fill: `${colour(colourIndex)}cc`, stroke: colour(colourIndex), points: { show: false } };
+  const bars = uPlot.paths.bars;
+  if (bars) s.paths = bars(align === undefined ? { size } : { size, align });
+  return s;
+}

@@ -1,0 +1,48 @@
+import { render } from 'preact';
+import { act } from 'preact/test-utils';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { FieldSidebar, sortFields } from './FieldSidebar';
+
+function respond(body: unknown): Response {
+  return new Response(JSON.stringify(body), { status: 200, headers: { 'Content-Type': 'application/json' } });
+}
+
+afterEach(() => vi.unstubAllGlobals());
+
+const flush = async (): Promise<void> => {
+  for (let i = 0; i < 5; i++) await act(async () => await new Promise((r) => setTimeout(r, 0)));
+};
+
+describe('FieldSidebar', () => {
+  it('sorts identity fields first', () => {
+    expect(sortFields([{ name: 'b', types: ['keyword'] }, { name: '@host', types: ['keyword'] }, { name: 'a', types: ['text'] }]).map((f) => f.name)).toEqual([
+      '@host',
+      'a',
+      'b',
+    ]);
+  });
+
+  it('lists fields and shows top values from a terms aggregation for the current search', async () => {
+    const calls: { url: string; body: unknown }[] = [];
+    vi.stubGlobal('fetch', async (url: string, init: RequestInit) => {
+      calls.push({ url, body: init.body ? JSON.parse(String(init.body)) : null });
+      if (url === '/api/v1/fields') return respond({ fields: [{ name: 'level', types: ['keyword'] }, { name: '@timestamp', types: ['date'] }] });
+      return respond({ total: 10, took_ms: 1, aggs: { top: { type: 'terms', buckets: [{ key: 'error', count: 7 }, { key: 'warn', count: 2 }], other: 1 } } });
+    });
+    const el = document.createElement('div');
+    const onFilter = vi.fn();
+    act(() => render(<FieldSidebar query="svc:api" range={{ from: 'now-1h', to: 'now' }} columns={[]} onFilter={onFilter} onToggleColumn={() => {}} />, el));
+    await flush();
+    expect([...el.querySelectorAll('.field-name')].map((b) => b.textContent)).toEqual(['k level']);
+    act(() => (el.querySelector('.field-name') as HTMLButtonElement).click());
+    await flush();
+    expect(calls[1]).toEqual({
+      url: '/api/v1/aggregate',
+      body: { query: 'svc:api', from: 'now-1h', to: 'now', aggs: { top: { type: 'terms', field: 'level', size: 5 } } },
+    });
+    const values = [...el.querySelectorAll('.top-values li')].map((li) => li.textContent);
+    expect(values).toEqual(['error7', 'warn2', 'other: 1']);
+    act(() => (el.querySelector('.top-values button') as HTMLButtonElement).click());
+    expect(onFilter).toHaveBeenCalledWith('level', 'error', false);
+  });
+});

@@ -1,0 +1,97 @@
+// The fields of the caller's sources; a field opens to its top values in the
+// current search (a terms aggregation), each a filter on click.
+import { useState } from 'preact/hooks';
+import type { FieldInfo } from '../../api/types';
+import { useAggregate } from '../../hooks/useAggregate';
+import { useFields } from '../../hooks/useFields';
+import { compact } from '../../lib/format';
+import type { TimeRange } from '../../lib/time';
+import { ErrorBox } from '../ErrorBox/ErrorBox';
+
+/** Props of [`FieldSidebar`]. */
+export interface FieldSidebarProps {
+  query: string;
+  range: TimeRange;
+  columns: string[];
+  onFilter: (field: string, value: string, negate: boolean) => void;
+  onToggleColumn: (field: string) => void;
+}
+
+/** Top values shown per field. */
+export const TOP_VALUES = 5;
+
+function TopValues({ field, query, range, onFilter }: { field: string; query: string; range: TimeRange; onFilter: FieldSidebarProps['onFilter'] }) {
+  const { data, error, loading } = useAggregate({
+    query,
+    from: range.from,
+    to: range.to,
+    aggs: { top: { type: 'terms', field, size: TOP_VALUES } },
+  });
+  const res = data?.aggs['top'];
+  if (error) return <ErrorBox error={error} />;
+  if (!res || res.type !== 'terms') return <p class="muted">{loading ? 'Loading…' : ''}</p>;
+  const total = data.total || 1;
+  if (res.buckets.length === 0) return <p class="muted">No values in this search.</p>;
+  return (
+    <ul class="top-values" aria-label={`Top values of ${field}`}>
+      {res.buckets.map((b) => {
+        const v = String(b.key);
+        return (
+          <li key={v}>
+            <button type="button" class="link" title={`Filter on ${field}:"${v}"`} onClick={() => onFilter(field, v, false)}>
+              <span class="bar" style={{ width: `${Math.round((b.count / total) * 100)}%` }} />
+              <span class="v">{v === '' ? '(empty)' : v}</span>
+              <span class="n">{compact(b.count)}</span>
+            </button>
+          </li>
+        );
+      })}
+      {res.other > 0 ? <li class="muted">other: {compact(res.other)}</li> : null}
+    </ul>
+  );
+}
+
+/** Identity fields first, then the rest by name. */
+export function sortFields(fields: FieldInfo[]): FieldInfo[] {
+  return [...fields].sort((a, b) => {
+    const ai = a.name.startsWith('@') ? 0 : 1;
+    const bi = b.name.startsWith('@') ? 0 : 1;
+    return ai - bi || a.name.localeCompare(b.name);
+  });
+}
+
+/** The sidebar. */
+export function FieldSidebar({ query, range, columns, onFilter, onToggleColumn }: FieldSidebarProps) {
+  const { data, error } = useFields();
+  const [open, setOpen] = useState<string | null>(null);
+  const [filter, setFilter] = useState('');
+  const fields = sortFields(data ?? []).filter((f) => f.name !== '@timestamp' && f.name.includes(filter));
+  return (
+    <aside class="field-sidebar" aria-label="Fields">
+      <h2>Fields</h2>
+      <input type="search" aria-label="Filter fields" placeholder="Filter fields" value={filter} onInput={(e) => setFilter(e.currentTarget.value)} />
+      <ErrorBox error={error} />
+      <ul>
+        {fields.map((f) => (
+          <li key={f.name} class={open === f.name ? 'open' : ''}>
+            <div class="field-row">
+              <button type="button" class="link field-name" aria-expanded={open === f.name} onClick={() => setOpen(open === f.name ? null : f.name)}>
+                <span class="type">{f.types[0]?.[0] ?? '?'}</span> {f.name}
+              </button>
+              <button
+                type="button"
+                class="link"
+                aria-pressed={columns.includes(f.name)}
+                aria-label={`${columns.includes(f.name) ? 'Remove' : 'Add'} column ${f.name}`}
+                onClick={() => onToggleColumn(f.name)}
+              >
+                {columns.includes(f.name) ? '−' : '+'}
+              </button>
+            </div>
+            {open === f.name ? <TopValues field={f.name} query={query} range={range} onFilter={onFilter} /> : null}
+          </li>
+        ))}
+      </ul>
+    </aside>
+  );
+}

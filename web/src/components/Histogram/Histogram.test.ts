@@ -1,0 +1,17 @@
+import { describe, expect, it } from 'vitest';
+import { histogramData, snapSelection } from './Histogram';
+
+describe('Histogram', () => {
+  it('turns buckets into uPlot columns', () => {
+    expect(histogramData([{ key: 1000, count: 3 }, { key: 2000, count: 0 }])).toEqual([
+      [1000, 2000],
+      [3, 0],
+    ]);
+  });
+
+  it('snaps a drag outwards to whole buckets', () => {
+    expect(snapSelection(61_000, 179_000, 60_000)).toEqual([60_000, 180_000]);
+    expect(snapSelection(60_000, 60_000, 60_000)).toEqual([60_000, 120_000]);
+    expect(snapSelection(5, 7, 0)).toEqual([5, 7]);
+  });
+});

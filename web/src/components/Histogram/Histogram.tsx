@@ -1,0 +1,69 @@
+// Hits over time as bars; click-drag selects a time range to zoom into.
+import { useMemo } from 'preact/hooks';
+import type { AlignedData, Options } from 'uplot';
+import type { Bucket } from '../../api/types';
+import { Chart, barSeries } from '../Chart/Chart';
+
+/** Props of [`Histogram`]. */
+export interface HistogramProps {
+  buckets: Bucket[];
+  intervalMs: number;
+  /** A click-drag selected `[fromMs, toMs)`. */
+  onSelect?: (fromMs: number, toMs: number) => void;
+  height?: number;
+}
+
+/** uPlot data of histogram buckets: x = bucket start (ms), y = count. */
+export function histogramData(buckets: Bucket[]): AlignedData {
+  return [buckets.map((b) => Number(b.key)), buckets.map((b) => b.count)];
+}
+
+/** The selected range of a drag, snapped outwards to whole buckets. */
+export function snapSelection(fromMs: number, toMs: number, intervalMs: number): [number, number] {
+  if (intervalMs <= 0) return [fromMs, toMs];
+  const f = Math.floor(fromMs / intervalMs) * intervalMs;
+  const t = Math.ceil(toMs / intervalMs) * intervalMs;
+  return [f, t > f ? t : f + intervalMs];
+}
+
+/** The histogram. */
+export function Histogram({ buckets, intervalMs, onSelect, height = 120 }: HistogramProps) {
+  const data = useMemo(() => histogramData(buckets), [buckets]);
+  const total = buckets.reduce((n, b) => n + b.count, 0);
+  const options = (width: number, h: number): Options => ({
+    width,
+    height: h,
+    ms: 1,
+    legend: { show: false },
+    cursor: { drag: { x: true, y: false, setScale: false } },
+    scales: { x: { time: true } },
+    axes: [{ stroke: '#6b7280' }, { stroke: '#6b7280', size: 50 }],
+    series: [
+      {},
+      barSeries('hits', 0, [0.9, 64], 1),
+    ],
+    hooks: {
+      setSelect: [
+        (u) => {
+          if (u.select.width < 3 || !onSelect) return;
+          const f = u.posToVal(u.select.left, 'x');
+          const t = u.posToVal(u.select.left + u.select.width, 'x');
+          u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
+          const [sf, st] = snapSelection(f, t, intervalMs);
+          onSelect(sf, st);
+        },
+      ],
+    },
+  });
+  return (
+    <div class="histogram" data-total={total} data-buckets={buckets.length}>
+      <Chart
+        options={options}
+        optionsKey={`hist-${intervalMs}`}
+        data={data}
+        height={height}
+        label={`Histogram of ${total} hits in ${buckets.length} buckets; drag to zoom`}
+      />
+    </div>
+  );
+}

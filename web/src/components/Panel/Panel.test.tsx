@@ -1,0 +1,69 @@
+import { render } from 'preact';
+import { describe, expect, it } from 'vitest';
+import type { Panel } from '../../api/dashboards';
+import { panelRequest, type PanelData } from '../../hooks/usePanelData';
+import { PanelBody, panelNumber, panelRows } from './Panel';
+
+const base: Panel = {
+  id: 'p',
+  title: 'Levels',
+  chart: 'table',
+  query: 'svc:api',
+  aggs: { a: { type: 'terms', field: 'level', size: 5 } },
+  options: { metric: 'terms' },
+  layout: { x: 0, y: 0, w: 6, h: 3 },
+};
+const terms: PanelData = {
+  kind: 'aggregate',
+  result: { total: 12, took_ms: 1, aggs: { a: { type: 'terms', buckets: [{ key: 'error', count: 7 }, { key: 'warn', count: 4 }], other: 1 } } },
+};
+const hits: PanelData = {
+  kind: 'search',
+  result: {
+    total: 2,
+    took_ms: 1,
+    next: null,
+    hits: [
+      { id: '2', event: { '@timestamp': '2024-01-01T00:00:02Z', message: 'b', host: 'h2' } },
+      { id: '1', event: { '@timestamp': '2024-01-01T00:00:01Z', message: 'a', host: 'h1' } },
+    ],
+  },
+};
+
+describe('Panel', () => {
+  it('sends an aggregation with aggs and a search without', () => {
+    const range = { from: 'now-1h', to: 'now' };
+    expect(panelRequest(base, range)).toEqual({ kind: 'aggregate', req: { query: 'svc:api', from: 'now-1h', to: 'now', aggs: base.aggs } });
+    const { aggs: _a, ...noAggs } = base;
+    expect(panelRequest({ ...noAggs, fields: ['host'], size: 10 }, range)).toEqual({
+      kind: 'search',
+      req: { query: 'svc:api', from: 'now-1h', to: 'now', size: 10, fields: ['host'] },
+    });
+  });
+
+  it('computes numbers and table rows', () => {
+    expect(panelNumber({ ...base, chart: 'number' }, hits)).toBe(2);
+    const stats: PanelData = { kind: 'aggregate', result: { total: 3, took_ms: 0, aggs: { s: { type: 'stats', count: 3, min: 1, max: 5, avg: 3, sum: 9 } } } };
+    expect(panelNumber({ ...base, options: { stat: 'sum' } }, stats)).toBe(9);
+    expect(panelRows(terms)).toEqual([
+      ['error', 7],
+      ['warn', 4],
+      ['(other)', 1],
+    ]);
+  });
+
+  it('renders table, events, number and pie panels', () => {
+    const el = document.createElement('div');
+    render(<PanelBody panel={base} data={terms} />, el);
+    expect([...el.querySelectorAll('tr')].map((r) => r.textContent)).toEqual(['error7', 'warn4', '(other)1']);
+    render(<PanelBody panel={{ ...base, fields: ['host', 'message'] }} data={hits} />, el);
+    expect([...el.querySelectorAll('tbody tr')].map((r) => [...r.querySelectorAll('td')].slice(1).map((t) => t.textContent))).toEqual([
+      ['h2', 'b'],
+      ['h1', 'a'],
+    ]);
+    render(<PanelBody panel={{ ...base, chart: 'number' }} data={hits} />, el);
+    expect(el.querySelector('.big-number')?.textContent).toBe('2');
+    render(<PanelBody panel={{ ...base, chart: 'pie' }} data={terms} />, el);
+    expect(el.querySelectorAll('path')).toHaveLength(2);
+  });
+});

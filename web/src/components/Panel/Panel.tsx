@@ -1,0 +1,179 @@
+// One dashboard panel: its data (an aggregation or a search, see
+// usePanelData) over the dashboard's range, drawn as a time series, bars, a
+// pie, a table or a single number.
+import type { Options } from 'uplot';
+import type { Panel as PanelDef } from '../../api/dashboards';
+import type { AggregationResult, Bucket } from '../../api/types';
+import { usePanelData, type PanelData } from '../../hooks/usePanelData';
+import { compact, getPath, valueText } from '../../lib/format';
+import { formatTime, type TimeRange } from '../../lib/time';
+import { Chart, barSeries, colour } from '../Chart/Chart';
+import { ErrorBox } from '../ErrorBox/ErrorBox';
+import { PieChart } from '../PieChart/PieChart';
+
+/** The first aggregation result of a panel's data. */
+export function firstAgg(d: PanelData): AggregationResult | null {
+  if (d.kind !== 'aggregate') return null;
+  const k = Object.keys(d.result.aggs)[0];
+  return k === undefined ? null : (d.result.aggs[k] ?? null);
+}
+
+/** The single number a `number` panel shows. */
+export function panelNumber(p: PanelDef, d: PanelData): number | null {
+  const a = firstAgg(d);
+  if (a?.type === 'stats') return a[p.options.stat ?? 'avg'];
+  if (a?.type === 'terms') return a.buckets.length;
+  return d.result.total;
+}
+
+/** Rows of a table panel over an aggregation: `[label, value]`. */
+export function panelRows(d: PanelData): [string, number][] {
+  const a = firstAgg(d);
+  if (!a) return [['count', d.result.total]];
+  if (a.type === 'terms') {
+    const rows: [string, number][] = a.buckets.map((b) => [String(b.key), b.count]);
+    if (a.other > 0) rows.push(['(other)', a.other]);
+    return rows;
+  }
+  if (a.type === 'date_histogram') return a.buckets.map((b) => [formatTime(Number(b.key)), b.count]);
+  return (['count', 'min', 'max', 'avg', 'sum'] as const).map((k) => [k, a[k] ?? NaN]);
+}
+
+function TimeSeries({ buckets, bars, title }: { buckets: Bucket[]; bars: boolean; title: string }) {
+  const options = (width: number, height: number): Options => ({
+    width,
+    height,
+    ms: 1,
+    legend: { show: false },
+    scales: { x: { time: true } },
+    axes: [{ stroke: '#6b7280' }, { stroke: '#6b7280', size: 50 }],
+    series: [
+      {},
+      bars
+        ? barSeries(title, 0, [0.9, 64], 1)
+        : { label: title, stroke: colour(0), fill: `${colour(0)}22`, width: 2, points: { show: false } },
+    ],
+  });
+  return (
+    <Chart
+      options={options}
+      optionsKey={bars ? 'tbars' : 'tline'}
+      data={[buckets.map((b) => Number(b.key)), buckets.map((b) => b.count)]}
+      height={160}
+      label={`${title}: ${buckets.length} points`}
+    />
+  );
+}
+
+function Bars({ buckets, title }: { buckets: Bucket[]; title: string }) {
+  const labels = buckets.map((b) => String(b.key));
+  const options = (width: number, height: number): Options => ({
+    width,
+    height,
+    legend: { show: false },
+    cursor: { show: false },
+    scales: { x: { time: false, range: [-0.6, labels.length - 0.4] }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
+    axes: [
+      { stroke: '#6b7280', splits: () => labels.map((_l, i) => i), values: (_u, splits) => splits.map((i) => (labels[i] ?? '').slice(0, 14)) },
+      { stroke: '#6b7280', size: 50 },
+    ],
+    series: [{}, barSeries(title, 1, [0.7, 80])],
+  });
+  return (
+    <Chart
+      options={options}
+      optionsKey={`bars-${labels.join('\u0000')}`}
+      data={[labels.map((_l, i) => i), buckets.map((b) => b.count)]}
+      height={160}
+      label={`${title}: ${labels.map((l, i) => `${l} ${buckets[i]?.count ?? 0}`).join(', ')}`}
+    />
+  );
+}
+
+/** Props of [`PanelBody`]. */
+export interface PanelBodyProps {
+  panel: PanelDef;
+  data: PanelData;
+}
+
+/** Draws a panel's data (no fetching: tests and previews use it directly). */
+export function PanelBody({ panel, data }: PanelBodyProps) {
+  const a = firstAgg(data);
+  const buckets = a && a.type !== 'stats' ? a.buckets : [];
+  switch (panel.chart) {
+    case 'number': {
+      const n = panelNumber(panel, data);
+      return (
+        <div class="big-number" data-value={n ?? ''}>
+          {n === null ? '—' : compact(n)}
+        </div>
+      );
+    }
+    case 'pie':
+      return <PieChart slices={buckets.map((b) => ({ label: String(b.key), value: b.count }))} />;
+    case 'table': {
+      if (data.kind === 'search') {
+        const cols = panel.fields && panel.fields.length > 0 ? panel.fields : ['message'];
+        return (
+          <table class="panel-table">
+            <thead>
+              <tr>
+                <th scope="col">Time</th>
+                {cols.map((c) => (
+                  <th scope="col" key={c}>
+                    {c}
+                  </th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>
+              {data.result.hits.map((h) => (
+                <tr key={h.id}>
+                  <td class="nowrap">{formatTime(Date.parse(String(h.event['@timestamp'] ?? '')))}</td>
+                  {cols.map((c) => (
+                    <td key={c}>{valueText(getPath(h.event, c))}</td>
+                  ))}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        );
+      }
+      return (
+        <table class="panel-table">
+          <tbody>
+            {panelRows(data).map(([k, v]) => (
+              <tr key={k}>
+                <th scope="row">{k}</th>
+                <td>{Number.isFinite(v) ? compact(v) : '—'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      );
+    }
+    case 'bar':
+      return a?.type === 'date_histogram' ? <TimeSeries buckets={buckets} bars title={panel.title} /> : <Bars buckets={buckets} title={panel.title} />;
+    case 'timeseries':
+      return <TimeSeries buckets={buckets} bars={false} title={panel.title} />;
+  }
+}
+
+/** Props of [`PanelView`]. */
+export interface PanelViewProps {
+  panel: PanelDef;
+  range: TimeRange;
+  /** Bumped by auto-refresh. */
+  refresh: number;
+}
+
+/** A panel that fetches its own data. */
+export function PanelView({ panel, range, refresh }: PanelViewProps) {
+  const { data, error, loading } = usePanelData(panel, range, refresh);
+  return (
+    <div class="panel-body" aria-busy={loading} data-total={data?.result.total ?? ''}>
+      <ErrorBox error={error} />
+      {data ? <PanelBody panel={panel} data={data} /> : loading ? <p class="muted">Loading…</p> : null}
+    </div>
+  );
+}

@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { bytes, compact, flatten, getPath, valueText } from './format';
+
+describe('format', () => {
+  it('compacts numbers and bytes', () => {
+    expect(compact(999)).toBe('999');
+    expect(compact(12_345)).toBe('12.3k');
+    expect(compact(2_500_000)).toBe('2.50M');
+    expect(compact(1.5)).toBe('1.50');
+    expect(bytes(512)).toBe('512 B');
+    expect(bytes(3 * 1024 * 1024)).toBe('3.0 MiB');
+  });
+
+  it('flattens nested events to dotted paths and reads them back', () => {
+    const ev = { a: 1, http: { status: 200, req: { method: 'GET' } }, tags: ['x'] };
+    expect(flatten(ev)).toEqual([
+      ['a', 1],
+      ['http.status', 200],
+      ['http.req.method', 'GET'],
+      ['tags', ['x']],
+    ]);
+    expect(getPath(ev, 'http.req.method')).toBe('GET');
+    expect(getPath({ 'a.b': 3 }, 'a.b')).toBe(3);
+    expect(getPath(ev, 'http.nope')).toBeUndefined();
+    expect(valueText(['x'])).toBe('["x"]');
+    expect(valueText(null)).toBe('');
+  });
+});

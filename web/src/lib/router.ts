@@ -1,0 +1,62 @@
+// A small history-API router: the URL is the state (shareable links), pages
+// read it with `useLocation()` and change it with `navigate()`. The server
+// answers every client route with index.html (crates/api/src/ui.rs).
+import { useEffect, useState } from 'preact/hooks';
+
+/** The current path and query. */
+export interface Loc {
+  path: string;
+  params: URLSearchParams;
+}
+
+const subscribers = new Set<() => void>();
+
+function current(): Loc {
+  return { path: location.pathname, params: new URLSearchParams(location.search) };
+}
+
+/** Goes to `url` (path + query); `replace` does not add a history entry. */
+export function navigate(url: string, replace = false): void {
+  if (url === location.pathname + location.search) return;
+  if (replace) history.replaceState(null, '', url);
+  else history.pushState(null, '', url);
+  for (const s of subscribers) s();
+}
+
+/** Builds `path?query` from params, dropping empty values. */
+export function urlOf(path: string, params: Record<string, string | undefined>): string {
+  const p = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') p.set(k, v);
+  const q = p.toString();
+  return q ? `${path}?${q}` : path;
+}
+
+/** The location, re-rendering on every change. */
+export function useLocation(): Loc {
+  const [loc, setLoc] = useState(current);
+  useEffect(() => {
+    const update = (): void => setLoc(current());
+    subscribers.add(update);
+    addEventListener('popstate', update);
+    return () => {
+      subscribers.delete(update);
+      removeEventListener('popstate', update);
+    };
+  }, []);
+  return loc;
+}
+
+/** Matches `/dashboards/:id` style patterns; returns the params or null. */
+export function match(pattern: string, path: string): Record<string, string> | null {
+  const a = pattern.split('/').filter(Boolean);
+  const b = path.split('/').filter(Boolean);
+  if (a.length !== b.length) return null;
+  const out: Record<string, string> = {};
+  for (let i = 0; i < a.length; i++) {
+    const seg = a[i] ?? '';
+    const val = b[i] ?? '';
+    if (seg.startsWith(':')) out[seg.slice(1)] = decodeURIComponent(val);
+    else if (seg !== val) return null;
+  }
+  return out;
+}

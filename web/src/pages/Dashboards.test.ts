@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { CHARTS_FOR, draftOf, panelFromDraft, type PanelDraft } from './Dashboards';
+
+const base = { id: 'p1', layout: { x: 0, y: 0, w: 6, h: 3 } };
+const draft: PanelDraft = { title: 'Top hosts', query: 'level:error', chart: 'pie', metric: 'terms', field: '@host', size: 5, stat: 'avg' };
+
+describe('panel editor model', () => {
+  it('turns drafts into panels of the dashboard API and back', () => {
+    const p = panelFromDraft(draft, base);
+    expect(p).toEqual({
+      id: 'p1',
+      layout: base.layout,
+      title: 'Top hosts',
+      query: 'level:error',
+      chart: 'pie',
+      options: { metric: 'terms' },
+      aggs: { a: { type: 'terms', field: '@host', size: 5 } },
+    });
+    expect(draftOf(p)).toEqual(draft);
+    const count = panelFromDraft({ ...draft, metric: 'count', chart: 'number' }, base);
+    expect(count.aggs).toBeUndefined();
+    expect(count.size).toBe(1);
+    const events = panelFromDraft({ ...draft, metric: 'events', chart: 'table', field: '@host, message', size: 20 }, base);
+    expect(events.fields).toEqual(['@host', 'message']);
+    expect(events.size).toBe(20);
+    const stats = panelFromDraft({ ...draft, metric: 'stats', chart: 'number', field: 'ms', stat: 'max' }, base);
+    expect(stats.aggs).toEqual({ a: { type: 'stats', field: 'ms' } });
+    expect(draftOf(stats).stat).toBe('max');
+  });
+
+  it('offers every chart type for some metric', () => {
+    const all = new Set(Object.values(CHARTS_FOR).flat());
+    expect([...all].sort()).toEqual(['bar', 'number', 'pie', 'table', 'timeseries']);
+  });
+});

@@ -216,6 +216,19 @@ impl TextMatcher {
     /// Whether the analysed tokens of `s` hold the query's tokens at
     /// consecutive positions (never, when the query has no token).
     pub fn matches_str(&self, s: &str) -> bool {
+        // ASCII text: tokens are the runs of ASCII letters and digits, so
+        // they are compared in place, without allocating (the store runs
+        // this on every distinct value of a column).
+        if s.is_ascii() {
+            if let [Some(one)] = self.tokens.as_slice() {
+                return s
+                    .split(|c: char| !c.is_ascii_alphanumeric())
+                    .any(|t| t.len() == one.len() && t.eq_ignore_ascii_case(one));
+            }
+            if !self.tokens.iter().flatten().all(|t| contains_ignore_ascii_case(s, t)) {
+                return false;
+            }
+        }
         phrase_in(&self.tokens, s)
     }
 
@@ -255,6 +268,12 @@ impl WildcardMatcher {
     pub fn matches_a_token(&self, text: &str) -> bool {
         tokenize(text).any(|t| glob(&self.0, &t))
     }
+}
+
+/// Whether `needle` (lower-case) occurs in ASCII `haystack`, ignoring case.
+fn contains_ignore_ascii_case(haystack: &str, needle: &str) -> bool {
+    let (h, n) = (haystack.as_bytes(), needle.as_bytes());
+    n.is_empty() || h.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n))
 }
 
 /// Drops leading and trailing removed tokens: they constrain nothing.
@@ -411,6 +430,35 @@ mod tests {
         assert_eq!(toks, [just_39]);
         assert_eq!(tokenize("").count(), 0);
         assert_eq!(tokenize("-- !! --").count(), 0);
+    }
+
+    #[test]
+    fn text_matcher_ascii_shortcut_agrees_with_the_analyser() {
+        let values = [
+            "GET /api/v1/Users?id=42",
+            "get",
+            "forget it",
+            "Failed password-for admin",
+            "failedpassword",
+            "naïve user",
+            "NAIVE",
+            "",
+            "x aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa y",
+        ];
+        let queries = ["get", "GET", "users", "v1 users", "password for", "naïve", "naive", "id 42", "x y", "zzz", "--"];
+        let mut hits = 0;
+        for q in queries {
+            let m = TextMatcher::new(q);
+            let tokens = trim_none(analyse(q).collect());
+            for v in values {
+                let expected = phrase_in(&tokens, v);
+                assert_eq!(m.matches_str(v), expected, "query {q:?} on {v:?}");
+                hits += usize::from(expected);
+            }
+        }
+        // get×2, GET×2, users, v1 users, password for, naïve, naive, id 42
+        // ("x y" does not match across the removed 40-byte token).
+        assert_eq!(hits, 10);
     }
 
     #[test]

@@ -170,7 +170,8 @@ fn main() {
     let mut text = Vec::new();
     let mut phrase = Vec::new();
     let mut hist = Vec::new();
-    let mut totals = (0u64, 0u64, 0u64, 0u64);
+    let mut dynamic = Vec::new();
+    let mut totals = (0u64, 0u64, 0u64, 0u64, 0u64);
     for r in 0..runs {
         let h0 = START + (r % hours) as i64 * HOUR;
         let s = Search {
@@ -203,6 +204,19 @@ fn main() {
         let t = Instant::now();
         totals.2 = store.search_sync(&p, &s).expect("phrase").total;
         phrase.push(t.elapsed().as_secs_f64() * 1e3);
+        // A dynamic field (column scan), high cardinality: one event per value.
+        let first = ((h0 - START) as i128 * n as i128 / SPAN as i128) as u64;
+        let k = first + (r as u64 * 7919) % (n / 27).max(1);
+        let s = Search {
+            query: Query::Term { field: Some("logcount".into()), value: k.to_string() },
+            range: TimeRange { from_ns: Some(h0), to_ns: Some(h0 + HOUR) },
+            size: 100,
+            search_after: None,
+            fields: None,
+        };
+        let t = Instant::now();
+        totals.4 = store.search_sync(&p, &s).expect("dynamic term").total;
+        dynamic.push(t.elapsed().as_secs_f64() * 1e3);
         let d0 = START + (r % 2) as i64 * HOUR;
         let a = Aggregate {
             query: Query::All,
@@ -218,6 +232,7 @@ fn main() {
         ("full text word, all time, 100 hits", &mut text, totals.1),
         ("phrase of 3 words, all time, 100 hits", &mut phrase, totals.2),
         ("date histogram 24 h, 96 buckets", &mut hist, totals.3),
+        ("term logcount:N (dynamic, unique values), 1 h range, 100 hits", &mut dynamic, totals.4),
     ] {
         println!("{name}: p50 {:.1} ms, p99 {:.1} ms (last total {total}, {runs} runs)", pct(v, 0.5), pct(v, 0.99));
     }

@@ -25,6 +25,8 @@ use tantivy::query::doc_predicate_query::{ConstOrVariableSegmentPredicate, DocPr
 use tantivy::query::AllScorer;
 use tantivy::{DocId, SegmentReader};
 
+use crate::schema::names;
+
 /// What a dynamic-field query tests.
 #[derive(Debug)]
 pub enum Test {
@@ -55,18 +57,32 @@ impl Test {
 pub struct ColumnPredicate {
     column: String,
     test: Arc<Test>,
+    window: Option<(i64, i64)>,
 }
 
 impl ColumnPredicate {
-    /// A predicate on the column named `column` (`attrs.<path>`).
-    pub fn new(column: String, test: Test) -> Self {
-        Self { column, test: Arc::new(test) }
+    /// A predicate on the column named `column` (`attrs.<path>`), inside a
+    /// query restricted to the time range `window` (`[from, to)` in ns):
+    /// segments whose `_ts` values all lie outside it are not scanned.
+    pub fn new(column: String, test: Test, window: Option<(i64, i64)>) -> Self {
+        Self { column, test: Arc::new(test), window }
+    }
+
+    /// Whether the segment holds no event inside the window.
+    fn outside_window(&self, reader: &SegmentReader) -> tantivy::Result<bool> {
+        let Some((from, to)) = self.window else { return Ok(false) };
+        let ts = reader.fast_fields().i64(names::TS)?;
+        Ok(reader.max_doc() == 0 || ts.max_value() < from || ts.min_value() >= to)
     }
 }
 
 impl fmt::Debug for ColumnPredicate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ColumnPredicate").field("column", &self.column).field("test", &self.test).finish()
+        f.debug_struct("ColumnPredicate")
+            .field("column", &self.column)
+            .field("test", &self.test)
+            .field("window", &self.window)
+            .finish()
     }
 }
 
@@ -130,6 +146,9 @@ impl DocPredicate for ColumnPredicate {
         &self,
         reader: &SegmentReader,
     ) -> tantivy::Result<ConstOrVariableSegmentPredicate<SegmentColumns>> {
+        if self.outside_window(reader)? {
+            return Ok(ConstOrVariableSegmentPredicate::Const(false));
+        }
         let mut cols = Vec::new();
         for handle in reader.fast_fields().dynamic_column_handles(&self.column)? {
             match handle.open()? {

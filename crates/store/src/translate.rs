@@ -111,9 +111,13 @@ fn message_query(f: &Fields, text: &str) -> Q {
 
 /// A term, phrase or wildcard on a dynamic field: evaluated on its fast
 /// columns (see [`crate::columns`]).
-fn column_query(path: &str, test: Test) -> Q {
-    Box::new(DocPredicateQuery::from(ColumnPredicate::new(format!("{}.{path}", names::ATTRS), test)))
+fn column_query(path: &str, test: Test, window: Window) -> Q {
+    Box::new(DocPredicateQuery::from(ColumnPredicate::new(format!("{}.{path}", names::ATTRS), test, window)))
 }
+
+/// The time range `[from, to)` (ns) a query is restricted to, when known:
+/// column scans skip the segments outside it.
+pub type Window = Option<(i64, i64)>;
 
 fn parse_number(s: &str) -> Option<f64> {
     let s = s.trim();
@@ -273,6 +277,11 @@ fn range(f: &Fields, field: &str, lower: &Bound, upper: &Bound) -> Result<Q, Tra
 
 /// Translates a query.
 pub fn translate(f: &Fields, q: &Query) -> Result<Q, TranslateError> {
+    translate_in(f, q, None)
+}
+
+/// Translates a query that is ANDed with the time range `window`.
+fn translate_in(f: &Fields, q: &Query, window: Window) -> Result<Q, TranslateError> {
     Ok(match q {
         Query::All => all(),
         Query::Term { field, value } => {
@@ -284,7 +293,7 @@ pub fn translate(f: &Fields, q: &Query) -> Result<Q, TranslateError> {
                     let ns = time_of(&Literal::Text(value.clone()))?;
                     ts_range(f, StdBound::Included(ns), StdBound::Included(ns))
                 }
-                Target::Dynamic(path) => column_query(path, Test::Text(TextMatcher::new(value))),
+                Target::Dynamic(path) => column_query(path, Test::Text(TextMatcher::new(value)), window),
             }
         }
         Query::Phrase { field, text } => {
@@ -296,7 +305,7 @@ pub fn translate(f: &Fields, q: &Query) -> Result<Q, TranslateError> {
                     let ns = time_of(&Literal::Text(text.clone()))?;
                     ts_range(f, StdBound::Included(ns), StdBound::Included(ns))
                 }
-                Target::Dynamic(path) => column_query(path, Test::Text(TextMatcher::new(text))),
+                Target::Dynamic(path) => column_query(path, Test::Text(TextMatcher::new(text)), window),
             }
         }
         Query::Wildcard { field, pattern } => {
@@ -310,14 +319,16 @@ pub fn translate(f: &Fields, q: &Query) -> Result<Q, TranslateError> {
                 Target::Message => regex_query(&glob_regex(&pattern.to_lowercase()), f.message)?,
                 Target::Keyword(kw) => regex_query(&glob_regex(pattern), kw)?,
                 Target::Timestamp => empty(),
-                Target::Dynamic(path) => column_query(&path, Test::Wildcard(WildcardMatcher::new(pattern, true))),
+                Target::Dynamic(path) => {
+                    column_query(&path, Test::Wildcard(WildcardMatcher::new(pattern, true)), window)
+                }
             }
         }
         Query::Range { field, lower, upper } => range(f, field, lower, upper)?,
         Query::Exists { field } => exists(f, field)?,
-        Query::And(qs) => must(qs.iter().map(|q| translate(f, q)).collect::<Result<_, _>>()?),
-        Query::Or(qs) => should(qs.iter().map(|q| translate(f, q)).collect::<Result<_, _>>()?),
-        Query::Not(q) => not(translate(f, q)?),
+        Query::And(qs) => must(qs.iter().map(|q| translate_in(f, q, window)).collect::<Result<_, _>>()?),
+        Query::Or(qs) => should(qs.iter().map(|q| translate_in(f, q, window)).collect::<Result<_, _>>()?),
+        Query::Not(q) => not(translate_in(f, q, window)?),
     })
 }
 
@@ -366,7 +377,9 @@ pub fn full_query(
     from_ns: Option<i64>,
     to_ns: Option<i64>,
 ) -> Result<Q, TranslateError> {
-    let mut parts = vec![principal_filter(f, p)?, translate(f, q)?];
+    let window = (from_ns.is_some() || to_ns.is_some())
+        .then(|| (from_ns.unwrap_or(i64::MIN), to_ns.unwrap_or(i64::MAX)));
+    let mut parts = vec![principal_filter(f, p)?, translate_in(f, q, window)?];
     if let Some(r) = time_range(f, from_ns, to_ns) {
         parts.push(r);
     }

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! cargo run --release -p sluice-store --example store_bench -- \
-//!     [--events N] [--dir PATH] [--commit-events N] [--writer-threads N] [--zstd-level N]
+//!     [--events N] [--dir PATH] [--commit-events N] [--writer-threads N] [--zstd-level N] [--merge-factor N]
 //!     [--runs N] [--keep] [--reuse]
 //! ```
 //! Events are the 395-byte thesis event (`/work/shared/data/thesis/event.json`)
@@ -108,14 +108,16 @@ fn main() {
     let opts = StoreOptions {
         commit_events,
         writer_threads: arg(&args, "--writer-threads").and_then(|v| v.parse().ok()).unwrap_or(d.writer_threads),
+        merge_factor: arg(&args, "--merge-factor").and_then(|v| v.parse().ok()).unwrap_or(d.merge_factor),
         docstore_zstd_level: arg(&args, "--zstd-level").and_then(|v| v.parse().ok()).unwrap_or(d.docstore_zstd_level),
         ..d
     };
     let store = Store::open(&dir, opts.clone()).expect("open store");
     let g = Gen::new();
     println!(
-        "store_bench: {n} events, commit_events = {commit_events}, writer_threads = {}, zstd level {}, dir = {}",
+        "store_bench: {n} events, commit_events = {commit_events}, writer_threads = {}, merge_factor = {}, zstd level {}, dir = {}",
         opts.writer_threads,
+        opts.merge_factor,
         opts.docstore_zstd_level,
         dir.display()
     );

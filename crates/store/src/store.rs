@@ -18,6 +18,7 @@ use parking_lot::{Condvar, Mutex, RwLock};
 use serde::{Deserialize, Serialize};
 use sluice_core::{AckToken, Event};
 use sluice_query::{Principal, Query};
+use tantivy::indexer::LogMergePolicy;
 use tantivy::IndexWriter;
 use tokio::sync::mpsc;
 use tracing::{info, info_span, warn};
@@ -299,10 +300,13 @@ impl Store {
             }
         };
         let max_seq = part.payload()?.max_seq;
-        let writer = part
+        let writer: IndexWriter<EventDoc> = part
             .index
             .writer_with_num_threads(self.opts.writer_threads, self.opts.writer_memory_bytes)
             .map_err(|e| StoreError::index(part.name.clone(), e))?;
+        let mut policy = LogMergePolicy::default();
+        policy.set_min_num_segments(self.opts.merge_factor);
+        writer.set_merge_policy(Box::new(policy));
         Ok(PartWriter { writer, dirty: false, max_seq, last_used: Instant::now() })
     }
 

@@ -8,12 +8,13 @@
 //! | `level`      | keyword                 | raw, indexed, fast: the first string of the top-level fields `level`, `severity`, `loglevel` |
 //! | `message`    | text                    | `sluice_text` tokenizer, positions, no norms |
 //! | `_present`   | keyword                 | `message` when the event has a string message (for `_exists_:message`) |
-//! | `attrs`      | JSON                    | every other field: strings tokenized with positions + raw fast column; numbers as f64; booleans |
-//! | `_source`    | bytes                   | stored: the event as `sluice_core::codec` ndjson (zstd doc store) |
+//! | `attrs`      | JSON                    | every other field, fast columns only (not inverted-indexed: queries scan the columns, see [`crate::columns`]): strings raw, numbers as f64, booleans |
+//! | `_source`    | text                    | stored: the event as `sluice_core::codec` ndjson (zstd doc store) |
 //!
-//! Numbers in `attrs` are all indexed as `f64` so that one term or range
+//! Numbers in `attrs` are all stored as `f64` so that one term or range
 //! query covers `404` and `404.0` alike (precision beyond 2^53 is lost in the
-//! index only; `_source` keeps the original).
+//! column only; `_source` keeps the original). Documents are [`EventDoc`]s:
+//! tantivy reads the values where the event holds them.
 
 use sluice_core::codec::{write_json, RESERVED};
 use sluice_core::{Event, Object, Value};

@@ -84,11 +84,11 @@ pub fn matches(query: &Query, event: &Event) -> bool {
             Target::Dynamic(values) => text_matches(&values, value),
         },
         Query::Wildcard { field, pattern } => match resolve(event, field.as_deref()) {
-            Target::Keyword(k) => glob(&compile_glob(pattern, false), k),
+            Target::Keyword(k) => WildcardMatcher::new(pattern, false).matches(k),
             Target::Timestamp(_) => false,
             Target::Dynamic(values) => {
-                let pat = compile_glob(pattern, true);
-                values.iter().any(|v| v.as_str().is_some_and(|s| tokenize(s).any(|t| glob(&pat, &t))))
+                let pat = WildcardMatcher::new(pattern, true);
+                values.iter().any(|v| v.as_str().is_some_and(|s| pat.matches_a_token(s)))
             }
         },
         Query::Range { field, lower, upper } => match resolve(event, Some(field)) {
@@ -180,24 +180,100 @@ fn text_matches(values: &[&Value], text: &str) -> bool {
     if values.is_empty() {
         return false;
     }
-    let mut query_tokens: Option<Vec<Option<String>>> = None;
-    let number = parse_number(text);
-    let boolean = if text.eq_ignore_ascii_case("true") {
-        Some(true)
-    } else if text.eq_ignore_ascii_case("false") {
-        Some(false)
-    } else {
-        None
-    };
+    let m = TextMatcher::new(text);
     values.iter().any(|v| match v {
-        Value::String(s) => {
-            let q = query_tokens.get_or_insert_with(|| trim_none(analyse(text).collect()));
-            phrase_in(q, s)
-        }
-        Value::Int(_) | Value::Float(_) => number.is_some_and(|n| v.as_f64() == Some(n)),
-        Value::Bool(b) => boolean == Some(*b),
+        Value::String(s) => m.matches_str(s),
+        Value::Int(_) | Value::Float(_) => m.number().is_some_and(|n| v.as_f64() == Some(n)),
+        Value::Bool(b) => m.boolean() == Some(*b),
         _ => false,
     })
+}
+
+/// A term or phrase on a dynamic field, compiled once: what it means for a
+/// string, a number and a boolean value. The store evaluates it on the
+/// distinct values of a column, this matcher on an event's values, so both
+/// give a query the same meaning.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TextMatcher {
+    tokens: Vec<Option<String>>,
+    number: Option<f64>,
+    boolean: Option<bool>,
+}
+
+impl TextMatcher {
+    /// Compiles the term or phrase `text`.
+    pub fn new(text: &str) -> Self {
+        let boolean = if text.eq_ignore_ascii_case("true") {
+            Some(true)
+        } else if text.eq_ignore_ascii_case("false") {
+            Some(false)
+        } else {
+            None
+        };
+        Self { tokens: trim_none(analyse(text).collect()), number: parse_number(text), boolean }
+    }
+
+    /// Whether the analysed tokens of `s` hold the query's tokens at
+    /// consecutive positions (never, when the query has no token).
+    pub fn matches_str(&self, s: &str) -> bool {
+        // ASCII text: tokens are the runs of ASCII letters and digits, so
+        // they are compared in place, without allocating (the store runs
+        // this on every distinct value of a column).
+        if s.is_ascii() {
+            if let [Some(one)] = self.tokens.as_slice() {
+                return s
+                    .split(|c: char| !c.is_ascii_alphanumeric())
+                    .any(|t| t.len() == one.len() && t.eq_ignore_ascii_case(one));
+            }
+            if !self.tokens.iter().flatten().all(|t| contains_ignore_ascii_case(s, t)) {
+                return false;
+            }
+        }
+        phrase_in(&self.tokens, s)
+    }
+
+    /// Whether no string can match (the text analyses to no token).
+    pub fn matches_no_str(&self) -> bool {
+        self.tokens.is_empty()
+    }
+
+    /// The number a numeric value must equal, when the text is a number.
+    pub fn number(&self) -> Option<f64> {
+        self.number
+    }
+
+    /// The boolean a boolean value must equal, when the text is `true`/`false`.
+    pub fn boolean(&self) -> Option<bool> {
+        self.boolean
+    }
+}
+
+/// A wildcard pattern (`*`, `?`, `\` escapes) compiled once.
+#[derive(Debug, PartialEq)]
+pub struct WildcardMatcher(Vec<Glob>);
+
+impl WildcardMatcher {
+    /// Compiles `pattern`; `lowercase` lower-cases its literal characters
+    /// (for analysed fields, whose tokens are lower-case).
+    pub fn new(pattern: &str, lowercase: bool) -> Self {
+        Self(compile_glob(pattern, lowercase))
+    }
+
+    /// Whether the whole of `text` matches.
+    pub fn matches(&self, text: &str) -> bool {
+        glob(&self.0, text)
+    }
+
+    /// Whether any analysed token of `text` matches (analysed fields).
+    pub fn matches_a_token(&self, text: &str) -> bool {
+        tokenize(text).any(|t| glob(&self.0, &t))
+    }
+}
+
+/// Whether `needle` (lower-case) occurs in ASCII `haystack`, ignoring case.
+fn contains_ignore_ascii_case(haystack: &str, needle: &str) -> bool {
+    let (h, n) = (haystack.as_bytes(), needle.as_bytes());
+    n.is_empty() || h.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n))
 }
 
 /// Drops leading and trailing removed tokens: they constrain nothing.
@@ -354,6 +430,35 @@ mod tests {
         assert_eq!(toks, [just_39]);
         assert_eq!(tokenize("").count(), 0);
         assert_eq!(tokenize("-- !! --").count(), 0);
+    }
+
+    #[test]
+    fn text_matcher_ascii_shortcut_agrees_with_the_analyser() {
+        let values = [
+            "GET /api/v1/Users?id=42",
+            "get",
+            "forget it",
+            "Failed password-for admin",
+            "failedpassword",
+            "naïve user",
+            "NAIVE",
+            "",
+            "x aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa y",
+        ];
+        let queries = ["get", "GET", "users", "v1 users", "password for", "naïve", "naive", "id 42", "x y", "zzz", "--"];
+        let mut hits = 0;
+        for q in queries {
+            let m = TextMatcher::new(q);
+            let tokens = trim_none(analyse(q).collect());
+            for v in values {
+                let expected = phrase_in(&tokens, v);
+                assert_eq!(m.matches_str(v), expected, "query {q:?} on {v:?}");
+                hits += usize::from(expected);
+            }
+        }
+        // get×2, GET×2, users, v1 users, password for, naïve, naive, id 42
+        // ("x y" does not match across the removed 40-byte token).
+        assert_eq!(hits, 10);
     }
 
     #[test]

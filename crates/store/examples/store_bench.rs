@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! cargo run --release -p sluice-store --example store_bench -- \
-//!     [--events N] [--dir PATH] [--commit-events N] [--writer-threads N] [--zstd-level N]
+//!     [--events N] [--dir PATH] [--commit-events N] [--writer-threads N] [--zstd-level N] [--merge-factor N]
 //!     [--runs N] [--keep] [--reuse]
 //! ```
 //! Events are the 395-byte thesis event (`/work/shared/data/thesis/event.json`)
@@ -108,14 +108,16 @@ fn main() {
     let opts = StoreOptions {
         commit_events,
         writer_threads: arg(&args, "--writer-threads").and_then(|v| v.parse().ok()).unwrap_or(d.writer_threads),
+        merge_factor: arg(&args, "--merge-factor").and_then(|v| v.parse().ok()).unwrap_or(d.merge_factor),
         docstore_zstd_level: arg(&args, "--zstd-level").and_then(|v| v.parse().ok()).unwrap_or(d.docstore_zstd_level),
         ..d
     };
     let store = Store::open(&dir, opts.clone()).expect("open store");
     let g = Gen::new();
     println!(
-        "store_bench: {n} events, commit_events = {commit_events}, writer_threads = {}, zstd level {}, dir = {}",
+        "store_bench: {n} events, commit_events = {commit_events}, writer_threads = {}, merge_factor = {}, zstd level {}, dir = {}",
         opts.writer_threads,
+        opts.merge_factor,
         opts.docstore_zstd_level,
         dir.display()
     );
@@ -135,8 +137,8 @@ fn main() {
             let events: Vec<Event> = (i..(i + batch).min(n)).map(|k| g.event(k, n)).collect();
             gen_cpu += cpu_seconds("thread-self") - c0;
             gen_wall += g0.elapsed();
-            store.append(&events, &mut None).expect("append");
             i += events.len() as u64;
+            store.append_owned(events, &mut None).expect("append");
             if last_report.elapsed() > Duration::from_secs(15) {
                 last_report = Instant::now();
                 let w = (t0.elapsed() - gen_wall).as_secs_f64();
@@ -170,7 +172,8 @@ fn main() {
     let mut text = Vec::new();
     let mut phrase = Vec::new();
     let mut hist = Vec::new();
-    let mut totals = (0u64, 0u64, 0u64, 0u64);
+    let mut dynamic = Vec::new();
+    let mut totals = (0u64, 0u64, 0u64, 0u64, 0u64);
     for r in 0..runs {
         let h0 = START + (r % hours) as i64 * HOUR;
         let s = Search {
@@ -203,6 +206,19 @@ fn main() {
         let t = Instant::now();
         totals.2 = store.search_sync(&p, &s).expect("phrase").total;
         phrase.push(t.elapsed().as_secs_f64() * 1e3);
+        // A dynamic field (column scan), high cardinality: one event per value.
+        let first = ((h0 - START) as i128 * n as i128 / SPAN as i128) as u64;
+        let k = first + (r as u64 * 7919) % (n / 27).max(1);
+        let s = Search {
+            query: Query::Term { field: Some("logcount".into()), value: k.to_string() },
+            range: TimeRange { from_ns: Some(h0), to_ns: Some(h0 + HOUR) },
+            size: 100,
+            search_after: None,
+            fields: None,
+        };
+        let t = Instant::now();
+        totals.4 = store.search_sync(&p, &s).expect("dynamic term").total;
+        dynamic.push(t.elapsed().as_secs_f64() * 1e3);
         let d0 = START + (r % 2) as i64 * HOUR;
         let a = Aggregate {
             query: Query::All,
@@ -218,6 +234,7 @@ fn main() {
         ("full text word, all time, 100 hits", &mut text, totals.1),
         ("phrase of 3 words, all time, 100 hits", &mut phrase, totals.2),
         ("date histogram 24 h, 96 buckets", &mut hist, totals.3),
+        ("term logcount:N (dynamic, unique values), 1 h range, 100 hits", &mut dynamic, totals.4),
     ] {
         println!("{name}: p50 {:.1} ms, p99 {:.1} ms (last total {total}, {runs} runs)", pct(v, 0.5), pct(v, 0.99));
     }

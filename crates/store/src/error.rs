@@ -40,6 +40,15 @@ pub enum StoreError {
         /// What is wrong.
         message: String,
     },
+    /// A partition was written by a version of the store with another
+    /// schema: it is refused rather than misread.
+    #[error("incompatible store partition {path}: {message}")]
+    Incompatible {
+        /// The partition directory.
+        path: PathBuf,
+        /// Which versions, and what to do.
+        message: String,
+    },
     /// An option value is invalid.
     #[error("invalid store option {key}: {message}")]
     Option {

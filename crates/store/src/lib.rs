@@ -15,6 +15,7 @@
 //! - No API updates or deletes single events; retention drops whole partitions.
 
 pub mod collect;
+pub mod columns;
 pub mod error;
 pub mod options;
 pub mod partition;

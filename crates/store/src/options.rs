@@ -62,9 +62,9 @@ pub struct StoreOptions {
     pub retention_bytes: Option<u64>,
     /// Pending (added, uncommitted) events are committed at least this often.
     pub commit_interval: Duration,
-    /// …and as soon as this many are pending. Keep it below the upstream
-    /// queue's unacknowledged-events bound (the memory queue's default is
-    /// 16384), or ingestion waits for the timer.
+    /// …and as soon as this many are pending, and when appends stopped for
+    /// 20 ms with at least 1024 pending (an upstream queue waiting for
+    /// acknowledgements).
     pub commit_events: usize,
     /// Indexing threads per partition writer.
     pub writer_threads: usize,
@@ -74,6 +74,10 @@ pub struct StoreOptions {
     pub docstore_zstd_level: i32,
     /// Uncompressed size of one document-store block, bytes.
     pub docstore_block_bytes: usize,
+    /// Segments of about the same size merged at once (tantivy's log merge
+    /// policy, whose default is 8): higher rewrites each event fewer times
+    /// while indexing, at the price of more segments per query.
+    pub merge_factor: usize,
 }
 
 impl Default for StoreOptions {
@@ -84,17 +88,24 @@ impl Default for StoreOptions {
             retention_bytes: None,
             commit_interval: Duration::from_secs(1),
             commit_events: DEFAULT_COMMIT_EVENTS,
-            writer_threads: 2,
+            // One indexing thread: on 2 cores the other one builds documents,
+            // merges and (in a node) receives and parses events; one thread
+            // also makes half as many segments per commit, so less merging.
+            writer_threads: 1,
             writer_memory_bytes: 128 << 20,
             docstore_zstd_level: 3,
             docstore_block_bytes: 128 << 10,
+            merge_factor: 8,
         }
     }
 }
 
-/// Default `commit_events`: half the memory queue's default bound of 16384
-/// unacknowledged events, so a full commit batch never waits for the timer.
-pub const DEFAULT_COMMIT_EVENTS: usize = 8192;
+/// Default `commit_events`: large, so that under load commits follow
+/// `commit_interval` and segments are big (each commit costs an fsync and a
+/// segment that merges rewrite later). An upstream queue whose bound of
+/// unacknowledged events is smaller does not wait for the timer: the store
+/// also commits when appends stop while events are pending.
+pub const DEFAULT_COMMIT_EVENTS: usize = 1 << 20;
 
 impl StoreOptions {
     /// Checks value ranges.
@@ -113,6 +124,9 @@ impl StoreOptions {
                 key: "writer_memory_bytes",
                 message: "must be at least 16MiB per writer thread".into(),
             });
+        }
+        if !(2..=64).contains(&self.merge_factor) {
+            return Err(StoreError::Option { key: "merge_factor", message: "must be between 2 and 64".into() });
         }
         if !(1..=22).contains(&self.docstore_zstd_level) {
             return Err(StoreError::Option { key: "docstore_zstd_level", message: "must be between 1 and 22".into() });

@@ -90,7 +90,9 @@ impl Partition {
         let dir = root.join(&name);
         let ierr = |e| StoreError::index(name.clone(), e);
         let index = if dir.join("meta.json").exists() {
-            Index::open_in_dir(&dir).map_err(ierr)?
+            let index = Index::open_in_dir(&dir).map_err(ierr)?;
+            check_version(&index, &dir, fields)?;
+            index
         } else {
             std::fs::create_dir_all(&dir).map_err(|e| StoreError::io("create", &dir, e))?;
             let mmap = MmapDirectory::open(&dir).map_err(|e| ierr(e.into()))?;
@@ -131,6 +133,26 @@ impl Partition {
     pub fn overlaps(&self, from_ns: Option<i64>, to_ns: Option<i64>) -> bool {
         from_ns.is_none_or(|f| self.end_ns > f) && to_ns.is_none_or(|t| self.start_ns < t)
     }
+}
+
+/// Refuses a partition written with another schema: its documents would be
+/// misread (schema 1 stored `_source` as bytes and indexed `attrs`).
+fn check_version(index: &Index, dir: &Path, fields: &Fields) -> Result<(), StoreError> {
+    let metas = index.load_metas().map_err(|e| StoreError::index(dir.display().to_string(), e))?;
+    let schema = match &metas.payload {
+        Some(p) => serde_json::from_str::<CommitPayload>(p).map(|p| p.schema).unwrap_or(0),
+        None => SCHEMA_VERSION,
+    };
+    if schema != SCHEMA_VERSION || index.schema() != fields.schema {
+        return Err(StoreError::Incompatible {
+            path: dir.to_path_buf(),
+            message: format!(
+                "partition written with store schema {schema}, this version reads schema {SCHEMA_VERSION} only \
+                 (see docs/specs/store-format.md); move the partition out of the store directory"
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// Payload JSON for a commit.

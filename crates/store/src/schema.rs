@@ -8,24 +8,25 @@
 //! | `level`      | keyword                 | raw, indexed, fast: the first string of the top-level fields `level`, `severity`, `loglevel` |
 //! | `message`    | text                    | `sluice_text` tokenizer, positions, no norms |
 //! | `_present`   | keyword                 | `message` when the event has a string message (for `_exists_:message`) |
-//! | `attrs`      | JSON                    | every other field: strings tokenized with positions + raw fast column; numbers as f64; booleans |
-//! | `_source`    | bytes                   | stored: the event as `sluice_core::codec` ndjson (zstd doc store) |
+//! | `attrs`      | JSON                    | every other field, fast columns only (not inverted-indexed: queries scan the columns, see [`crate::columns`]): strings raw, numbers as f64, booleans |
+//! | `_source`    | text                    | stored: the event as `sluice_core::codec` ndjson (zstd doc store) |
 //!
-//! Numbers in `attrs` are all indexed as `f64` so that one term or range
+//! Numbers in `attrs` are all stored as `f64` so that one term or range
 //! query covers `404` and `404.0` alike (precision beyond 2^53 is lost in the
-//! index only; `_source` keeps the original).
+//! column only; `_source` keeps the original). Documents are [`EventDoc`]s:
+//! tantivy reads the values where the event holds them.
 
 use sluice_core::codec::{write_json, RESERVED};
-use sluice_core::{Event, Value};
+use sluice_core::{Event, Object, Value};
+use tantivy::schema::document::{ReferenceValue, ReferenceValueLeaf};
 use tantivy::schema::{
-    Field, IndexRecordOption, JsonObjectOptions, NumericOptions, OwnedValue, Schema, TextFieldIndexing, TextOptions,
+    Document, Field, IndexRecordOption, JsonObjectOptions, NumericOptions, Schema, TextFieldIndexing, TextOptions,
     STORED,
 };
 use tantivy::tokenizer::{LowerCaser, RemoveLongFilter, SimpleTokenizer, TextAnalyzer};
-use tantivy::TantivyDocument;
 
 /// Schema version written in every partition's commit payload.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Field names.
 pub mod names {
@@ -108,7 +109,7 @@ impl Fields {
             .set_tokenizer(TEXT_TOKENIZER)
             .set_index_option(IndexRecordOption::WithFreqsAndPositions)
             .set_fieldnorms(false);
-        let message = b.add_text_field(names::MESSAGE, TextOptions::default().set_indexing_options(text.clone()));
+        let message = b.add_text_field(names::MESSAGE, TextOptions::default().set_indexing_options(text));
         let present = b.add_text_field(
             names::PRESENT,
             TextOptions::default().set_indexing_options(
@@ -118,11 +119,11 @@ impl Fields {
                     .set_fieldnorms(false),
             ),
         );
-        let attrs = b.add_json_field(
-            names::ATTRS,
-            JsonObjectOptions::default().set_indexing_options(text).set_fast("raw").set_expand_dots_enabled(),
-        );
-        let src = b.add_bytes_field(names::SRC, STORED);
+        // Not in the inverted index: queries on dynamic fields read the fast
+        // columns (see `crate::columns`).
+        let attrs =
+            b.add_json_field(names::ATTRS, JsonObjectOptions::default().set_fast("raw").set_expand_dots_enabled());
+        let src = b.add_text_field(names::SRC, STORED);
         let schema = b.build();
         Self { ts, seq, group, subgroup, host, source, level, message, present, attrs, src, schema }
     }
@@ -138,44 +139,9 @@ impl Fields {
         }
     }
 
-    /// Builds the document for `event` with sequence number `seq`; `buf` is scratch.
-    pub fn document(&self, event: &Event, seq: u64, buf: &mut Vec<u8>) -> TantivyDocument {
-        let mut doc = TantivyDocument::new();
-        doc.add_i64(self.ts, event.timestamp);
-        doc.add_u64(self.seq, seq);
-        let id = &event.identity;
-        for (f, v) in [(self.group, &id.group), (self.subgroup, &id.subgroup), (self.host, &id.host)] {
-            if !v.is_empty() {
-                doc.add_text(f, v);
-            }
-        }
-        if !event.source.is_empty() {
-            doc.add_text(self.source, &*event.source);
-        }
-        if let Some(level) = level_of(event) {
-            doc.add_text(self.level, level);
-        }
-        let message = event.message();
-        if let Some(m) = message {
-            doc.add_text(self.message, m);
-            doc.add_text(self.present, names::MESSAGE);
-        }
-        let mut attrs = Vec::with_capacity(event.fields().len());
-        for (k, v) in event.fields().iter() {
-            if RESERVED.contains(&k) || (k == names::MESSAGE && message.is_some()) {
-                continue;
-            }
-            if let Some(v) = to_owned_value(v) {
-                attrs.push((k.to_string(), v));
-            }
-        }
-        if !attrs.is_empty() {
-            doc.add_field_value(self.attrs, &OwnedValue::Object(attrs));
-        }
-        buf.clear();
-        write_json(event, buf);
-        doc.add_bytes(self.src, buf);
-        doc
+    /// The document for `event` with sequence number `seq` (see [`EventDoc`]).
+    pub fn document(&self, event: Event, seq: u64) -> EventDoc {
+        EventDoc::new(self, event, seq)
     }
 }
 
@@ -190,30 +156,164 @@ pub fn level_of(event: &Event) -> Option<&str> {
     LEVEL_SOURCES.iter().find_map(|k| event.fields().get(k).and_then(|v| v.as_str()))
 }
 
-/// A field value for the JSON field; `None` for null (absent for `_exists_`).
-fn to_owned_value(v: &Value) -> Option<OwnedValue> {
-    Some(match v {
-        Value::Null => return None,
-        Value::Bool(b) => OwnedValue::Bool(*b),
-        Value::Int(i) => OwnedValue::F64(*i as f64),
-        Value::Float(f) => OwnedValue::F64(*f),
-        Value::String(s) => OwnedValue::Str(s.to_string()),
-        Value::Array(a) => {
-            let items: Vec<OwnedValue> = a.iter().filter_map(to_owned_value).collect();
-            if items.is_empty() {
-                return None;
+/// A document over an [`Event`], handed to tantivy without copying the
+/// event's values into tantivy's own document type: the indexer reads the
+/// strings, numbers and nested objects of the event where they are. Only
+/// `_source` (the event's ndjson) is built up front, once.
+pub struct EventDoc {
+    event: Event,
+    seq: u64,
+    source: String,
+    f: DocFields,
+}
+
+/// The field handles an [`EventDoc`] needs (copied: `Field` is a `u32`).
+#[derive(Clone, Copy)]
+struct DocFields {
+    ts: Field,
+    seq: Field,
+    group: Field,
+    subgroup: Field,
+    host: Field,
+    source: Field,
+    level: Field,
+    message: Field,
+    present: Field,
+    attrs: Field,
+    src: Field,
+}
+
+impl EventDoc {
+    fn new(fields: &Fields, event: Event, seq: u64) -> Self {
+        let mut buf = Vec::with_capacity(event.raw().map_or(512, |r| r.len() + 160));
+        write_json(&event, &mut buf);
+        // INVARIANT: `write_json` writes JSON text (UTF-8) only.
+        let source = String::from_utf8(buf).unwrap_or_default();
+        let f = DocFields {
+            ts: fields.ts,
+            seq: fields.seq,
+            group: fields.group,
+            subgroup: fields.subgroup,
+            host: fields.host,
+            source: fields.source,
+            level: fields.level,
+            message: fields.message,
+            present: fields.present,
+            attrs: fields.attrs,
+            src: fields.src,
+        };
+        Self { event, seq, source, f }
+    }
+
+    /// The event.
+    pub fn event(&self) -> &Event {
+        &self.event
+    }
+
+    /// Gives the event back.
+    pub fn into_event(self) -> Event {
+        self.event
+    }
+
+    /// `_source`: the event as ndjson.
+    pub fn source_json(&self) -> &str {
+        &self.source
+    }
+}
+
+impl std::fmt::Debug for EventDoc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventDoc").field("seq", &self.seq).field("source", &self.source).finish()
+    }
+}
+
+impl Document for EventDoc {
+    type Value<'a> = DocValue<'a>;
+    type FieldsValuesIter<'a> = std::vec::IntoIter<(Field, DocValue<'a>)>;
+
+    fn iter_fields_and_values(&self) -> Self::FieldsValuesIter<'_> {
+        let f = &self.f;
+        let e = &self.event;
+        let mut out = Vec::with_capacity(11);
+        out.push((f.ts, DocValue::Leaf(ReferenceValueLeaf::I64(e.timestamp))));
+        out.push((f.seq, DocValue::Leaf(ReferenceValueLeaf::U64(self.seq))));
+        let id = &*e.identity;
+        for (field, v) in [(f.group, &id.group), (f.subgroup, &id.subgroup), (f.host, &id.host)] {
+            if !v.is_empty() {
+                out.push((field, DocValue::Leaf(ReferenceValueLeaf::Str(v))));
             }
-            OwnedValue::Array(items)
         }
-        Value::Object(o) => {
-            let items: Vec<(String, OwnedValue)> =
-                o.iter().filter_map(|(k, v)| to_owned_value(v).map(|v| (k.to_string(), v))).collect();
-            if items.is_empty() {
-                return None;
+        if !e.source.is_empty() {
+            out.push((f.source, DocValue::Leaf(ReferenceValueLeaf::Str(&e.source))));
+        }
+        if let Some(level) = level_of(e) {
+            out.push((f.level, DocValue::Leaf(ReferenceValueLeaf::Str(level))));
+        }
+        let message = e.message();
+        if let Some(m) = message {
+            out.push((f.message, DocValue::Leaf(ReferenceValueLeaf::Str(m))));
+            out.push((f.present, DocValue::Leaf(ReferenceValueLeaf::Str(names::MESSAGE))));
+        }
+        let fields = e.fields();
+        if fields.iter().any(|(k, v)| is_attr(k, v)) {
+            out.push((f.attrs, DocValue::Attrs(fields)));
+        }
+        out.push((f.src, DocValue::Leaf(ReferenceValueLeaf::Str(&self.source))));
+        out.into_iter()
+    }
+}
+
+/// Whether a top-level field goes into `attrs`: every field but the reserved
+/// `@` keys and a string `message` (which has its own field).
+fn is_attr(key: &str, v: &Value) -> bool {
+    !(RESERVED.contains(&key) || (key == names::MESSAGE && matches!(v, Value::String(_))))
+}
+
+/// A value of an [`EventDoc`], borrowed from the event.
+#[derive(Clone, Debug)]
+pub enum DocValue<'a> {
+    /// A leaf tantivy reads as is.
+    Leaf(ReferenceValueLeaf<'a>),
+    /// The `attrs` object: the event's fields but the reserved ones and a string message.
+    Attrs(&'a Object),
+    /// A value inside `attrs`. Integers are given as `f64` so that one
+    /// numeric column per path covers `404` and `404.0`; `null` is skipped
+    /// by tantivy (absent for `_exists_`).
+    Json(&'a Value),
+}
+
+type ObjIter<'a> = Box<dyn Iterator<Item = (&'a str, DocValue<'a>)> + 'a>;
+type ArrIter<'a> = Box<dyn Iterator<Item = DocValue<'a>> + 'a>;
+
+impl<'a> tantivy::schema::Value<'a> for DocValue<'a> {
+    type ArrayIter = ArrIter<'a>;
+    type ObjectIter = ObjIter<'a>;
+
+    fn as_value(&self) -> ReferenceValue<'a, Self> {
+        match self {
+            DocValue::Leaf(l) => ReferenceValue::Leaf(l.clone()),
+            DocValue::Attrs(o) => {
+                let it: ObjIter<'a> =
+                    Box::new(o.iter().filter(|(k, v)| is_attr(k, v)).map(|(k, v)| (k, DocValue::Json(v))));
+                ReferenceValue::Object(it)
             }
-            OwnedValue::Object(items)
+            DocValue::Json(v) => match v {
+                Value::Null => ReferenceValue::Leaf(ReferenceValueLeaf::Null),
+                Value::Bool(b) => ReferenceValue::Leaf(ReferenceValueLeaf::Bool(*b)),
+                Value::Int(i) => ReferenceValue::Leaf(ReferenceValueLeaf::F64(*i as f64)),
+                Value::Float(x) => ReferenceValue::Leaf(ReferenceValueLeaf::F64(*x)),
+                Value::String(s) => ReferenceValue::Leaf(ReferenceValueLeaf::Str(s.as_str())),
+                Value::Array(a) => {
+                    let it: ArrIter<'a> = Box::new(a.iter().map(DocValue::Json));
+                    ReferenceValue::Array(it)
+                }
+                Value::Object(o) => {
+                    let it: ObjIter<'a> = Box::new(o.iter().map(|(k, v)| (k, DocValue::Json(v))));
+                    ReferenceValue::Object(it)
+                }
+            },
         }
-    })
+    }
 }
 
 /// Name under which [`analyzer`] is registered on every partition index.

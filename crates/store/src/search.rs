@@ -214,8 +214,8 @@ impl Store {
         let mut hits = Vec::with_capacity(cands.len());
         for (key, i, addr) in &cands {
             let doc: TantivyDocument = searchers[*i].doc(*addr).map_err(internal)?;
-            let bytes = doc.get_first(self.fields.src).and_then(|v| v.as_bytes()).unwrap_or_default();
-            let mut event: serde_json::Value = serde_json::from_slice(bytes).map_err(internal)?;
+            let text = doc.get_first(self.fields.src).and_then(|v| v.as_str()).unwrap_or_default();
+            let mut event: serde_json::Value = serde_json::from_str(text).map_err(internal)?;
             if let Some(f) = &search.fields {
                 event = select_fields(event, f);
             }

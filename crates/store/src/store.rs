@@ -18,14 +18,15 @@ use parking_lot::{Condvar, Mutex, RwLock};
 use serde::{Deserialize, Serialize};
 use sluice_core::{AckToken, Event};
 use sluice_query::{Principal, Query};
-use tantivy::{IndexWriter, TantivyDocument};
+use tantivy::indexer::LogMergePolicy;
+use tantivy::IndexWriter;
 use tokio::sync::mpsc;
 use tracing::{info, info_span, warn};
 
 use crate::error::StoreError;
 use crate::options::{PartitionSpan, StoreOptions};
 use crate::partition::{dir_bytes, parse_name, payload_json, Partition};
-use crate::schema::Fields;
+use crate::schema::{EventDoc, Fields};
 use crate::tail::{publish, Subscriber, TAIL_CHANNEL};
 
 /// Store-level file describing the layout (`<path>/store.json`).
@@ -40,6 +41,10 @@ const HWM_FILE: &str = "seq.hwm";
 const META_FILE: &str = "store.json";
 /// A writer that received nothing for this long is closed (frees its memory).
 const IDLE_WRITER: Duration = Duration::from_secs(60);
+/// Pending events are committed early when no append came for this long…
+const STALL_COMMIT_AFTER: Duration = Duration::from_millis(20);
+/// …and at least this many are pending (fewer wait for `commit_interval`).
+const STALL_COMMIT_EVENTS: usize = 1024;
 
 /// Counters of one store (Prometheus names in the docs of each field).
 #[derive(Debug, Default)]
@@ -72,7 +77,7 @@ pub struct PartitionInfo {
 }
 
 struct PartWriter {
-    writer: IndexWriter<TantivyDocument>,
+    writer: IndexWriter<EventDoc>,
     dirty: bool,
     max_seq: u64,
     last_used: Instant,
@@ -85,7 +90,7 @@ struct WriterState {
     pending_acks: Vec<AckToken>,
     pending_tail: Vec<(u64, Event)>,
     last_commit: Instant,
-    buf: Vec<u8>,
+    last_append: Instant,
 }
 
 /// The embedded indexed log store; see the crate docs.
@@ -194,7 +199,7 @@ impl Store {
                 pending_acks: Vec::new(),
                 pending_tail: Vec::new(),
                 last_commit: Instant::now(),
-                buf: Vec::with_capacity(1024),
+                last_append: Instant::now(),
             }),
             subscribers: Mutex::new(Vec::new()),
             has_subscribers: AtomicBool::new(false),
@@ -227,21 +232,27 @@ impl Store {
         self.writer.lock().next_seq
     }
 
-    /// Adds `events`. On success the store takes `ack` (if any) and resolves
-    /// it after the commit that makes the events durable (delivered), or when
-    /// that commit fails (failed: the upstream queue redelivers). On error
-    /// `ack` is left in place. Blocking: indexing happens on the caller's
-    /// thread and the writer's threads; commits inline when `commit_events`
-    /// are pending (an inline commit failure is logged, counted and fails
-    /// the pending acks, but the append itself succeeded).
+    /// Adds `events` (cloned; see [`Store::append_owned`]). On success the
+    /// store takes `ack` (if any) and resolves it after the commit that makes
+    /// the events durable (delivered), or when that commit fails (failed: the
+    /// upstream queue redelivers). On error `ack` is left in place.
     pub fn append(&self, events: &[Event], ack: &mut Option<AckToken>) -> Result<(), StoreError> {
+        self.append_owned(events.to_vec(), ack)
+    }
+
+    /// Adds `events`, as [`Store::append`] does, without copying them.
+    /// Blocking: documents are handed to the partition writers' indexing
+    /// threads (which block the caller when they are behind); commits inline
+    /// when `commit_events` are pending (an inline commit failure is logged,
+    /// counted and fails the pending acks, but the append itself succeeded).
+    pub fn append_owned(&self, events: Vec<Event>, ack: &mut Option<AckToken>) -> Result<(), StoreError> {
         if self.closed.load(Ordering::Acquire) {
             return Err(StoreError::Closed);
         }
+        let n = events.len();
         let mut st = self.writer.lock();
         let tail = self.has_subscribers.load(Ordering::Relaxed);
         let now = Instant::now();
-        let mut buf = std::mem::take(&mut st.buf);
         for e in events {
             let start = self.opts.partition.start_of(e.timestamp);
             if let std::collections::hash_map::Entry::Vacant(slot) = st.writers.entry(start) {
@@ -249,7 +260,10 @@ impl Store {
             }
             let seq = st.next_seq;
             st.next_seq += 1;
-            let doc = self.fields.document(e, seq, &mut buf);
+            if tail {
+                st.pending_tail.push((seq, e.clone()));
+            }
+            let doc = self.fields.document(e, seq);
             let Some(pw) = st.writers.get_mut(&start) else { continue };
             pw.writer
                 .add_document(doc)
@@ -257,13 +271,10 @@ impl Store {
             pw.dirty = true;
             pw.max_seq = seq;
             pw.last_used = now;
-            if tail {
-                st.pending_tail.push((seq, e.clone()));
-            }
         }
-        st.buf = buf;
-        st.pending_events += events.len();
-        self.counters.events.fetch_add(events.len() as u64, Ordering::Relaxed);
+        st.pending_events += n;
+        st.last_append = now;
+        self.counters.events.fetch_add(n as u64, Ordering::Relaxed);
         if let Some(a) = ack.take() {
             st.pending_acks.push(a);
         }
@@ -289,10 +300,13 @@ impl Store {
             }
         };
         let max_seq = part.payload()?.max_seq;
-        let writer = part
+        let writer: IndexWriter<EventDoc> = part
             .index
             .writer_with_num_threads(self.opts.writer_threads, self.opts.writer_memory_bytes)
             .map_err(|e| StoreError::index(part.name.clone(), e))?;
+        let mut policy = LogMergePolicy::default();
+        policy.set_min_num_segments(self.opts.merge_factor);
+        writer.set_merge_policy(Box::new(policy));
         Ok(PartWriter { writer, dirty: false, max_seq, last_used: Instant::now() })
     }
 
@@ -305,7 +319,12 @@ impl Store {
     fn commit_due(&self) -> Result<(), StoreError> {
         let mut st = self.writer.lock();
         if st.pending_events > 0 || !st.pending_acks.is_empty() {
-            if st.last_commit.elapsed() + Duration::from_millis(5) >= self.opts.commit_interval {
+            let due = st.last_commit.elapsed() + Duration::from_millis(5) >= self.opts.commit_interval;
+            // Appends stopped with a good batch pending: the writer upstream
+            // is most likely waiting for these acknowledgements (a queue at
+            // its bound of unacknowledged events), or the input is idle.
+            let stalled = st.pending_events >= STALL_COMMIT_EVENTS && st.last_append.elapsed() >= STALL_COMMIT_AFTER;
+            if due || stalled {
                 self.commit_locked(&mut st)?;
             }
         } else {
@@ -512,7 +531,7 @@ impl Drop for Store {
                         pending_acks: Vec::new(),
                         pending_tail: Vec::new(),
                         last_commit: Instant::now(),
-                        buf: Vec::new(),
+                        last_append: Instant::now(),
                     },
                 );
                 let _ = self.commit_locked(&mut st);
@@ -524,7 +543,7 @@ impl Drop for Store {
 }
 
 fn committer(weak: Weak<Store>, stop: Arc<(Mutex<bool>, Condvar)>, interval: Duration) {
-    let tick = interval.min(Duration::from_millis(250)).max(Duration::from_millis(10));
+    let tick = (interval / 4).min(STALL_COMMIT_AFTER / 2).max(Duration::from_millis(1));
     let mut last_retention = Instant::now();
     loop {
         {

@@ -3,9 +3,9 @@
 //!
 //! | AST on …        | `message`                 | keyword (`@group` …)   | dynamic (`attrs.<path>`)                        | `@timestamp` |
 //! |-----------------|---------------------------|------------------------|------------------------------------------------|--------------|
-//! | Term            | term / phrase of tokens   | exact term             | tokens (term/phrase) OR f64 term OR bool term  | equality     |
-//! | Phrase          | phrase of tokens          | exact term             | phrase of tokens                               | equality     |
-//! | Wildcard        | regex on each token       | regex on whole keyword | regex on each token under the path             | nothing      |
+//! | Term            | term / phrase of tokens   | exact term             | column scan: tokens (phrase), number, boolean  | equality     |
+//! | Phrase          | phrase of tokens          | exact term             | column scan, as Term                           | equality     |
+//! | Wildcard        | regex on each token       | regex on whole keyword | column scan: glob on each token                | nothing      |
 //! | Range           | nothing                   | lexicographic          | numeric (f64) when both bounds are numbers     | ns range     |
 //! | Exists          | `_present:message`        | fast column present    | any fast column under the path                 | everything   |
 //!
@@ -13,18 +13,19 @@
 //! [`EmptyQuery`], not an error.
 
 use std::ops::Bound as StdBound;
-use std::sync::Arc;
 
 use sluice_query::ast::{Bound, Literal, Query};
 use sluice_query::principal::{Glob, Principal};
+use sluice_query::matcher::{TextMatcher, WildcardMatcher};
+use tantivy::query::doc_predicate_query::DocPredicateQuery;
 use tantivy::query::{
-    AllQuery, AutomatonWeight, BooleanQuery, EmptyQuery, EnableScoring, ExistsQuery, Occur, PhraseQuery,
-    Query as TQuery, RangeQuery, RegexQuery, TermQuery, Weight,
+    AllQuery, BooleanQuery, EmptyQuery, ExistsQuery, Occur, PhraseQuery, Query as TQuery, RangeQuery, RegexQuery,
+    TermQuery,
 };
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::Term;
-use tantivy_fst::Regex;
 
+use crate::columns::{ColumnPredicate, Test};
 use crate::schema::{names, tokens, Fields};
 
 /// A query that cannot run as given (an HTTP 400).
@@ -89,34 +90,7 @@ fn not(q: Q) -> Q {
     Box::new(BooleanQuery::new(vec![(Occur::Must, all()), (Occur::MustNot, q)]))
 }
 
-/// Term on a JSON path with a string value.
-fn json_str_term(f: &Fields, path: &str, token: &str) -> Term {
-    let mut t = Term::from_field_json_path(f.attrs, path, true);
-    t.append_type_and_str(token);
-    t
-}
-
 fn json_f64_term(f: &Fields, path: &str, v: f64) -> Term {
-    let mut t = Term::from_field_json_path(f.attrs, path, true);
-    t.append_type_and_fast_value(v);
-    t
-}
-
-/// Term for a number as the inverted index holds it: tantivy normalises JSON
-/// numbers to i64 when integral (u64 above `i64::MAX`), else f64.
-fn json_number_term(f: &Fields, path: &str, v: f64) -> Term {
-    let mut t = Term::from_field_json_path(f.attrs, path, true);
-    if v.fract() == 0.0 && v >= i64::MIN as f64 && v < i64::MAX as f64 {
-        t.append_type_and_fast_value(v as i64);
-    } else if v.fract() == 0.0 && v >= 0.0 && v < u64::MAX as f64 {
-        t.append_type_and_fast_value(v as u64);
-    } else {
-        t.append_type_and_fast_value(v);
-    }
-    t
-}
-
-fn json_bool_term(f: &Fields, path: &str, v: bool) -> Term {
     let mut t = Term::from_field_json_path(f.attrs, path, true);
     t.append_type_and_fast_value(v);
     t
@@ -131,14 +105,19 @@ fn terms_query(terms: Vec<Term>) -> Q {
     }
 }
 
-fn text_query(f: &Fields, t: &Target, text: &str) -> Q {
-    let toks = tokens(text);
-    match t {
-        Target::Message => terms_query(toks.iter().map(|tok| Term::from_field_text(f.message, tok)).collect()),
-        Target::Dynamic(path) => terms_query(toks.iter().map(|tok| json_str_term(f, path, tok)).collect()),
-        _ => empty(),
-    }
+fn message_query(f: &Fields, text: &str) -> Q {
+    terms_query(tokens(text).iter().map(|tok| Term::from_field_text(f.message, tok)).collect())
 }
+
+/// A term, phrase or wildcard on a dynamic field: evaluated on its fast
+/// columns (see [`crate::columns`]).
+fn column_query(path: &str, test: Test, window: Window) -> Q {
+    Box::new(DocPredicateQuery::from(ColumnPredicate::new(format!("{}.{path}", names::ATTRS), test, window)))
+}
+
+/// The time range `[from, to)` (ns) a query is restricted to, when known:
+/// column scans skip the segments outside it.
+pub type Window = Option<(i64, i64)>;
 
 fn parse_number(s: &str) -> Option<f64> {
     let s = s.trim();
@@ -208,32 +187,6 @@ fn regex_query(pattern: &str, field: Field) -> Result<Q, TranslateError> {
     RegexQuery::from_pattern(pattern, field)
         .map(|q| Box::new(q) as Q)
         .map_err(|e| TranslateError(format!("invalid wildcard: {e}")))
-}
-
-/// A regex over the string terms under one JSON path.
-#[derive(Clone, Debug)]
-struct JsonRegexQuery {
-    field: Field,
-    regex: Arc<Regex>,
-    path_bytes: Vec<u8>,
-}
-
-impl TQuery for JsonRegexQuery {
-    fn weight(&self, _scoring: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
-        Ok(Box::new(AutomatonWeight::<Regex>::new_for_json_path(self.field, Arc::clone(&self.regex), &self.path_bytes)))
-    }
-}
-
-fn json_regex(f: &Fields, path: &str, glob: &str) -> Result<Q, TranslateError> {
-    let t = Term::from_field_json_path(f.attrs, path, true);
-    // The term's value bytes: the path segments separated by 0x01, then 0x00.
-    let path_bytes = t.serialized_value_bytes().to_vec();
-    let path_str = String::from_utf8_lossy(&path_bytes);
-    let mut pattern: String = path_str.chars().map(regex_syntax_escape).collect();
-    pattern.push('s'); // type code of strings
-    pattern.push_str(&glob_regex(glob));
-    let regex = Regex::new(&pattern).map_err(|e| TranslateError(format!("invalid wildcard: {e}")))?;
-    Ok(Box::new(JsonRegexQuery { field: f.attrs, regex: Arc::new(regex), path_bytes }))
 }
 
 fn exists(f: &Fields, field: &str) -> Result<Q, TranslateError> {
@@ -324,40 +277,35 @@ fn range(f: &Fields, field: &str, lower: &Bound, upper: &Bound) -> Result<Q, Tra
 
 /// Translates a query.
 pub fn translate(f: &Fields, q: &Query) -> Result<Q, TranslateError> {
+    translate_in(f, q, None)
+}
+
+/// Translates a query that is ANDed with the time range `window`.
+fn translate_in(f: &Fields, q: &Query, window: Window) -> Result<Q, TranslateError> {
     Ok(match q {
         Query::All => all(),
         Query::Term { field, value } => {
             let t = target(f, field.as_deref())?;
             match &t {
-                Target::Message => text_query(f, &t, value),
+                Target::Message => message_query(f, value),
                 Target::Keyword(kw) => term_query(Term::from_field_text(*kw, value)),
                 Target::Timestamp => {
                     let ns = time_of(&Literal::Text(value.clone()))?;
                     ts_range(f, StdBound::Included(ns), StdBound::Included(ns))
                 }
-                Target::Dynamic(path) => {
-                    let mut alts = vec![text_query(f, &t, value)];
-                    if let Some(n) = parse_number(value) {
-                        alts.push(term_query(json_number_term(f, path, n)));
-                    }
-                    match value.as_str() {
-                        "true" => alts.push(term_query(json_bool_term(f, path, true))),
-                        "false" => alts.push(term_query(json_bool_term(f, path, false))),
-                        _ => {}
-                    }
-                    should(alts)
-                }
+                Target::Dynamic(path) => column_query(path, Test::Text(TextMatcher::new(value)), window),
             }
         }
         Query::Phrase { field, text } => {
             let t = target(f, field.as_deref())?;
             match &t {
+                Target::Message => message_query(f, text),
                 Target::Keyword(kw) => term_query(Term::from_field_text(*kw, text)),
                 Target::Timestamp => {
                     let ns = time_of(&Literal::Text(text.clone()))?;
                     ts_range(f, StdBound::Included(ns), StdBound::Included(ns))
                 }
-                _ => text_query(f, &t, text),
+                Target::Dynamic(path) => column_query(path, Test::Text(TextMatcher::new(text)), window),
             }
         }
         Query::Wildcard { field, pattern } => {
@@ -371,14 +319,16 @@ pub fn translate(f: &Fields, q: &Query) -> Result<Q, TranslateError> {
                 Target::Message => regex_query(&glob_regex(&pattern.to_lowercase()), f.message)?,
                 Target::Keyword(kw) => regex_query(&glob_regex(pattern), kw)?,
                 Target::Timestamp => empty(),
-                Target::Dynamic(path) => json_regex(f, &path, &pattern.to_lowercase())?,
+                Target::Dynamic(path) => {
+                    column_query(&path, Test::Wildcard(WildcardMatcher::new(pattern, true)), window)
+                }
             }
         }
         Query::Range { field, lower, upper } => range(f, field, lower, upper)?,
         Query::Exists { field } => exists(f, field)?,
-        Query::And(qs) => must(qs.iter().map(|q| translate(f, q)).collect::<Result<_, _>>()?),
-        Query::Or(qs) => should(qs.iter().map(|q| translate(f, q)).collect::<Result<_, _>>()?),
-        Query::Not(q) => not(translate(f, q)?),
+        Query::And(qs) => must(qs.iter().map(|q| translate_in(f, q, window)).collect::<Result<_, _>>()?),
+        Query::Or(qs) => should(qs.iter().map(|q| translate_in(f, q, window)).collect::<Result<_, _>>()?),
+        Query::Not(q) => not(translate_in(f, q, window)?),
     })
 }
 
@@ -427,7 +377,9 @@ pub fn full_query(
     from_ns: Option<i64>,
     to_ns: Option<i64>,
 ) -> Result<Q, TranslateError> {
-    let mut parts = vec![principal_filter(f, p)?, translate(f, q)?];
+    let window = (from_ns.is_some() || to_ns.is_some())
+        .then(|| (from_ns.unwrap_or(i64::MIN), to_ns.unwrap_or(i64::MAX)));
+    let mut parts = vec![principal_filter(f, p)?, translate_in(f, q, window)?];
     if let Some(r) = time_range(f, from_ns, to_ns) {
         parts.push(r);
     }

@@ -260,3 +260,28 @@ fn slow_tail_subscriber_drops_and_counts_instead_of_blocking() {
     assert_eq!(store.counters.tail_dropped.load(std::sync::atomic::Ordering::Relaxed), 100);
     store.close().unwrap();
 }
+
+#[test]
+fn partitions_of_another_schema_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path(), quiet()).unwrap();
+    store.append(&[ev(BASE, 0, 0)], &mut None).unwrap();
+    store.commit().unwrap();
+    store.close().unwrap();
+    drop(store);
+    // Make the partition look as if schema 1 (attrs inverted-indexed,
+    // `_source` as bytes) had written it.
+    let part = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.join("meta.json").exists())
+        .unwrap();
+    let meta = std::fs::read_to_string(part.join("meta.json")).unwrap();
+    let old = meta.replace(r#"\"schema\":2"#, r#"\"schema\":1"#);
+    assert_ne!(meta, old, "the commit payload names the schema version");
+    std::fs::write(part.join("meta.json"), old).unwrap();
+    let err = Store::open(dir.path(), quiet()).err().expect("a schema 1 partition is refused");
+    assert!(matches!(err, StoreError::Incompatible { .. }), "{err}");
+    let msg = err.to_string();
+    assert!(msg.contains("written with store schema 1, this version reads schema 2 only"), "{msg}");
+}

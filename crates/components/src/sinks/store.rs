@@ -3,12 +3,11 @@
 //!
 //! Acknowledgement: the sink takes over each batch's ack token and the
 //! store resolves it only after the index commit that made the batch
-//! durable (every `commit_interval`, or as soon as `commit_events` are
-//! pending). Keep `commit_events` below the pipeline queue's bound of
-//! unacknowledged events (memory queue default: 16384), otherwise the
-//! queue is full before a commit is due and ingestion waits for the timer.
-//! Indexing and commits run off the async executor (blocking pool and the
-//! store's own threads).
+//! durable (every `commit_interval`, as soon as `commit_events` are
+//! pending, or when appends paused for 20 ms with at least 1024 events
+//! pending — a queue waiting at its bound of unacknowledged events does not
+//! wait for the timer). Indexing and commits run off the async executor
+//! (blocking pool and the store's own threads).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -102,7 +101,7 @@ impl Sink for StoreSink {
         let events = events.to_vec();
         let mut token = ack.take();
         let (result, token) = tokio::task::spawn_blocking(move || {
-            let r = store.append(&events, &mut token);
+            let r = store.append_owned(events, &mut token);
             (r, token)
         })
         .await?;

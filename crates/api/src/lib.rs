@@ -151,6 +151,8 @@ pub fn stats_json(s: &ApiState) -> Value {
             let cr = c.rates();
             let extra: serde_json::Map<String, Value> =
                 c.extra().into_iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
+            let gauges: serde_json::Map<String, Value> =
+                c.gauges().into_iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
             let entry = json!({
                 "id": c.id, "type": c.type_name,
                 "events": {"in": c.events_in.get(), "out": c.events_out.get(), "failed": c.events_failed.get(), "dropped": c.events_dropped.get()},
@@ -158,6 +160,7 @@ pub fn stats_json(s: &ApiState) -> Value {
                 "errors": c.errors.get(),
                 "rates": {"1m": cr.m1, "5m": cr.m5, "15m": cr.m15},
                 "counters": extra,
+                "gauges": gauges,
             });
             let key = match c.kind {
                 "source" => "sources",
@@ -276,6 +279,18 @@ pub fn prometheus_text(s: &ApiState) -> String {
             let _ = writeln!(
                 out,
                 "sluice_component_counter_total{{pipeline=\"{}\",kind=\"{}\",id=\"{}\",name=\"{k}\"}} {v}",
+                esc(p),
+                c.kind,
+                esc(&c.id)
+            );
+        }
+    }
+    let _ = writeln!(out, "# TYPE sluice_component_gauge gauge");
+    for (p, c) in &comps {
+        for (k, v) in c.gauges() {
+            let _ = writeln!(
+                out,
+                "sluice_component_gauge{{pipeline=\"{}\",kind=\"{}\",id=\"{}\",name=\"{k}\"}} {v}",
                 esc(p),
                 c.kind,
                 esc(&c.id)

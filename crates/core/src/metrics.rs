@@ -117,6 +117,7 @@ pub struct ComponentMetrics {
     /// Errors that are not about one event (I/O, connection, retries).
     pub errors: Counter,
     extra: Mutex<BTreeMap<&'static str, Arc<Counter>>>,
+    gauges: Mutex<BTreeMap<&'static str, Arc<Gauge>>>,
     rates: Mutex<Rates>,
 }
 
@@ -135,6 +136,7 @@ impl ComponentMetrics {
             bytes_out: Counter::default(),
             errors: Counter::default(),
             extra: Mutex::new(BTreeMap::new()),
+            gauges: Mutex::new(BTreeMap::new()),
             rates: Mutex::new(Rates::default()),
         }
     }
@@ -148,6 +150,17 @@ impl ComponentMetrics {
     /// Snapshot of the component-specific counters.
     pub fn extra(&self) -> Vec<(&'static str, u64)> {
         self.extra.lock().iter().map(|(k, v)| (*k, v.get())).collect()
+    }
+
+    /// A component-specific gauge (a value that goes up and down: batches
+    /// in flight, a share), created on first use.
+    pub fn gauge(&self, name: &'static str) -> Arc<Gauge> {
+        Arc::clone(self.gauges.lock().entry(name).or_default())
+    }
+
+    /// Snapshot of the component-specific gauges.
+    pub fn gauges(&self) -> Vec<(&'static str, u64)> {
+        self.gauges.lock().iter().map(|(k, v)| (*k, v.get())).collect()
     }
 
     /// Current EWMA rates of `events_out`.

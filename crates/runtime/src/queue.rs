@@ -466,7 +466,7 @@ mod tests {
             segment_size: sluice_core::config::ByteSize(1 << 20),
             max_bytes: sluice_core::config::ByteSize(16 << 20),
             fsync: "always".into(),
-            checkpoint_interval: crate::config::HumanDuration(Duration::from_millis(100)),
+            checkpoint_interval: sluice_core::config::HumanDuration(Duration::from_millis(100)),
         };
         let (q, _report) = PipelineQueue::persisted(&cfg, dir.path().to_path_buf(), 1, metrics("persisted")).unwrap();
         let out = q.output();

@@ -827,7 +827,7 @@ impl Dispatcher {
     fn place(&mut self, mut job: Job) -> Option<Job> {
         let now = Instant::now();
         let mut cands = self.candidates(now);
-        let mut idx = self.balancer.pick(&cands)?;
+        let Some(mut idx) = self.balancer.pick(&cands) else { return Some(job) };
         // Slow-start: a returning receiver takes only part of what it is given.
         let admission = self.slots[idx].health.admission(now, self.settings.slow_start);
         if admission < 1.0 && self.random01() >= admission {

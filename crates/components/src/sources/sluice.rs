@@ -976,6 +976,53 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn delivered_mode_acks_when_the_sinks_acknowledge_in_their_order_and_relays_identities() {
+        const RELAY: &str = "relay-secret-0123456789";
+        let cap = Arc::new(crate::testkit::AckCapture::default());
+        let extra = format!("ack = \"delivered\"\n[tokens.relay]\ntoken = \"{RELAY}\"\ngroup = \"acme\"\nrelay = true");
+        let srv = Server::start_with(&extra, Some(Arc::clone(&cap) as Arc<dyn sluice_core::component::Output>)).await;
+        let (mut c, ok) = Client::hello(srv.addr, RELAY, "acme", "", Mode::Push).await;
+        assert!(matches!(ok, Frame::HelloOk(_)), "{ok:?}");
+        // A relay token carries other tenants' events with their identity.
+        c.batch(1, &events(0, 10, Some(("globex", "db"))), Compression::Lz4).await;
+        c.batch(2, &events(10, 10, None), Compression::Lz4).await;
+        c.batch(3, &events(20, 10, None), Compression::Lz4).await;
+        for _ in 0..200 {
+            if cap.tokens.lock().len() == 3 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        // Nothing is acknowledged while the sinks hold the batches.
+        assert!(tokio::time::timeout(Duration::from_millis(200), c.r.read()).await.is_err(), "no ack before delivery");
+        let mut tokens: Vec<sluice_core::AckToken> = std::mem::take(&mut *cap.tokens.lock());
+        assert_eq!(tokens.len(), 3);
+        // Delivered out of order, and one dropped undelivered: a retry ack.
+        let t3 = tokens.pop().unwrap();
+        let t2 = tokens.pop().unwrap();
+        let t1 = tokens.pop().unwrap();
+        t3.delivered();
+        t1.delivered();
+        drop(t2);
+        let mut acks = Vec::new();
+        for _ in 0..3 {
+            match c.recv().await {
+                Some(Frame::Ack(a)) => acks.push((a.id, a.status)),
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(acks, [(3, AckStatus::Queued), (1, AckStatus::Queued), (2, AckStatus::Retry)]);
+        assert_eq!(srv.counter("acks"), 2);
+        assert_eq!(srv.counter("retry_acks"), 1);
+        assert_eq!(srv.metrics.events_out.get(), 20);
+        let got = cap.events.lock().clone();
+        assert_eq!(*got[0].identity, Identity::new("globex", "db", "other-host"));
+        assert_eq!(*got[10].identity, Identity::new("acme", "", "host-1"));
+        drop(c);
+        srv.stop().await;
+    }
+
+    #[tokio::test]
     async fn bad_token_and_foreign_identities_are_refused() {
         let srv = Server::start("").await;
         let (_c, r) = Client::hello(srv.addr, "wrong-token-0123456789", "acme", "web", Mode::Push).await;

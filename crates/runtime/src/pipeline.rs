@@ -214,7 +214,8 @@ impl RunningPipeline {
         let strip = |v: &toml::Value| {
             let mut v = v.clone();
             for (id, l) in &self.live {
-                if let Some(t) = v.get_mut("sinks").and_then(|s| s.get_mut(id.as_str())).and_then(|t| t.as_table_mut()) {
+                if let Some(t) = v.get_mut("sinks").and_then(|s| s.get_mut(id.as_str())).and_then(|t| t.as_table_mut())
+                {
                     for k in l.keys() {
                         t.remove(*k);
                     }

@@ -516,8 +516,13 @@ fn drain_and_add_processors_at_run_time_without_loss_or_duplicates() {
     assert_eq!(status, 401, "the members API needs its token");
 
     // Drain m0: once the API no longer lists it, it never gets another event.
-    let (status, body) =
-        http(d.api, "POST", &format!("{MEMBERS}/drain"), Some(ADMIN_TOKEN), &format!("{{\"address\":\"{}\"}}", addrs[0]));
+    let (status, body) = http(
+        d.api,
+        "POST",
+        &format!("{MEMBERS}/drain"),
+        Some(ADMIN_TOKEN),
+        &format!("{{\"address\":\"{}\"}}", addrs[0]),
+    );
     assert_eq!(status, 202, "{body}");
     let drain_started = Instant::now();
     while member_state(d.api, &addrs[0]).is_some() {

@@ -73,9 +73,9 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use serde::Deserialize;
+use sluice_core::component::LiveConfig;
 use sluice_core::component::{BoxError, BuildContext, Sink, SinkSpec};
 use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration};
-use sluice_core::component::LiveConfig;
 use sluice_core::metrics::{ComponentMetrics, Counter, Gauge, LatencyHistogram};
 use sluice_core::mount::MountGuard;
 use sluice_core::{AckToken, Event};
@@ -90,9 +90,9 @@ use tokio_rustls::rustls::pki_types::ServerName;
 use tokio_rustls::TlsConnector;
 use tokio_util::sync::CancellationToken;
 
-use super::tcp::check_address;
 use self::health::{Health, OutlierConfig};
 use self::members::{Member, MemberStatus, Pool};
+use super::tcp::check_address;
 use crate::balancer::{Algorithm, Balancer, Candidate};
 use crate::secret::TokenSource;
 use crate::tls::{connector, ClientTls};
@@ -573,7 +573,11 @@ impl Sink for SluiceSink {
             let base = members::base_path(&self.cx.pipeline, &self.cx.id);
             let router = members::router(Arc::clone(&self.pool), token.clone(), &base);
             let paths = vec![base.clone(), format!("{base}/drain")];
-            let guard = self.cx.mounts.mount(&self.cx.path, paths, Arc::new(router)).map_err(|e| format!("members_api: {e}"))?;
+            let guard = self
+                .cx
+                .mounts
+                .mount(&self.cx.path, paths, Arc::new(router))
+                .map_err(|e| format!("members_api: {e}"))?;
             tracing::info!(sink = %self.settings.sink_id, path = %base, "members API mounted");
             self.mount = Some(guard);
         }

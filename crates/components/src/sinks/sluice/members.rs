@@ -180,10 +180,7 @@ pub fn base_path(pipeline: &str, sink: &str) -> String {
 /// The members API router for `pool`, guarded by `token`.
 pub fn router(pool: Arc<Pool>, token: String, base: &str) -> Router {
     let state = ApiState { pool, token: Arc::from(token) };
-    Router::new()
-        .route(base, get(list).post(add))
-        .route(&format!("{base}/drain"), post(drain))
-        .with_state(state)
+    Router::new().route(base, get(list).post(add)).route(&format!("{base}/drain"), post(drain)).with_state(state)
 }
 
 fn error(status: StatusCode, kind: &str, message: impl Into<String>) -> Response {
@@ -191,7 +188,8 @@ fn error(status: StatusCode, kind: &str, message: impl Into<String>) -> Response
 }
 
 fn authorized(s: &ApiState, headers: &HeaderMap) -> Result<(), Response> {
-    let given = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
+    let given =
+        headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
     match given {
         Some(t) if ct_eq(t.trim().as_bytes(), s.token.as_bytes()) => Ok(()),
         _ => Err(error(StatusCode::UNAUTHORIZED, "unauthorized", "a valid bearer token is required")),
@@ -304,7 +302,10 @@ mod tests {
         let (s, b) = call(&r, "POST", &base, tok, r#"{"address":"127.0.0.1:2","weight":3}"#).await;
         assert_eq!((s, b["added"].as_str()), (StatusCode::CREATED, Some("127.0.0.1:2")));
         let (s, b) = call(&r, "POST", &base, tok, r#"{"address":"127.0.0.1:2"}"#).await;
-        assert_eq!((s, b["error"]["message"].as_str()), (StatusCode::CONFLICT, Some("127.0.0.1:2 is already a member")));
+        assert_eq!(
+            (s, b["error"]["message"].as_str()),
+            (StatusCode::CONFLICT, Some("127.0.0.1:2 is already a member"))
+        );
         let (s, b) = call(&r, "POST", &base, tok, r#"{"address":"nope"}"#).await;
         assert_eq!(s, StatusCode::BAD_REQUEST);
         assert!(b["error"]["message"].as_str().unwrap().starts_with("address: "), "{b}");
@@ -337,9 +338,10 @@ mod tests {
         let p = pool();
         let live = LivePool(Arc::clone(&p));
         assert_eq!(live.keys(), ["receivers"]);
-        let t: toml::Value =
-            toml::from_str("type = \"sluice\"\nreceivers = [\"127.0.0.1:5\", { address = \"127.0.0.1:6\", weight = 2 }]")
-                .unwrap();
+        let t: toml::Value = toml::from_str(
+            "type = \"sluice\"\nreceivers = [\"127.0.0.1:5\", { address = \"127.0.0.1:6\", weight = 2 }]",
+        )
+        .unwrap();
         live.apply(&t).unwrap();
         assert_eq!(
             p.wanted(),

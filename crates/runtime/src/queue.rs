@@ -94,7 +94,6 @@ impl PipelineQueue {
             // INVARIANT: validated by the config parser.
             fsync: parse_fsync(&cfg.fsync).unwrap_or(sluice_queue::FsyncPolicy::Interval(Duration::from_secs(1))),
             checkpoint_interval: cfg.checkpoint_interval.0,
-            ..Default::default()
         };
         let dir_for_err = qc.dir.clone();
         // The queue syncs on its next append; an idle shard is synced here.

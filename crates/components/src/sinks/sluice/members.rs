@@ -187,12 +187,13 @@ fn error(status: StatusCode, kind: &str, message: impl Into<String>) -> Response
     (status, Json(json!({"error": {"type": kind, "message": message.into()}}))).into_response()
 }
 
-fn authorized(s: &ApiState, headers: &HeaderMap) -> Result<(), Response> {
+/// `None` when the request carries the token, else the 401 to answer.
+fn unauthorized(s: &ApiState, headers: &HeaderMap) -> Option<Response> {
     let given =
         headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
     match given {
-        Some(t) if ct_eq(t.trim().as_bytes(), s.token.as_bytes()) => Ok(()),
-        _ => Err(error(StatusCode::UNAUTHORIZED, "unauthorized", "a valid bearer token is required")),
+        Some(t) if ct_eq(t.trim().as_bytes(), s.token.as_bytes()) => None,
+        _ => Some(error(StatusCode::UNAUTHORIZED, "unauthorized", "a valid bearer token is required")),
     }
 }
 
@@ -210,12 +211,12 @@ struct DrainBody {
     address: String,
 }
 
-fn parse<T: for<'de> Deserialize<'de>>(body: &[u8]) -> Result<T, Response> {
-    serde_json::from_slice(body).map_err(|e| error(StatusCode::BAD_REQUEST, "invalid_request", e.to_string()))
+fn parse<T: for<'de> Deserialize<'de>>(body: &[u8]) -> Result<T, String> {
+    serde_json::from_slice(body).map_err(|e| e.to_string())
 }
 
 async fn list(State(s): State<ApiState>, headers: HeaderMap) -> Response {
-    if let Err(r) = authorized(&s, &headers) {
+    if let Some(r) = unauthorized(&s, &headers) {
         return r;
     }
     let status = s.pool.status();
@@ -230,12 +231,12 @@ async fn list(State(s): State<ApiState>, headers: HeaderMap) -> Response {
 }
 
 async fn add(State(s): State<ApiState>, headers: HeaderMap, body: Bytes) -> Response {
-    if let Err(r) = authorized(&s, &headers) {
+    if let Some(r) = unauthorized(&s, &headers) {
         return r;
     }
     let b: AddBody = match parse(&body) {
         Ok(b) => b,
-        Err(r) => return r,
+        Err(m) => return error(StatusCode::BAD_REQUEST, "invalid_request", m),
     };
     if let Err(m) = super::super::tcp::check_address(&b.address) {
         return error(StatusCode::BAD_REQUEST, "invalid_request", format!("address: {m}"));
@@ -250,12 +251,12 @@ async fn add(State(s): State<ApiState>, headers: HeaderMap, body: Bytes) -> Resp
 }
 
 async fn drain(State(s): State<ApiState>, headers: HeaderMap, body: Bytes) -> Response {
-    if let Err(r) = authorized(&s, &headers) {
+    if let Some(r) = unauthorized(&s, &headers) {
         return r;
     }
     let b: DrainBody = match parse(&body) {
         Ok(b) => b,
-        Err(r) => return r,
+        Err(m) => return error(StatusCode::BAD_REQUEST, "invalid_request", m),
     };
     match s.pool.drain(&b.address) {
         Ok(()) => {

@@ -451,7 +451,7 @@ fn kill_9_of_a_dispatcher_and_of_a_processor_lose_nothing() {
         std::thread::sleep(Duration::from_millis(10));
     };
     // The processor returns: what its queue held is written, it gets traffic again.
-    let first_life = seqs(&outputs[0], "kill").len();
+    let first_life = seqs(outputs[0], "kill").len();
     procs[0].start();
     let mut survivors: Vec<&mut Proc> = vec![&mut agent];
     survivors.push(ds[1].proc.as_mut().unwrap());
@@ -465,7 +465,7 @@ fn kill_9_of_a_dispatcher_and_of_a_processor_lose_nothing() {
         a.unique,
         a.duplicates,
         shares(&a),
-        seqs(&outputs[0], "kill").len() - first_life,
+        seqs(outputs[0], "kill").len() - first_life,
         started.elapsed().as_secs_f64()
     );
     agent.term();
@@ -476,7 +476,7 @@ fn kill_9_of_a_dispatcher_and_of_a_processor_lose_nothing() {
     // two dispatchers' worth at most) plus what the processor had queued but
     // not yet written (its sink channel and the batch in hand: 5 × 512).
     assert!(a.duplicates <= 4 * 256 + 2 * 4 * 512 + 5 * 512, "{} duplicates", a.duplicates);
-    assert!(seqs(&outputs[0], "kill").len() > first_life, "the restarted processor wrote its queue and new traffic");
+    assert!(seqs(outputs[0], "kill").len() > first_life, "the restarted processor wrote its queue and new traffic");
 }
 
 #[test]
@@ -501,13 +501,13 @@ fn drain_and_add_processors_at_run_time_without_loss_or_duplicates() {
         agent.assert_alive();
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(seqs(&outputs[2], "mem").is_empty());
+    assert!(seqs(outputs[2], "mem").is_empty());
 
     // Add m2 through the members API: it gets traffic within seconds.
     let (status, body) = http(d.api, "POST", MEMBERS, Some(ADMIN_TOKEN), &format!("{{\"address\":\"{}\"}}", addrs[2]));
     assert_eq!(status, 201, "{body}");
     let added = Instant::now();
-    while seqs(&outputs[2], "mem").is_empty() {
+    while seqs(outputs[2], "mem").is_empty() {
         assert!(added.elapsed() < Duration::from_secs(10), "the added processor never got traffic");
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -532,13 +532,13 @@ fn drain_and_add_processors_at_run_time_without_loss_or_duplicates() {
     let drained_in = drain_started.elapsed();
     // Its last batches were acknowledged; let its own queue write them out.
     std::thread::sleep(Duration::from_millis(500));
-    let m0_at_drain = seqs(&outputs[0], "mem").len();
+    let m0_at_drain = seqs(outputs[0], "mem").len();
 
     // Add m3 and drop m1 by editing the config and sending SIGHUP.
     d.write_config(&[addrs[2].clone(), addrs[3].clone()]);
     d.proc.as_ref().unwrap().signal("-HUP");
     let reloaded = Instant::now();
-    while seqs(&outputs[3], "mem").is_empty() {
+    while seqs(outputs[3], "mem").is_empty() {
         assert!(reloaded.elapsed() < Duration::from_secs(10), "the processor added by reload never got traffic");
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -581,7 +581,7 @@ fn drain_and_add_processors_at_run_time_without_loss_or_duplicates() {
     assert_eq!(a.missing, Vec::<u64>::new(), "lost events");
     assert_eq!(a.unique as u64, total);
     assert_eq!(a.duplicates, 0, "no failure, so no duplicate: the drain and the reload dropped nothing in flight");
-    assert_eq!(seqs(&outputs[0], "mem").len(), m0_at_drain, "the drained processor got nothing new");
+    assert_eq!(seqs(outputs[0], "mem").len(), m0_at_drain, "the drained processor got nothing new");
     assert!(a.per_receiver[2] > 0 && a.per_receiver[3] > 0, "{}", shares(&a));
     d.proc.as_mut().unwrap().assert_alive();
 }

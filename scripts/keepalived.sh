@@ -213,10 +213,11 @@ stop() {
 
 # Node a "dies": its link goes down, its dispatcher and keepalived are killed -9.
 kill_a() {
+  local x f
   ip -n kalv-a link set kalv-a-in down
-  for n in disp-a ka-a; do
-    if alive $n; then kill -9 "$(cat "$D/$n.pid")" 2>/dev/null || true; fi
-    rm -f "$D/$n.pid"
+  for x in disp-a ka-a; do
+    if alive $x; then kill -9 "$(cat "$D/$x.pid")" 2>/dev/null || true; fi
+    rm -f "$D/$x.pid"
   done
   # keepalived's own children (VRRP process) by their pid files
   for f in "$D"/ka-a.main.pid "$D"/ka-a.vrrp.pid; do

@@ -36,7 +36,7 @@ def proc_mem(pid):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
             k, _, v = line.partition(":")
-            if k in ("VmRSS", "VmHWM"):
+            if k in ("VmRSS", "VmHWM", "RssAnon", "RssFile"):
                 out[k] = int(v.split()[0]) / 1024
     return out
 
@@ -124,7 +124,7 @@ compression = "zstd"
             time.sleep(1)
             idle = proc_mem(a.pid)
             cpu0, t0 = proc_cpu(a.pid), time.time()
-            rss = []
+            rss, anon = [], []
             seq, next_sample = 0, t0
             with open(log, "ab", buffering=0) as f:
                 while seq < total:
@@ -134,7 +134,8 @@ compression = "zstd"
                         seq = due
                     now = time.time()
                     if now >= next_sample:
-                        rss.append(proc_mem(a.pid)["VmRSS"]); next_sample = now + 0.5
+                        m = proc_mem(a.pid)
+                        rss.append(m["VmRSS"]); anon.append(m["RssAnon"]); next_sample = now + 0.5
                     time.sleep(0.01)
             wrote_s = time.time() - t0
             while True:
@@ -145,12 +146,13 @@ compression = "zstd"
             cpu = proc_cpu(a.pid) - cpu0
             wall = time.time() - t0
             mem = proc_mem(a.pid)
-            rss.sort()
+            rss.sort(); anon.sort()
             print(json.dumps({
                 "rate": args.rate, "seconds": args.seconds, "queue": args.queue, "lines": total, "received": got,
                 "lost": total - got if got < total else 0,
                 "agent_cpu_s": round(cpu, 2), "agent_core_pct": round(100 * cpu / wall, 1),
-                "agent_rss_idle_mb": round(idle["VmRSS"], 1),
+                "agent_rss_idle_mb": round(idle["VmRSS"], 1), "agent_rss_idle_file_mb": round(idle["RssFile"], 1),
+                "agent_rss_anon_p50_mb": round(anon[len(anon) // 2], 1), "agent_rss_anon_max_mb": round(anon[-1], 1),
                 "agent_rss_p50_mb": round(rss[len(rss) // 2], 1), "agent_rss_max_mb": round(rss[-1], 1),
                 "agent_hwm_mb": round(mem["VmHWM"], 1),
                 "agent_us_per_event": round(1e6 * cpu / total, 2),

@@ -263,7 +263,7 @@ pub fn stats_json(s: &ApiState) -> Value {
             let cr = c.rates();
             let extra: serde_json::Map<String, Value> =
                 c.extra().into_iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
-            let gauges: serde_json::Map<String, Value> = c
+            let mut gauges: serde_json::Map<String, Value> = c
                 .labelled()
                 .into_iter()
                 .map(|(k, series)| {
@@ -278,6 +278,7 @@ pub fn stats_json(s: &ApiState) -> Value {
                     (k.to_string(), Value::Array(arr))
                 })
                 .collect();
+            gauges.extend(c.gauges().into_iter().map(|(k, v)| (k.to_string(), json!(v))));
             let entry = json!({
                 "id": c.id, "type": c.type_name,
                 "events": {"in": c.events_in.get(), "out": c.events_out.get(), "failed": c.events_failed.get(), "dropped": c.events_dropped.get()},
@@ -428,6 +429,18 @@ pub fn prometheus_text(s: &ApiState) -> String {
         let _ = writeln!(out, "# TYPE sluice_component_{name} gauge");
         for l in lines {
             let _ = writeln!(out, "{l}");
+        }
+    }
+    let _ = writeln!(out, "# TYPE sluice_component_gauge gauge");
+    for (p, c) in &comps {
+        for (k, v) in c.gauges() {
+            let _ = writeln!(
+                out,
+                "sluice_component_gauge{{pipeline=\"{}\",kind=\"{}\",id=\"{}\",name=\"{k}\"}} {v}",
+                esc(p),
+                c.kind,
+                esc(&c.id)
+            );
         }
     }
     out

@@ -120,10 +120,39 @@ pub trait Sink: Send {
         self.write(events).await
     }
 
+    /// Called once by the runtime when the pipeline starts, before the first
+    /// write (never by `validate`): a sink that keeps connections or serves
+    /// routes on the API listener starts them here rather than at build.
+    async fn start(&mut self) -> Result<(), BoxError> {
+        Ok(())
+    }
+
     /// Flushes buffers before shutdown.
     async fn close(&mut self) -> Result<(), BoxError> {
         Ok(())
     }
+
+    /// The part of this sink's config that can change while it runs (see
+    /// [`LiveConfig`]); `None` (the default): any change restarts the pipeline.
+    fn live(&self) -> Option<Arc<dyn LiveConfig>> {
+        None
+    }
+}
+
+/// Settings of a running sink that a config reload may change without
+/// restarting its pipeline (the members of a `sluice` sink's pool: a
+/// restart would stop the sources and drop their connections).
+///
+/// On reload the runtime removes [`LiveConfig::keys`] from the sink's old and
+/// new tables; when nothing else differs in the whole pipeline it calls
+/// [`LiveConfig::apply`] with the new table (already validated by a full
+/// build) and keeps the pipeline running.
+pub trait LiveConfig: Send + Sync {
+    /// The top-level keys of the sink's table that can change live.
+    fn keys(&self) -> &'static [&'static str];
+
+    /// Applies the sink's new table (`type` and runtime keys included).
+    fn apply(&self, table: &toml::Value) -> Result<(), String>;
 }
 
 /// What `build` functions get besides their config table.

@@ -118,6 +118,7 @@ pub struct ComponentMetrics {
     pub errors: Counter,
     extra: Mutex<BTreeMap<&'static str, Arc<Counter>>>,
     labelled: Mutex<BTreeMap<&'static str, Vec<LabelledValue>>>,
+    gauges: Mutex<BTreeMap<&'static str, Arc<Gauge>>>,
     rates: Mutex<Rates>,
 }
 
@@ -146,6 +147,7 @@ impl ComponentMetrics {
             errors: Counter::default(),
             extra: Mutex::new(BTreeMap::new()),
             labelled: Mutex::new(BTreeMap::new()),
+            gauges: Mutex::new(BTreeMap::new()),
             rates: Mutex::new(Rates::default()),
         }
     }
@@ -177,6 +179,17 @@ impl ComponentMetrics {
     /// Snapshot of the component-specific counters.
     pub fn extra(&self) -> Vec<(&'static str, u64)> {
         self.extra.lock().iter().map(|(k, v)| (*k, v.get())).collect()
+    }
+
+    /// A component-specific gauge (a value that goes up and down: batches
+    /// in flight, a share), created on first use.
+    pub fn gauge(&self, name: &'static str) -> Arc<Gauge> {
+        Arc::clone(self.gauges.lock().entry(name).or_default())
+    }
+
+    /// Snapshot of the component-specific gauges.
+    pub fn gauges(&self) -> Vec<(&'static str, u64)> {
+        self.gauges.lock().iter().map(|(k, v)| (*k, v.get())).collect()
     }
 
     /// Current EWMA rates of `events_out`.

@@ -4,7 +4,10 @@
 //! Reload builds the whole new config first; if anything is wrong the running
 //! pipelines stay as they are and the errors are returned. Otherwise only the
 //! pipelines whose table changed are stopped (gracefully, as on SIGTERM) and
-//! started again; unchanged ones keep running untouched.
+//! started again; unchanged ones keep running untouched. A pipeline whose
+//! change is confined to settings its sinks can change live (a `sluice`
+//! sink's `receivers`: a dispatcher's pool) is updated in place, so its
+//! sources keep their connections and nothing in flight is dropped.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -109,7 +112,11 @@ impl Node {
         topology::build(&config, &scratch, &self.mounts).map_err(NodeError::Config)?;
         let names: Vec<String> = running.keys().cloned().collect();
         for name in names {
-            let keep = config.pipelines.get(&name).is_some_and(|p| running.get(&name).is_some_and(|r| r.raw == p.raw));
+            let mut keep =
+                config.pipelines.get(&name).is_some_and(|p| running.get(&name).is_some_and(|r| r.raw == p.raw));
+            if let (false, Some(pc), Some(r)) = (keep, config.pipelines.get(&name), running.get_mut(&name)) {
+                keep = r.try_live_update(&pc.raw).map_err(NodeError::Start)?;
+            }
             if !keep {
                 if let Some(p) = running.remove(&name) {
                     tracing::info!(pipeline = %name, "reload: stopping pipeline");

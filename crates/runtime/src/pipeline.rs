@@ -12,7 +12,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use sluice_core::component::{Filter, Output, Sink, SourceContext};
+use sluice_core::component::{Filter, LiveConfig, Output, Sink, SourceContext};
 use sluice_core::condition::Condition;
 use sluice_core::metrics::{ComponentMetrics, PipelineMetrics};
 use sluice_core::{AckToken, Delivery, Event, Identity};
@@ -51,6 +51,8 @@ pub struct RunningPipeline {
     workers: Vec<std::thread::JoinHandle<()>>,
     sinks: Vec<JoinHandle<()>>,
     queue: Arc<PipelineQueue>,
+    /// Sinks whose settings can change without a restart, by id.
+    live: Vec<(String, Arc<dyn LiveConfig>)>,
 }
 
 /// Adds identity and source name to what a source emits.
@@ -120,7 +122,11 @@ pub fn start(built: BuiltPipeline, node: &NodeConfig) -> Result<RunningPipeline,
     let has_dead_letter_sink = built.sinks.iter().any(|s| s.dead_letter);
     let mut routes = Vec::new();
     let mut sink_tasks = Vec::new();
+    let mut live = Vec::new();
     for s in built.sinks {
+        if let Some(l) = s.sink.live() {
+            live.push((s.id.clone(), l));
+        }
         let (tx, rx) = mpsc::channel::<SinkItem>(4);
         routes.push(SinkRoute { tx, when: s.when, dead_letter: s.dead_letter });
         let hard = hard_cancel.clone();
@@ -182,6 +188,7 @@ pub fn start(built: BuiltPipeline, node: &NodeConfig) -> Result<RunningPipeline,
         workers,
         sinks: sink_tasks,
         queue,
+        live,
     })
 }
 
@@ -194,6 +201,41 @@ impl RunningPipeline {
     /// Whether every source has finished on its own (finite generators).
     pub fn sources_done(&self) -> bool {
         self.sources.iter().all(JoinHandle::is_finished)
+    }
+
+    /// Applies `new` (this pipeline's new table) without a restart when it
+    /// differs from the running one only in keys its sinks can change live
+    /// ([`LiveConfig`]); returns whether it did. Nothing is applied when
+    /// anything else changed.
+    pub fn try_live_update(&mut self, new: &toml::Value) -> Result<bool, String> {
+        if self.live.is_empty() {
+            return Ok(false);
+        }
+        let strip = |v: &toml::Value| {
+            let mut v = v.clone();
+            for (id, l) in &self.live {
+                if let Some(t) = v.get_mut("sinks").and_then(|s| s.get_mut(id.as_str())).and_then(|t| t.as_table_mut())
+                {
+                    for k in l.keys() {
+                        t.remove(*k);
+                    }
+                }
+            }
+            v
+        };
+        if strip(&self.raw) != strip(new) {
+            return Ok(false);
+        }
+        for (id, l) in &self.live {
+            let old = self.raw.get("sinks").and_then(|s| s.get(id.as_str()));
+            let Some(table) = new.get("sinks").and_then(|s| s.get(id.as_str())) else { continue };
+            if old != Some(table) {
+                l.apply(table).map_err(|e| format!("pipelines.{}.sinks.{id}: {e}", self.name))?;
+                tracing::info!(pipeline = %self.name, sink = %id, "reload: sink updated in place");
+            }
+        }
+        self.raw = new.clone();
+        Ok(true)
     }
 
     /// Graceful stop: sources stop, in-flight batches drain to the sinks (a
@@ -354,6 +396,10 @@ async fn run_sink(
     pipeline: String,
     id: String,
 ) {
+    if let Err(e) = sink.start().await {
+        metrics.errors.inc();
+        tracing::error!(pipeline = %pipeline, sink = %id, error = %e, "sink start failed");
+    }
     while let Some(item) = rx.recv().await {
         let n = item.events.len() as u64;
         metrics.events_in.add(n);

@@ -1,7 +1,8 @@
-//! The `sluice` binary: `run` a node from a config file, `agent` (the same
-//! with an agent's config), `validate` a config, list `components`, and
-//! manage the node's users (`user`, `group`, `assign`, `unassign`, `token`;
-//! [`users_cli`]). Roles (agent, dispatcher, processor, store) are
+//! The `sluice` binary: `run` a node from a config file, `agent` and
+//! `dispatcher` (the same with an agent's or a dispatcher's config),
+//! `validate` a config, list `components`, and manage the node's users
+//! (`user`, `group`, `assign`, `unassign`, `token`; [`users_cli`]). Roles
+//! (agent, dispatcher, processor, store) are
 //! configurations of this one binary.
 
 mod users_cli;
@@ -47,6 +48,15 @@ enum Cmd {
     /// examples/agent.toml).
     Agent {
         /// The agent's config file.
+        #[arg(long, short)]
+        config: PathBuf,
+    },
+    /// Run the dispatcher role: the same runtime as `run`, with a config
+    /// that receives from agents (`sluice` source, `ack = "delivered"`) and
+    /// forwards each batch to a pool of processors with a `sluice` sink (see
+    /// examples/dispatcher.toml).
+    Dispatcher {
+        /// The dispatcher's config file.
         #[arg(long, short)]
         config: PathBuf,
     },
@@ -159,6 +169,16 @@ fn main() -> ExitCode {
         Cmd::Token(a) => users_cli::exit(users_cli::token(a)),
         Cmd::Agent { config } => {
             tracing::info!(config = %config.display(), "starting the agent role");
+            match run(config, None) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("error: {e:#}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Cmd::Dispatcher { config } => {
+            tracing::info!(config = %config.display(), "starting the dispatcher role");
             match run(config, None) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {

@@ -42,6 +42,8 @@ fn every_example_validates() {
     // first start; without it validation says so (next test).
     std::fs::create_dir_all(cwd.0.join("data-processor")).unwrap();
     std::fs::write(cwd.0.join("data-processor/agent.token"), "0123456789abcdef0123456789abcdef\n").unwrap();
+    // The dispatcher example reads the relay token the processor example creates.
+    std::fs::write(cwd.0.join("data-processor/relay.token"), "fedcba9876543210fedcba9876543210\n").unwrap();
     for f in &files {
         let out = Command::new(BIN).current_dir(&cwd.0).arg("validate").arg(f).output().unwrap();
         assert!(

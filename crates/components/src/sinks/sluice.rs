@@ -37,6 +37,19 @@
 //! larger than that can never be delivered: it is dropped, counted in
 //! `oversized_events` and logged.
 //!
+//! **Pool changes at run time** ([`members`]): a reload that changes only
+//! `receivers` updates the pool in place (no pipeline restart), and the
+//! optional members API (`members_api`) adds and drains receivers over the
+//! node's API listener. A drained receiver gets no new batch, finishes its
+//! batches in flight, then is disconnected.
+//!
+//! **Outlier ejection and slow-start** ([`health`]): with
+//! `outlier_detection`, a receiver failing `consecutive_failures` times in a
+//! row (lost connection, retry ack, an ack slower than `slow_ack`) gets no
+//! new batch for `ejection_time`; a receiver that returns (ejection over,
+//! reconnected, added) takes a growing fraction of its batches over
+//! `slow_start`.
+//!
 //! **Metrics.** On the sink: `batches`, `resent_batches` (after a failure or
 //! a retry ack), `oversized_events`, `blocked` (times `block_timeout`
 //! passed), `raw_bytes` (batch encodings before compression; `bytes_out` is
@@ -45,8 +58,14 @@
 //! (connection failures), `connects`, `batches_sent`, `batches_acked`,
 //! `batches_failed` (in flight when it failed, re-sent elsewhere),
 //! `retry_acks`, `ack_latency_us_total` (sum; divide by `batches_acked`);
-//! in flight = sent − acked − failed − retry acks. Each receiver's share and
-//! ack latency percentiles are logged when the sink closes.
+//! `ejections`; gauges (refreshed every 100 ms) `in_flight`, `share_permille`
+//! (of the sink's acknowledged events), `ack_p50_us`, `ack_p99_us`, `state`
+//! (0 down, 1 up, 2 ejected, 3 draining, 4 removed) and `admission_pct`
+//! (slow-start). Each receiver's share and ack latency percentiles are also
+//! logged when the sink closes.
+
+pub mod health;
+pub mod members;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -54,9 +73,11 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use serde::Deserialize;
+use sluice_core::component::LiveConfig;
 use sluice_core::component::{BoxError, BuildContext, Sink, SinkSpec};
 use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration};
-use sluice_core::metrics::{ComponentMetrics, Counter, LatencyHistogram};
+use sluice_core::metrics::{ComponentMetrics, Counter, Gauge, LatencyHistogram};
+use sluice_core::mount::MountGuard;
 use sluice_core::{AckToken, Event};
 use sluice_protocol::compress::BatchEncoder;
 use sluice_protocol::conn::FrameReader;
@@ -69,6 +90,8 @@ use tokio_rustls::rustls::pki_types::ServerName;
 use tokio_rustls::TlsConnector;
 use tokio_util::sync::CancellationToken;
 
+use self::health::{Health, OutlierConfig};
+use self::members::{Member, MemberStatus, Pool};
 use super::tcp::check_address;
 use crate::balancer::{Algorithm, Balancer, Candidate};
 use crate::secret::TokenSource;
@@ -85,7 +108,7 @@ pub const SPEC: SinkSpec = SinkSpec {
 /// A receiver: an address, or a table with a weight.
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
-enum ReceiverConfig {
+pub(crate) enum ReceiverConfig {
     /// `"host:port"`.
     Address(String),
     /// `{ address = "host:port", weight = 2 }`.
@@ -94,7 +117,7 @@ enum ReceiverConfig {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct ReceiverTable {
+pub(crate) struct ReceiverTable {
     /// `host:port`.
     address: String,
     /// Share for `weighted_round_robin` (default 1).
@@ -166,10 +189,23 @@ struct Config {
     /// Verify receivers with TLS.
     #[serde(default)]
     tls: Option<ClientTls>,
+    /// Eject receivers that keep failing (absent: never eject).
+    #[serde(default)]
+    outlier_detection: Option<OutlierConfig>,
+    /// A returning receiver's share ramps up over this long ("0s": at once).
+    #[serde(default = "default_slow_start")]
+    slow_start: HumanDuration,
+    /// Serve the members API on the node's API listener with this token
+    /// (`token`, `token_env` or `token_file`; a missing file is created).
+    #[serde(default)]
+    members_api: Option<TokenSource>,
 }
 
-fn default_weight() -> u32 {
+pub(crate) fn default_weight() -> u32 {
     1
+}
+fn default_slow_start() -> HumanDuration {
+    HumanDuration(Duration::ZERO)
 }
 fn default_algorithm() -> Algorithm {
     Algorithm::RoundRobin
@@ -220,12 +256,14 @@ struct Settings {
     backoff_max: Duration,
     tls: Option<(TlsConnector, Option<ServerName<'static>>)>,
     sink_id: String,
+    outlier: Option<OutlierConfig>,
+    slow_start: Duration,
 }
 
-/// One receiver's configuration and counters.
+/// One receiver's counters (kept for the sink's lifetime, also across a
+/// drain and a re-add of the same address).
 struct Receiver {
     address: String,
-    weight: u32,
     metrics: Arc<ComponentMetrics>,
     connects: Arc<Counter>,
     sent: Arc<Counter>,
@@ -233,14 +271,64 @@ struct Receiver {
     failed: Arc<Counter>,
     retry_acks: Arc<Counter>,
     latency_total: Arc<Counter>,
+    ejections: Arc<Counter>,
+    g_in_flight: Arc<Gauge>,
+    g_share: Arc<Gauge>,
+    g_p50: Arc<Gauge>,
+    g_p99: Arc<Gauge>,
+    g_state: Arc<Gauge>,
+    g_admission: Arc<Gauge>,
     latency: LatencyHistogram,
+}
+
+impl Receiver {
+    fn new(address: &str, cx: &BuildContext) -> Self {
+        let child = cx.child("sink", &format!("{}@{address}", cx.id), "sluice_receiver", &cx.path);
+        let m = child.metrics;
+        Self {
+            address: address.to_string(),
+            connects: m.counter("connects"),
+            sent: m.counter("batches_sent"),
+            acked: m.counter("batches_acked"),
+            failed: m.counter("batches_failed"),
+            retry_acks: m.counter("retry_acks"),
+            latency_total: m.counter("ack_latency_us_total"),
+            ejections: m.counter("ejections"),
+            g_in_flight: m.gauge("in_flight"),
+            g_share: m.gauge("share_permille"),
+            g_p50: m.gauge("ack_p50_us"),
+            g_p99: m.gauge("ack_p99_us"),
+            g_state: m.gauge("state"),
+            g_admission: m.gauge("admission_pct"),
+            latency: LatencyHistogram::default(),
+            metrics: m,
+        }
+    }
+}
+
+/// Checks a `receivers` list (config, reload): addresses and duplicates.
+pub(crate) fn parse_receivers(list: &[ReceiverConfig]) -> Result<Vec<Member>, (String, String)> {
+    if list.is_empty() {
+        return Err(("receivers".into(), "at least one receiver is needed".into()));
+    }
+    let mut out: Vec<Member> = Vec::new();
+    for (i, r) in list.iter().enumerate() {
+        let (address, weight) = match r {
+            ReceiverConfig::Address(a) => (a.clone(), 1),
+            ReceiverConfig::Table(t) => (t.address.clone(), t.weight),
+        };
+        check_address(&address).map_err(|m| (format!("receivers[{i}]"), m))?;
+        if out.iter().any(|o| o.address == address) {
+            return Err((format!("receivers[{i}]"), format!("{address} is listed twice")));
+        }
+        out.push(Member { address, weight });
+    }
+    Ok(out)
 }
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigError> {
     let c: Config = parse_table(value, &cx.path)?;
-    if c.receivers.is_empty() {
-        return Err(cx.error("receivers", "at least one receiver is needed"));
-    }
+    let members = parse_receivers(&c.receivers).map_err(|(k, m)| cx.error(&k, m))?;
     let src = TokenSource { token: c.token.clone(), token_env: c.token_env.clone(), token_file: c.token_file.clone() };
     let token = src.resolve(&cx.data_dir).map_err(|(k, m)| cx.error(k, m))?;
     let compression = Compression::from_name(&c.compression)
@@ -268,28 +356,38 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
     if c.backoff_max.0 < c.backoff_min.0 {
         return Err(cx.error("backoff_max", "must not be less than backoff_min"));
     }
-    let mut receivers = Vec::new();
-    for (i, r) in c.receivers.iter().enumerate() {
-        let (address, weight) = match r {
-            ReceiverConfig::Address(a) => (a.clone(), 1),
-            ReceiverConfig::Table(t) => (t.address.clone(), t.weight),
-        };
-        check_address(&address).map_err(|m| cx.error(&format!("receivers[{i}]"), m))?;
-        if receivers.iter().any(|o: &(String, u32)| o.0 == address) {
-            return Err(cx.error(&format!("receivers[{i}]"), format!("{address} is listed twice")));
+    if let Some(o) = &c.outlier_detection {
+        if o.consecutive_failures == 0 {
+            return Err(cx.error("outlier_detection.consecutive_failures", "must be at least 1"));
         }
-        receivers.push((address, weight));
+        if o.ejection_time.0.is_zero() {
+            return Err(cx.error("outlier_detection.ejection_time", "must be greater than 0"));
+        }
+        if o.max_ejected_percent > 100 {
+            return Err(cx.error("outlier_detection.max_ejected_percent", "must be at most 100"));
+        }
     }
-    if c.algorithm == Algorithm::WeightedRoundRobin && receivers.iter().all(|r| r.1 == 0) {
+    if c.algorithm == Algorithm::WeightedRoundRobin && members.iter().all(|r| r.weight == 0) {
         return Err(cx.error("receivers", "every weight is 0: no receiver would get a batch"));
     }
+    let members_token = match &c.members_api {
+        None => None,
+        Some(t) => {
+            if cx.mounts.address().is_none() {
+                return Err(cx.error("members_api", "needs the node's API listener ([api] address is empty)"));
+            }
+            Some(t.resolve_or_create(&cx.data_dir).map_err(|(k, m)| cx.error(&format!("members_api.{k}"), m))?)
+        }
+    };
     let tls = match &c.tls {
         None => None,
         Some(t) => {
             // One connector; the name is per receiver unless configured.
-            let (conn, _) = connector(t, &receivers[0].0).map_err(|(k, m)| cx.error(&format!("tls.{k}"), m))?;
+            let (conn, _) = connector(t, &members[0].address).map_err(|(k, m)| cx.error(&format!("tls.{k}"), m))?;
             let name = match &t.server_name {
-                Some(_) => Some(connector(t, &receivers[0].0).map_err(|(k, m)| cx.error(&format!("tls.{k}"), m))?.1),
+                Some(_) => {
+                    Some(connector(t, &members[0].address).map_err(|(k, m)| cx.error(&format!("tls.{k}"), m))?.1)
+                }
                 None => None,
             };
             Some((conn, name))
@@ -312,25 +410,6 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
     };
     let encoder = BatchEncoder::new(compression, c.compression_level)
         .map_err(|e| cx.error("compression_level", e.to_string()))?;
-    let receivers: Vec<Arc<Receiver>> = receivers
-        .into_iter()
-        .map(|(address, weight)| {
-            let child = cx.child("sink", &format!("{}@{address}", cx.id), "sluice_receiver", &cx.path);
-            let m = child.metrics;
-            Arc::new(Receiver {
-                address,
-                weight,
-                connects: m.counter("connects"),
-                sent: m.counter("batches_sent"),
-                acked: m.counter("batches_acked"),
-                failed: m.counter("batches_failed"),
-                retry_acks: m.counter("retry_acks"),
-                latency_total: m.counter("ack_latency_us_total"),
-                latency: LatencyHistogram::default(),
-                metrics: m,
-            })
-        })
-        .collect();
     let m = &cx.metrics;
     Ok(Box::new(SluiceSink {
         settings: Arc::new(Settings {
@@ -344,8 +423,14 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
             backoff_max: c.backoff_max.0,
             tls,
             sink_id: cx.id.clone(),
+            outlier: c.outlier_detection.clone(),
+            slow_start: c.slow_start.0,
         }),
-        receivers,
+        pool: Arc::new(Pool::new(members)),
+        receivers: Arc::default(),
+        cx: cx.clone(),
+        members_token,
+        mount: None,
         encoder,
         max_batch: c.max_batch_bytes.0 as usize,
         block_timeout: c.block_timeout.0,
@@ -388,9 +473,16 @@ struct Running {
     finished: oneshot::Receiver<()>,
 }
 
+/// Every receiver this sink has had, by address (their counters).
+type ReceiverCache = Arc<parking_lot::Mutex<std::collections::BTreeMap<String, Arc<Receiver>>>>;
+
 struct SluiceSink {
     settings: Arc<Settings>,
-    receivers: Vec<Arc<Receiver>>,
+    pool: Arc<Pool>,
+    receivers: ReceiverCache,
+    cx: BuildContext,
+    members_token: Option<String>,
+    mount: Option<MountGuard>,
     encoder: BatchEncoder,
     max_batch: usize,
     block_timeout: Duration,
@@ -410,47 +502,31 @@ impl Drop for SluiceSink {
 }
 
 impl SluiceSink {
-    /// Starts the dispatcher and one connection task per receiver (on the
-    /// first write: building happens outside the runtime for `validate`).
-    fn start(&mut self) -> &mut Running {
+    /// Starts the dispatcher, which connects to every member (at the
+    /// pipeline's start, or on the first write when used without a runtime).
+    fn start_dispatcher(&mut self) -> &mut Running {
         self.running.get_or_insert_with(|| {
             let (input_tx, input_rx) = mpsc::channel::<Job>(1);
             let (ev_tx, ev_rx) = mpsc::unbounded_channel::<ConnEvent>();
             let (done_tx, done_rx) = oneshot::channel();
-            let mut conns = Vec::new();
-            for (idx, r) in self.receivers.iter().enumerate() {
-                let (tx, rx) = mpsc::unbounded_channel::<Outgoing>();
-                conns.push(tx);
-                tokio::spawn(connection_task(
-                    idx,
-                    Arc::clone(r),
-                    Arc::clone(&self.settings),
-                    rx,
-                    ev_tx.clone(),
-                    self.cancel.clone(),
-                ));
-            }
-            let d = Dispatcher {
+            let mut d = Dispatcher {
                 balancer: Balancer::new(self.settings.algorithm),
-                states: self
-                    .receivers
-                    .iter()
-                    .map(|r| RecvState {
-                        receiver: Arc::clone(r),
-                        available: false,
-                        session: 0,
-                        window: 0,
-                        credits: 0,
-                        fill: None,
-                        in_flight: HashMap::new(),
-                    })
-                    .collect(),
-                conns,
+                slots: Vec::new(),
+                next_key: 0,
                 retry: VecDeque::new(),
                 held: None,
                 counters: Arc::clone(&self.counters),
-                sink_id: self.settings.sink_id.clone(),
+                settings: Arc::clone(&self.settings),
+                pool: Arc::clone(&self.pool),
+                receivers: Arc::clone(&self.receivers),
+                cx: self.cx.clone(),
+                events: ev_tx,
+                cancel: self.cancel.clone(),
+                rng: 0x9E37_79B9_7F4A_7C15,
+                started: false,
             };
+            d.reconcile();
+            d.started = true;
             tokio::spawn(d.run(input_rx, ev_rx, self.cancel.clone(), done_tx));
             Running { input: Some(input_tx), finished: done_rx }
         })
@@ -491,6 +567,27 @@ impl SluiceSink {
 
 #[async_trait]
 impl Sink for SluiceSink {
+    async fn start(&mut self) -> Result<(), BoxError> {
+        self.start_dispatcher();
+        if let Some(token) = &self.members_token {
+            let base = members::base_path(&self.cx.pipeline, &self.cx.id);
+            let router = members::router(Arc::clone(&self.pool), token.clone(), &base);
+            let paths = vec![base.clone(), format!("{base}/drain")];
+            let guard = self
+                .cx
+                .mounts
+                .mount(&self.cx.path, paths, Arc::new(router))
+                .map_err(|e| format!("members_api: {e}"))?;
+            tracing::info!(sink = %self.settings.sink_id, path = %base, "members API mounted");
+            self.mount = Some(guard);
+        }
+        Ok(())
+    }
+
+    fn live(&self) -> Option<Arc<dyn LiveConfig>> {
+        Some(Arc::new(members::LivePool(Arc::clone(&self.pool))))
+    }
+
     async fn write(&mut self, events: &[Event]) -> Result<(), BoxError> {
         let mut none = None;
         self.write_acked(events, &mut none).await
@@ -501,7 +598,7 @@ impl Sink for SluiceSink {
             return Ok(());
         }
         let block = self.block_timeout;
-        let Some(input) = self.start().input.clone() else {
+        let Some(input) = self.start_dispatcher().input.clone() else {
             return Err("the sluice sink is closed".into());
         };
         // Wait for room before taking anything: on timeout the batch and its
@@ -511,7 +608,7 @@ impl Sink for SluiceSink {
             Ok(Err(_)) => return Err("the sluice sink's dispatcher stopped".into()),
             Err(_) => {
                 self.counters.blocked.inc();
-                let addrs: Vec<&str> = self.receivers.iter().map(|r| r.address.as_str()).collect();
+                let addrs: Vec<String> = self.pool.wanted().into_iter().map(|m| m.address).collect();
                 return Err(format!(
                     "no receiver took the batch within {block:?} (receivers down or every window full: {})",
                     addrs.join(", ")
@@ -545,6 +642,7 @@ impl Sink for SluiceSink {
     }
 
     async fn close(&mut self) -> Result<(), BoxError> {
+        self.mount = None;
         let Some(mut running) = self.running.take() else { return Ok(()) };
         running.input = None;
         let result = match tokio::time::timeout(self.close_timeout, &mut running.finished).await {
@@ -556,8 +654,9 @@ impl Sink for SluiceSink {
             .into()),
         };
         self.cancel.cancel();
-        let total: u64 = self.receivers.iter().map(|r| r.metrics.events_out.get()).sum();
-        for r in &self.receivers {
+        let receivers: Vec<Arc<Receiver>> = self.receivers.lock().values().cloned().collect();
+        let total: u64 = receivers.iter().map(|r| r.metrics.events_out.get()).sum();
+        for r in &receivers {
             let (n, p50, _, p99, max) = r.latency.summary();
             let share = if total == 0 { 0.0 } else { r.metrics.events_out.get() as f64 * 100.0 / total as f64 };
             tracing::info!(sink = %self.settings.sink_id, receiver = %r.address, events = r.metrics.events_out.get(), share_pct = format!("{share:.1}"), batches = n, ack_p50_us = p50, ack_p99_us = p99, ack_max_us = max, "receiver share");
@@ -572,60 +671,180 @@ struct Outgoing {
     frame: Arc<Vec<u8>>,
 }
 
-/// What connection tasks tell the dispatcher.
+/// What connection tasks tell the dispatcher (`key` names the slot).
 enum ConnEvent {
-    Connected { idx: usize, session: u64, window: u32, credits: u32 },
-    Acked { idx: usize, session: u64, id: u64, status: AckStatus, fill: u16, credits: u32 },
-    Credit { idx: usize, session: u64, credits: u32, fill: u16 },
-    Fill { idx: usize, session: u64, fill: u16 },
-    Disconnected { idx: usize, session: u64 },
+    Connected { key: u64, session: u64, window: u32, credits: u32 },
+    Acked { key: u64, session: u64, id: u64, status: AckStatus, fill: u16, credits: u32 },
+    Credit { key: u64, session: u64, credits: u32, fill: u16 },
+    Fill { key: u64, session: u64, fill: u16 },
+    Disconnected { key: u64, session: u64 },
 }
 
-struct RecvState {
+/// One member of the pool as the dispatcher sees it.
+struct Slot {
+    key: u64,
     receiver: Arc<Receiver>,
+    weight: u32,
+    /// `false`: draining (no new batch; removed once nothing is in flight).
+    wanted: bool,
     available: bool,
+    connected_before: bool,
     session: u64,
     window: u32,
     credits: u32,
     fill: Option<f64>,
     in_flight: HashMap<u64, Job>,
+    conn: mpsc::UnboundedSender<Outgoing>,
+    cancel: CancellationToken,
+    health: Health,
 }
 
 struct Dispatcher {
     balancer: Balancer,
-    states: Vec<RecvState>,
-    conns: Vec<mpsc::UnboundedSender<Outgoing>>,
+    slots: Vec<Slot>,
+    next_key: u64,
     /// Batches whose receiver failed: sent before new ones.
     retry: VecDeque<Job>,
     /// A new batch waiting for room.
     held: Option<Job>,
     counters: Arc<SinkCounters>,
-    sink_id: String,
+    settings: Arc<Settings>,
+    pool: Arc<Pool>,
+    receivers: ReceiverCache,
+    cx: BuildContext,
+    events: mpsc::UnboundedSender<ConnEvent>,
+    cancel: CancellationToken,
+    rng: u64,
+    /// Members joining after the start begin with a slow-start.
+    started: bool,
 }
 
 impl Dispatcher {
-    fn candidates(&self) -> Vec<Candidate> {
-        self.states
-            .iter()
-            .map(|s| Candidate {
-                available: s.available,
-                in_flight: s.in_flight.len() as u32,
-                window: s.window,
-                weight: s.receiver.weight,
-                fill: s.fill,
-                credits: s.credits,
+    fn slot(&mut self, key: u64) -> Option<usize> {
+        self.slots.iter().position(|s| s.key == key)
+    }
+
+    /// Brings the slots in line with the pool's wanted members: connects new
+    /// ones, drains the ones no longer wanted, removes drained ones.
+    fn reconcile(&mut self) {
+        let wanted = self.pool.wanted();
+        let now = Instant::now();
+        for m in &wanted {
+            if let Some(s) = self.slots.iter_mut().find(|s| s.receiver.address == m.address) {
+                if !s.wanted {
+                    tracing::info!(sink = %self.settings.sink_id, receiver = %m.address, "receiver wanted again; drain cancelled");
+                }
+                s.wanted = true;
+                s.weight = m.weight;
+                continue;
+            }
+            let receiver = Arc::clone(
+                self.receivers
+                    .lock()
+                    .entry(m.address.clone())
+                    .or_insert_with(|| Arc::new(Receiver::new(&m.address, &self.cx))),
+            );
+            let key = self.next_key;
+            self.next_key += 1;
+            let (tx, rx) = mpsc::unbounded_channel::<Outgoing>();
+            let cancel = self.cancel.child_token();
+            tokio::spawn(connection_task(
+                key,
+                Arc::clone(&receiver),
+                Arc::clone(&self.settings),
+                rx,
+                self.events.clone(),
+                cancel.clone(),
+            ));
+            let mut health = Health::default();
+            if self.started {
+                health.returned(now);
+                tracing::info!(sink = %self.settings.sink_id, receiver = %m.address, weight = m.weight, "receiver added");
+            }
+            self.slots.push(Slot {
+                key,
+                receiver,
+                weight: m.weight,
+                wanted: true,
+                available: false,
+                connected_before: false,
+                session: 0,
+                window: 0,
+                credits: 0,
+                fill: None,
+                in_flight: HashMap::new(),
+                conn: tx,
+                cancel,
+                health,
+            });
+        }
+        for s in self.slots.iter_mut() {
+            if s.wanted && !wanted.iter().any(|m| m.address == s.receiver.address) {
+                s.wanted = false;
+                tracing::info!(sink = %self.settings.sink_id, receiver = %s.receiver.address, in_flight = s.in_flight.len(), "draining receiver: no new batches");
+            }
+        }
+        self.remove_drained();
+    }
+
+    fn remove_drained(&mut self) {
+        let sink = &self.settings.sink_id;
+        self.slots.retain(|s| {
+            if s.wanted || !s.in_flight.is_empty() {
+                return true;
+            }
+            s.cancel.cancel();
+            s.receiver.g_state.set(4);
+            s.receiver.g_in_flight.set(0);
+            tracing::info!(sink = %sink, receiver = %s.receiver.address, "receiver drained and removed");
+            false
+        });
+    }
+
+    fn candidates(&mut self, now: Instant) -> Vec<Candidate> {
+        self.slots
+            .iter_mut()
+            .map(|s| {
+                let ejected = s.health.ejected(now);
+                Candidate {
+                    available: s.available && s.wanted && !ejected,
+                    in_flight: s.in_flight.len() as u32,
+                    window: s.window,
+                    weight: s.weight,
+                    fill: s.fill,
+                    credits: s.credits,
+                }
             })
             .collect()
     }
 
+    fn random01(&mut self) -> f64 {
+        let mut x = self.rng;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.rng = x;
+        (x >> 11) as f64 / (1u64 << 53) as f64
+    }
+
     /// Sends `job` to a receiver, or gives it back when none can take it.
     fn place(&mut self, mut job: Job) -> Option<Job> {
-        let Some(idx) = self.balancer.pick(&self.candidates()) else { return Some(job) };
-        let s = &mut self.states[idx];
+        let now = Instant::now();
+        let mut cands = self.candidates(now);
+        let Some(mut idx) = self.balancer.pick(&cands) else { return Some(job) };
+        // Slow-start: a returning receiver takes only part of what it is given.
+        let admission = self.slots[idx].health.admission(now, self.settings.slow_start);
+        if admission < 1.0 && self.random01() >= admission {
+            cands[idx].available = false;
+            if let Some(other) = self.balancer.pick(&cands) {
+                idx = other;
+            }
+        }
+        let s = &mut self.slots[idx];
         if self.balancer.algorithm() == Algorithm::Credit {
             s.credits = s.credits.saturating_sub(1);
         }
-        if self.conns[idx].send(Outgoing { session: s.session, frame: Arc::clone(&job.frame) }).is_err() {
+        if s.conn.send(Outgoing { session: s.session, frame: Arc::clone(&job.frame) }).is_err() {
             // The task is gone (cancelled): keep the job.
             s.available = false;
             return Some(job);
@@ -649,8 +868,8 @@ impl Dispatcher {
         }
     }
 
-    fn fail_over(&mut self, idx: usize) {
-        let s = &mut self.states[idx];
+    fn fail_over(&mut self, i: usize) {
+        let s = &mut self.slots[i];
         s.available = false;
         s.credits = 0;
         s.fill = None;
@@ -658,7 +877,7 @@ impl Dispatcher {
         if n > 0 {
             s.receiver.failed.add(n);
             self.counters.resent.add(n);
-            tracing::warn!(sink = %self.sink_id, receiver = %s.receiver.address, batches = n, "receiver failed; re-sending its unacknowledged batches to the others");
+            tracing::warn!(sink = %self.settings.sink_id, receiver = %s.receiver.address, batches = n, "receiver failed; re-sending its unacknowledged batches to the others");
         }
         let mut jobs: Vec<Job> = s.in_flight.drain().map(|(_, j)| j).collect();
         jobs.sort_by_key(|j| j.id);
@@ -667,18 +886,48 @@ impl Dispatcher {
         }
     }
 
+    /// Counts a failure of slot `i`; ejects it when it reached the
+    /// threshold and the pool can spare it.
+    fn failure(&mut self, i: usize) {
+        let Some(cfg) = self.settings.outlier.clone() else { return };
+        if !self.slots[i].health.failure(&cfg) {
+            return;
+        }
+        let now = Instant::now();
+        let members = self.slots.iter().filter(|s| s.wanted).count();
+        let ejected = self.slots.iter().filter(|s| s.wanted && s.health.is_ejected(now)).count();
+        let s = &mut self.slots[i];
+        if s.health.is_ejected(now) {
+            return;
+        }
+        if ejected >= cfg.max_ejected(members) {
+            tracing::debug!(sink = %self.settings.sink_id, receiver = %s.receiver.address, "outlier not ejected: max_ejected_percent reached");
+            return;
+        }
+        let d = s.health.eject(now, &cfg);
+        s.receiver.ejections.inc();
+        tracing::warn!(sink = %self.settings.sink_id, receiver = %s.receiver.address, for_ = ?d, "receiver ejected: too many failures or slow acks in a row");
+    }
+
     fn handle(&mut self, ev: ConnEvent) {
         match ev {
-            ConnEvent::Connected { idx, session, window, credits } => {
-                let s = &mut self.states[idx];
+            ConnEvent::Connected { key, session, window, credits } => {
+                let Some(i) = self.slot(key) else { return };
+                let s = &mut self.slots[i];
                 s.available = true;
                 s.session = session;
                 s.window = window;
                 s.credits = credits;
                 s.fill = None;
+                if s.connected_before {
+                    s.health.returned(Instant::now());
+                }
+                s.connected_before = true;
             }
-            ConnEvent::Acked { idx, session, id, status, fill, credits } => {
-                let s = &mut self.states[idx];
+            ConnEvent::Acked { key, session, id, status, fill, credits } => {
+                let Some(i) = self.slot(key) else { return };
+                let slow_ack = self.settings.outlier.as_ref().map(|o| o.slow_ack.0).filter(|d| !d.is_zero());
+                let s = &mut self.slots[i];
                 if s.session != session {
                     return;
                 }
@@ -696,37 +945,87 @@ impl Dispatcher {
                         if let Some(t) = job.ack {
                             t.delivered();
                         }
+                        if slow_ack.is_some_and(|d| lat > d) {
+                            self.failure(i);
+                        } else {
+                            s.health.success();
+                        }
                     }
                     AckStatus::Retry => {
                         s.receiver.retry_acks.inc();
                         self.counters.resent.inc();
                         self.retry.push_back(job);
+                        self.failure(i);
                     }
                 }
             }
-            ConnEvent::Credit { idx, session, credits, fill } => {
-                let s = &mut self.states[idx];
+            ConnEvent::Credit { key, session, credits, fill } => {
+                let Some(i) = self.slot(key) else { return };
+                let s = &mut self.slots[i];
                 if s.session == session {
                     s.credits = s.credits.saturating_add(credits);
                     s.fill = fill_from_wire(fill);
                 }
             }
-            ConnEvent::Fill { idx, session, fill } => {
-                let s = &mut self.states[idx];
+            ConnEvent::Fill { key, session, fill } => {
+                let Some(i) = self.slot(key) else { return };
+                let s = &mut self.slots[i];
                 if s.session == session {
                     s.fill = fill_from_wire(fill);
                 }
             }
-            ConnEvent::Disconnected { idx, session } => {
-                if self.states[idx].session == session {
-                    self.fail_over(idx);
+            ConnEvent::Disconnected { key, session } => {
+                let Some(i) = self.slot(key) else { return };
+                if self.slots[i].session == session {
+                    self.fail_over(i);
+                    self.failure(i);
                 }
             }
         }
     }
 
+    /// Refreshes the per-receiver gauges and the members API's report.
+    fn publish(&mut self) {
+        let now = Instant::now();
+        let total: u64 = self.receivers.lock().values().map(|r| r.metrics.events_out.get()).sum();
+        let mut status = Vec::with_capacity(self.slots.len());
+        for s in self.slots.iter_mut() {
+            let r = &s.receiver;
+            let events = r.metrics.events_out.get();
+            let (_, p50, _, p99, _) = r.latency.summary();
+            let ejected = s.health.is_ejected(now);
+            let admission = (s.health.admission(now, self.settings.slow_start) * 100.0).round() as u32;
+            let (state, code) = match (s.wanted, ejected, s.available) {
+                (false, _, _) => ("draining", 3),
+                (true, true, _) => ("ejected", 2),
+                (true, false, true) => ("up", 1),
+                (true, false, false) => ("down", 0),
+            };
+            let share = if total == 0 { 0.0 } else { events as f64 * 100.0 / total as f64 };
+            r.g_in_flight.set(s.in_flight.len() as u64);
+            r.g_share.set((share * 10.0).round() as u64);
+            r.g_p50.set(p50);
+            r.g_p99.set(p99);
+            r.g_state.set(code);
+            r.g_admission.set(u64::from(admission));
+            status.push(MemberStatus {
+                address: r.address.clone(),
+                weight: s.weight,
+                state,
+                in_flight: s.in_flight.len(),
+                events,
+                share_pct: share,
+                ack_p50_us: p50,
+                ack_p99_us: p99,
+                ejections: s.health.ejections(),
+                admission_pct: admission,
+            });
+        }
+        self.pool.publish(status);
+    }
+
     fn idle(&self) -> bool {
-        self.held.is_none() && self.retry.is_empty() && self.states.iter().all(|s| s.in_flight.is_empty())
+        self.held.is_none() && self.retry.is_empty() && self.slots.iter().all(|s| s.in_flight.is_empty())
     }
 
     async fn run(
@@ -737,9 +1036,13 @@ impl Dispatcher {
         done: oneshot::Sender<()>,
     ) {
         let mut input_open = true;
+        let mut tick = tokio::time::interval(Duration::from_millis(100));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let pool = Arc::clone(&self.pool);
         loop {
             self.place_all();
             if !input_open && self.idle() {
+                self.publish();
                 let _ = done.send(());
                 return;
             }
@@ -751,6 +1054,12 @@ impl Dispatcher {
                     while let Ok(ev) = events.try_recv() {
                         self.handle(ev);
                     }
+                    self.remove_drained();
+                }
+                _ = pool.changed.notified() => self.reconcile(),
+                _ = tick.tick() => {
+                    self.remove_drained();
+                    self.publish();
                 }
                 job = input.recv(), if input_open && self.held.is_none() && self.retry.is_empty() => match job {
                     Some(j) => self.held = Some(j),
@@ -775,7 +1084,7 @@ impl Jitter {
 }
 
 async fn connection_task(
-    idx: usize,
+    key: u64,
     r: Arc<Receiver>,
     s: Arc<Settings>,
     mut rx: mpsc::UnboundedReceiver<Outgoing>,
@@ -785,7 +1094,7 @@ async fn connection_task(
     let mut backoff = s.backoff_min;
     let seed =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1);
-    let mut jitter = Jitter((seed ^ (idx as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)) | 1);
+    let mut jitter = Jitter((seed ^ (key + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)) | 1);
     let mut session = 0u64;
     let mut failures = 0u64;
     loop {
@@ -803,11 +1112,11 @@ async fn connection_task(
                 failures = 0;
                 backoff = s.backoff_min;
                 let Conn { reader, writer, window, credits } = conn;
-                if events.send(ConnEvent::Connected { idx, session, window, credits }).is_err() {
+                if events.send(ConnEvent::Connected { key, session, window, credits }).is_err() {
                     return;
                 }
-                let reason = run_session(idx, session, reader, writer, &mut rx, &events, &s, &cancel).await;
-                let _ = events.send(ConnEvent::Disconnected { idx, session });
+                let reason = run_session(key, session, reader, writer, &mut rx, &events, &s, &cancel).await;
+                let _ = events.send(ConnEvent::Disconnected { key, session });
                 if cancel.is_cancelled() {
                     return;
                 }
@@ -898,7 +1207,7 @@ async fn connect(address: &str, s: &Settings) -> Result<Conn, String> {
 /// Runs one connected session until it fails; returns why.
 #[allow(clippy::too_many_arguments)]
 async fn run_session(
-    idx: usize,
+    key: u64,
     session: u64,
     mut reader: FrameReader<BoxRead>,
     mut writer: BoxWrite,
@@ -928,9 +1237,9 @@ async fn run_session(
             f = frx.recv() => {
                 last_heard = Instant::now();
                 let ev = match f {
-                    Some(Ok(Some(Frame::Ack(a)))) => ConnEvent::Acked { idx, session, id: a.id, status: a.status, fill: a.fill, credits: a.credits },
-                    Some(Ok(Some(Frame::Credit { credits, fill }))) => ConnEvent::Credit { idx, session, credits, fill },
-                    Some(Ok(Some(Frame::Pong { fill, .. }))) => ConnEvent::Fill { idx, session, fill },
+                    Some(Ok(Some(Frame::Ack(a)))) => ConnEvent::Acked { key, session, id: a.id, status: a.status, fill: a.fill, credits: a.credits },
+                    Some(Ok(Some(Frame::Credit { credits, fill }))) => ConnEvent::Credit { key, session, credits, fill },
+                    Some(Ok(Some(Frame::Pong { fill, .. }))) => ConnEvent::Fill { key, session, fill },
                     Some(Ok(Some(Frame::Ping { nonce }))) => {
                         let pong = Frame::Pong { nonce, fill: sluice_protocol::FILL_UNKNOWN }.to_bytes();
                         if let Err(e) = write(&mut writer, &pong, s.write_timeout).await { break e; }

@@ -37,6 +37,26 @@
 //! connection closed. A connection silent for three heartbeat intervals, or
 //! without a `HELLO` within `handshake_timeout`, is closed (`timeouts`).
 //!
+//! **Ack mode** (`ack`, explicit in a dispatcher's config):
+//! - `queued` (default): the `ACK` goes out once `Output::send` returned —
+//!   the batch is in this node's queue (durably, with a persisted queue).
+//!   Right for processors, and for a dispatcher with a persisted queue:
+//!   "in the dispatcher's queue" survives a crash of the dispatcher.
+//! - `delivered`: the batch goes in with `Output::send_acked` and its `ACK`
+//!   goes out only when the token resolves — with a memory queue, when every
+//!   sink acknowledged it (a dispatcher's `sluice` sink: when a processor
+//!   queued it). A dispatcher with a memory queue thus holds nothing an agent
+//!   believes delivered: `kill -9` of the dispatcher loses nothing, the agent
+//!   re-sends its unacknowledged batches to another dispatcher. A batch the
+//!   pipeline drops undelivered gets a `retry` ack. Acks may then leave in
+//!   another order than the batches arrived (senders match them by id).
+//!
+//! **Relay tokens** (`relay = true`): a dispatcher forwards many tenants'
+//! events; a processor gives the dispatcher's token `relay = true`, so its
+//! events keep the identity they carry whatever their group (the tenants'
+//! own tokens were checked by the dispatcher). The `HELLO` identity must
+//! still be the token's.
+//!
 //! TLS: `tls = { cert = "…", key = "…" }` (see [`crate::tls`]).
 //!
 //! Counters: `events_in`, `events_out`, `bytes_in` (wire bytes of batches),
@@ -111,6 +131,21 @@ struct Config {
     /// Name announced to senders (default: the node's host name).
     #[serde(default)]
     name: Option<String>,
+    /// When a batch is acknowledged: `queued` (in this node's queue, the
+    /// default) or `delivered` (every sink of the pipeline acknowledged it).
+    #[serde(default)]
+    ack: AckMode,
+}
+
+/// When the receiver acknowledges a batch to its sender.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AckMode {
+    /// Once the pipeline's queue holds the batch (`Output::send` returned).
+    #[default]
+    Queued,
+    /// Once the pipeline's sinks acknowledged the batch (`Output::send_acked`).
+    Delivered,
 }
 
 #[derive(Debug, Deserialize)]
@@ -130,6 +165,10 @@ struct TokenConfig {
     /// Subgroups it may send; empty means any subgroup of the group.
     #[serde(default)]
     subgroups: Vec<String>,
+    /// A dispatcher's token: its events keep whatever identity they carry
+    /// (the `HELLO` identity must still be the token's).
+    #[serde(default)]
+    relay: bool,
 }
 
 fn default_max_batch() -> ByteSize {
@@ -157,11 +196,17 @@ struct Token {
     secret: String,
     group: String,
     subgroups: Vec<String>,
+    relay: bool,
 }
 
 impl Token {
     fn owns(&self, id: &Identity) -> bool {
         id.group == self.group && (self.subgroups.is_empty() || self.subgroups.contains(&id.subgroup))
+    }
+
+    /// Whether an event with identity `id` may come with this token.
+    fn may_carry(&self, id: &Identity) -> bool {
+        self.relay || self.owns(id)
     }
 }
 
@@ -184,7 +229,13 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
         if tokens.iter().any(|o: &Token| o.secret == secret) {
             return Err(cx.error(&format!("tokens.{name}"), "the same secret is configured for two tokens"));
         }
-        tokens.push(Token { name: name.clone(), secret, group: t.group.clone(), subgroups: t.subgroups.clone() });
+        tokens.push(Token {
+            name: name.clone(),
+            secret,
+            group: t.group.clone(),
+            subgroups: t.subgroups.clone(),
+            relay: t.relay,
+        });
     }
     if c.max_batch_bytes.0 == 0 || c.max_batch_bytes.0 > (1 << 30) {
         return Err(cx.error("max_batch_bytes", "must be between 1 byte and 1GiB"));
@@ -219,6 +270,7 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
             handshake_timeout: c.handshake_timeout.0,
             heartbeat: c.heartbeat_interval.0,
             name,
+            ack: c.ack,
         }),
         max_connections: c.max_connections,
     }))
@@ -241,6 +293,7 @@ struct Settings {
     handshake_timeout: Duration,
     heartbeat: Duration,
     name: String,
+    ack: AckMode,
 }
 
 struct SluiceSource {
@@ -531,14 +584,19 @@ async fn converse<R: AsyncRead + Unpin>(
         return Ok(());
     }
 
-    // The queue task: one batch at a time into the pipeline, then its ack.
+    // The queue task hands batches to the pipeline one at a time; the ack
+    // task answers each when it is queued (or, in `delivered` mode, when the
+    // pipeline's sinks acknowledged it).
     let (batch_tx, batch_rx) = mpsc::channel::<Pending>(s.max_in_flight as usize);
+    let (done_tx, done_rx) = mpsc::unbounded_channel::<Done>();
     // Credits the sender holds (credit mode) and batches not yet acked.
     let held = Arc::new(AtomicUsize::new(initial as usize));
     let unacked = Arc::new(AtomicUsize::new(0));
     let stop_queue = CancellationToken::new();
-    let queue_task = tokio::spawn(queue_loop(
-        batch_rx,
+    let stop_acks = CancellationToken::new();
+    let queue_task = tokio::spawn(queue_loop(batch_rx, done_tx, cx.clone(), s.ack, stop_queue.clone()));
+    let ack_task = tokio::spawn(ack_loop(
+        done_rx,
         out.clone(),
         cx.clone(),
         Arc::clone(s),
@@ -546,7 +604,7 @@ async fn converse<R: AsyncRead + Unpin>(
         mode,
         Arc::clone(&held),
         Arc::clone(&unacked),
-        stop_queue.clone(),
+        stop_acks.clone(),
     ));
     let idle = s.heartbeat * 3;
     let mut cache: Option<Arc<Identity>> = None;
@@ -615,6 +673,10 @@ async fn converse<R: AsyncRead + Unpin>(
         stop_queue.cancel();
     }
     let _ = queue_task.await;
+    // Acks already known go out; batches still waiting for their delivery
+    // (`delivered` mode) are not waited for: the sender re-sends them.
+    stop_acks.cancel();
+    let _ = ack_task.await;
     result
 }
 
@@ -634,7 +696,7 @@ fn check_identities(
         if cache.as_ref().is_some_and(|c| Arc::ptr_eq(c, &e.identity) || **c == *e.identity) {
             continue;
         }
-        if !token.owns(&e.identity) {
+        if !token.may_carry(&e.identity) {
             return Err(Refusal::new(ErrorCode::IdentityNotOwned, not_owned(token, &e.identity)));
         }
         *cache = Some(Arc::clone(&e.identity));
@@ -642,9 +704,55 @@ fn check_identities(
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
+/// A batch's outcome, for the ack task.
+struct Done {
+    id: u64,
+    events: u64,
+    queued: bool,
+}
+
+/// Hands batches to the pipeline one at a time and reports each outcome to
+/// the ack task: at once after `send` (`queued`), or when the batch's token
+/// resolves (`delivered`).
 async fn queue_loop(
     mut rx: mpsc::Receiver<Pending>,
+    done: mpsc::UnboundedSender<Done>,
+    cx: SourceContext,
+    ack: AckMode,
+    stop: CancellationToken,
+) {
+    while let Some(p) = rx.recv().await {
+        let (id, events) = (p.id, p.events.len() as u64);
+        let sent = match ack {
+            AckMode::Queued => tokio::select! {
+                r = cx.out.send(p.events) => r.is_ok(),
+                // The connection failed: the sender will resend; nothing more to queue.
+                _ = stop.cancelled() => return,
+            },
+            AckMode::Delivered => {
+                let tx = done.clone();
+                let token = sluice_core::AckToken::new(move |d| {
+                    let _ = tx.send(Done { id, events, queued: d == sluice_core::Delivery::Delivered });
+                });
+                tokio::select! {
+                    // On `Err` the token was failed: the callback reports a retry.
+                    r = cx.out.send_acked(p.events, token) => { let _ = r; continue; }
+                    _ = stop.cancelled() => return,
+                }
+            }
+        };
+        if done.send(Done { id, events, queued: sent }).is_err() {
+            return;
+        }
+    }
+}
+
+/// Answers every batch with an `ACK` carrying the queue fill and, in credit
+/// mode, a credit (withheld while the queue is above the high-water mark and
+/// granted with a `CREDIT` frame once it drains).
+#[allow(clippy::too_many_arguments)]
+async fn ack_loop(
+    mut rx: mpsc::UnboundedReceiver<Done>,
     out: mpsc::Sender<Frame>,
     cx: SourceContext,
     s: Arc<Settings>,
@@ -657,30 +765,34 @@ async fn queue_loop(
     let mut withheld: u32 = 0;
     let mut tick = tokio::time::interval(Duration::from_millis(50));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut stopping = false;
     loop {
-        let p = tokio::select! {
-            p = rx.recv() => match p { Some(p) => p, None => return },
-            _ = tick.tick(), if withheld > 0 => {
-                let fill = cx.out.fill_ratio().unwrap_or(0.0);
-                if fill < s.high_water {
-                    held.fetch_add(withheld as usize, Ordering::SeqCst);
-                    counters.credits.add(u64::from(withheld));
-                    let f = Frame::Credit { credits: withheld, fill: fill_to_wire(Some(fill)) };
-                    withheld = 0;
-                    if out.send(f).await.is_err() { return; }
+        let d = if stopping {
+            // Answer what is already known, then end.
+            match rx.try_recv() {
+                Ok(d) => d,
+                Err(_) => return,
+            }
+        } else {
+            tokio::select! {
+                d = rx.recv() => match d { Some(d) => d, None => return },
+                _ = stop.cancelled() => { stopping = true; continue; }
+                _ = tick.tick(), if withheld > 0 => {
+                    let fill = cx.out.fill_ratio().unwrap_or(0.0);
+                    if fill < s.high_water {
+                        held.fetch_add(withheld as usize, Ordering::SeqCst);
+                        counters.credits.add(u64::from(withheld));
+                        let f = Frame::Credit { credits: withheld, fill: fill_to_wire(Some(fill)) };
+                        withheld = 0;
+                        if out.send(f).await.is_err() { return; }
+                    }
+                    continue;
                 }
-                continue;
             }
         };
-        let n = p.events.len() as u64;
-        let sent = tokio::select! {
-            r = cx.out.send(p.events) => r.is_ok(),
-            // The connection failed: the sender will resend; nothing more to queue.
-            _ = stop.cancelled() => return,
-        };
         let fill = cx.out.fill_ratio();
-        let status = if sent {
-            cx.metrics.events_out.add(n);
+        let status = if d.queued {
+            cx.metrics.events_out.add(d.events);
             counters.acks.inc();
             AckStatus::Queued
         } else {
@@ -698,7 +810,7 @@ async fn queue_loop(
             }
         }
         unacked.fetch_sub(1, Ordering::SeqCst);
-        if out.send(Frame::Ack(Ack { id: p.id, status, fill: fill_to_wire(fill), credits })).await.is_err() {
+        if out.send(Frame::Ack(Ack { id: d.id, status, fill: fill_to_wire(fill), credits })).await.is_err() {
             return;
         }
     }
@@ -859,6 +971,53 @@ mod tests {
         assert_eq!(srv.counter("batches"), 4);
         assert_eq!(srv.counter("acks"), 4);
         assert_eq!(srv.metrics.events_out.get(), 305);
+        drop(c);
+        srv.stop().await;
+    }
+
+    #[tokio::test]
+    async fn delivered_mode_acks_when_the_sinks_acknowledge_in_their_order_and_relays_identities() {
+        const RELAY: &str = "relay-secret-0123456789";
+        let cap = Arc::new(crate::testkit::AckCapture::default());
+        let extra = format!("ack = \"delivered\"\n[tokens.relay]\ntoken = \"{RELAY}\"\ngroup = \"acme\"\nrelay = true");
+        let srv = Server::start_with(&extra, Some(Arc::clone(&cap) as Arc<dyn sluice_core::component::Output>)).await;
+        let (mut c, ok) = Client::hello(srv.addr, RELAY, "acme", "", Mode::Push).await;
+        assert!(matches!(ok, Frame::HelloOk(_)), "{ok:?}");
+        // A relay token carries other tenants' events with their identity.
+        c.batch(1, &events(0, 10, Some(("globex", "db"))), Compression::Lz4).await;
+        c.batch(2, &events(10, 10, None), Compression::Lz4).await;
+        c.batch(3, &events(20, 10, None), Compression::Lz4).await;
+        for _ in 0..200 {
+            if cap.tokens.lock().len() == 3 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        // Nothing is acknowledged while the sinks hold the batches.
+        assert!(tokio::time::timeout(Duration::from_millis(200), c.r.read()).await.is_err(), "no ack before delivery");
+        let mut tokens: Vec<sluice_core::AckToken> = std::mem::take(&mut *cap.tokens.lock());
+        assert_eq!(tokens.len(), 3);
+        // Delivered out of order, and one dropped undelivered: a retry ack.
+        let t3 = tokens.pop().unwrap();
+        let t2 = tokens.pop().unwrap();
+        let t1 = tokens.pop().unwrap();
+        t3.delivered();
+        t1.delivered();
+        drop(t2);
+        let mut acks = Vec::new();
+        for _ in 0..3 {
+            match c.recv().await {
+                Some(Frame::Ack(a)) => acks.push((a.id, a.status)),
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(acks, [(3, AckStatus::Queued), (1, AckStatus::Queued), (2, AckStatus::Retry)]);
+        assert_eq!(srv.counter("acks"), 2);
+        assert_eq!(srv.counter("retry_acks"), 1);
+        assert_eq!(srv.metrics.events_out.get(), 20);
+        let got = cap.events.lock().clone();
+        assert_eq!(*got[0].identity, Identity::new("globex", "db", "other-host"));
+        assert_eq!(*got[10].identity, Identity::new("acme", "", "host-1"));
         drop(c);
         srv.stop().await;
     }

@@ -47,13 +47,17 @@ struct Endpoint {
 struct Shared {
     run: Vec<u8>,
     tally: Tally,
-    rec: Arc<Recorder>,
+    rec: RecorderSlot,
     latency: Mutex<Latency>,
     endpoints: Vec<Endpoint>,
     foreign: AtomicU64,
     stop: AtomicBool,
     active: AtomicUsize,
 }
+
+/// The generator's recorder, set when the load starts (the runner binds
+/// collectors before it knows the start epoch).
+pub type RecorderSlot = Arc<Mutex<Option<Arc<Recorder>>>>;
 
 /// What one endpoint received.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -94,6 +98,12 @@ impl Collector {
     /// Binds one endpoint per `(name, address)` (`127.0.0.1:0` for any free
     /// port) for run `run_id` of `count` events timed by `rec`.
     pub fn start(binds: &[(String, String)], run_id: &str, count: u64, rec: Arc<Recorder>) -> std::io::Result<Self> {
+        Self::start_deferred(binds, run_id, count, Arc::new(Mutex::new(Some(rec))))
+    }
+
+    /// Like [`Collector::start`], with the recorder set later in `rec`
+    /// (lines arriving before are counted in second 0, without latency).
+    pub fn start_deferred(binds: &[(String, String)], run_id: &str, count: u64, rec: RecorderSlot) -> std::io::Result<Self> {
         let shared = Arc::new(Shared {
             run: run_id.as_bytes().to_vec(),
             tally: Tally::new(count),
@@ -246,7 +256,7 @@ impl Local {
         s.foreign.fetch_add(std::mem::take(&mut self.foreign), Ordering::Relaxed);
     }
 
-    fn line(&mut self, line: &[u8], s: &Shared, now: Duration, sec: usize) {
+    fn line(&mut self, line: &[u8], s: &Shared, rec: Option<&Recorder>, now: Duration, sec: usize) {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if line.is_empty() {
             return;
@@ -271,8 +281,8 @@ impl Local {
             self.seconds.resize(sec + 1, 0);
         }
         self.seconds[sec] += 1;
-        if let Some(t) = s.rec.intended(seq) {
-            if t >= s.rec.warmup() {
+        if let Some(t) = rec.and_then(|r| r.intended(seq).filter(|t| *t >= r.warmup())) {
+            {
                 self.latency.record(now.saturating_sub(t));
             }
         }
@@ -302,7 +312,8 @@ fn serve(mut conn: TcpStream, idx: usize, s: &Shared) {
         match conn.read(&mut buf[len..]) {
             Ok(0) => break,
             Ok(n) => {
-                let now = s.rec.clock().now();
+                let rec = s.rec.lock().clone();
+                let now = rec.as_ref().map_or(Duration::ZERO, |r| r.clock().now());
                 let sec = now.as_secs() as usize;
                 let mut start = 0;
                 for nl in memchr::memchr_iter(b'\n', &buf[len..len + n]) {
@@ -310,7 +321,7 @@ fn serve(mut conn: TcpStream, idx: usize, s: &Shared) {
                     if skipping {
                         skipping = false;
                     } else {
-                        local.line(&buf[start..end], s, now, sec);
+                        local.line(&buf[start..end], s, rec.as_deref(), now, sec);
                     }
                     start = end + 1;
                 }
@@ -335,8 +346,9 @@ fn serve(mut conn: TcpStream, idx: usize, s: &Shared) {
         }
     }
     if len > 0 && !skipping {
-        let now = s.rec.clock().now();
-        local.line(&buf[..len], s, now, now.as_secs() as usize);
+        let rec = s.rec.lock().clone();
+        let now = rec.as_ref().map_or(Duration::ZERO, |r| r.clock().now());
+        local.line(&buf[..len], s, rec.as_deref(), now, now.as_secs() as usize);
     }
     local.flush(idx, s);
 }

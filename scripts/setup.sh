@@ -16,3 +16,6 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 # Real syslog senders (rsyslog, syslog-ng) for the end-to-end syslog tests.
 scripts/syslog-clients.sh install >/dev/null
+# A real OpenLDAP slapd for the LDAP login tests (crates/users/tests/ldap.rs
+# starts its own instance on free ports with this script).
+scripts/ldap.sh install >/dev/null

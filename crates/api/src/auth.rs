@@ -1,8 +1,9 @@
-//! Who is calling: an [`Authenticator`] turns a request's headers into a
+//! Who is calling: an [`Authenticator`] turns a request into a
 //! [`Principal`], and handlers take the [`Authenticated`] extractor, so they
-//! never see how. Today there is [`StaticTokens`] (`[api.tokens.<name>]` in
-//! the config, sent as `Authorization: Bearer <token>`); sessions of real
-//! users plug in later as another implementation without touching a handler.
+//! never see how. There are [`StaticTokens`] (`[api.tokens.<name>]` in the
+//! config, sent as `Authorization: Bearer <token>`) and, on nodes with
+//! `[auth]`, [`crate::session::UserAuth`]: user sessions (cookie + CSRF header
+//! for state-changing requests), user API tokens, then the static tokens.
 //!
 //! No authenticator means no access: with no tokens configured every search
 //! endpoint answers `401`.
@@ -31,13 +32,38 @@ pub enum AuthError {
     /// The node has no tokens at all.
     #[error("no API tokens are configured on this node ([api.tokens])")]
     NotConfigured,
+    /// An unknown, expired or half-finished (second factor pending) session.
+    #[error("not logged in (or the session expired)")]
+    Session,
+    /// An expired token, or one of a disabled user.
+    #[error("token expired or its user is disabled")]
+    Expired,
+    /// A state-changing request with a session cookie lacks a valid `X-CSRF-Token` (403).
+    #[error("missing or invalid X-CSRF-Token header")]
+    Csrf,
+    /// The session may only enrol TOTP (403).
+    #[error("enrol two-factor authentication first (POST /api/v1/me/totp/enroll)")]
+    EnrollmentRequired,
+    /// Authenticated, but not allowed (403): a token's scope, a static token on a user endpoint.
+    #[error("{0}")]
+    Forbidden(String),
+    /// The user database failed (500, detail logged).
+    #[error("{0}")]
+    Internal(String),
 }
 
 /// Authenticates requests.
 #[async_trait]
 pub trait Authenticator: Send + Sync {
-    /// The principal the request runs for.
+    /// The principal the request runs for, from its headers alone. Implementations
+    /// that use cookies treat this as a state-changing request (CSRF token required).
     async fn authenticate(&self, headers: &HeaderMap) -> Result<Principal, AuthError>;
+
+    /// The principal of a whole request (method, path, headers, peer address);
+    /// what the [`Authenticated`] extractor calls. Defaults to [`Self::authenticate`].
+    async fn authenticate_parts(&self, parts: &Parts) -> Result<Principal, AuthError> {
+        self.authenticate(&parts.headers).await
+    }
 }
 
 /// The bearer token of an `Authorization` header.
@@ -113,7 +139,7 @@ impl Authenticator for StaticTokens {
 }
 
 /// Equality whose time depends only on the longer input's length.
-fn ct_eq(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn ct_eq(a: &[u8], b: &[u8]) -> bool {
     let n = a.len().max(b.len());
     let mut diff = u8::from(a.len() != b.len());
     for i in 0..n {
@@ -130,11 +156,11 @@ impl FromRequestParts<ApiState> for Authenticated {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &ApiState) -> Result<Self, Self::Rejection> {
-        match state.auth.authenticate(&parts.headers).await {
+        match state.auth.authenticate_parts(parts).await {
             Ok(p) => Ok(Self(p)),
             Err(e) => {
                 tracing::debug!(error = %e, path = %parts.uri.path(), "api: authentication failed");
-                Err(ApiError::Unauthorized(e))
+                Err(ApiError::from(e))
             }
         }
     }

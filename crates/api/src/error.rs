@@ -10,8 +10,16 @@
 //! | `time_error`        | 400    | `from` / `to` do not parse or the range is reversed |
 //! | `invalid_request`   | 400    | bad JSON, an unknown key, a bad parameter |
 //! | `bad_request`       | 400    | the store cannot run the request as given |
-//! | `unauthorized`      | 401    | no or an unknown bearer token |
-//! | `not_found`         | 404    | no such route |
+//! | `unauthorized`      | 401    | no or an unknown bearer token or session |
+//! | `invalid_credentials` | 401  | login: wrong user name or password (same for unknown users) |
+//! | `invalid_code`      | 401    | a wrong, reused or expired TOTP / recovery code |
+//! | `forbidden`         | 403    | the user type or token scope does not allow it |
+//! | `csrf_failed`       | 403    | session cookie without a valid `X-CSRF-Token` |
+//! | `totp_enrollment_required` | 403 | the session may only enrol TOTP |
+//! | `not_found`         | 404    | no such route, user, group, id |
+//! | `conflict`          | 409    | name taken, stale version, last admin |
+//! | `locked`            | 429    | login: too many failures for the name (`retry_after`) |
+//! | `rate_limited`      | 429    | login: too many attempts from the address (`retry_after`) |
 //! | `no_store`          | 503    | this node has no search backend |
 //! | `internal`          | 500    | the store failed (detail logged, not sent) |
 
@@ -46,7 +54,45 @@ pub enum ApiError {
     BadRequest(String),
     /// Missing or invalid credentials.
     #[error("{0}")]
-    Unauthorized(#[from] AuthError),
+    Unauthorized(AuthError),
+    /// A bad value in a named request key.
+    #[error("{message}")]
+    InvalidField {
+        /// The key.
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// Login: wrong name or password.
+    #[error("invalid username or password")]
+    InvalidCredentials,
+    /// A wrong second factor.
+    #[error("invalid or already used code")]
+    InvalidCode,
+    /// Not allowed.
+    #[error("{0}")]
+    Forbidden(String),
+    /// CSRF check failed.
+    #[error("missing or invalid X-CSRF-Token header")]
+    Csrf,
+    /// Only TOTP enrolment allowed.
+    #[error("enrol two-factor authentication first (POST /api/v1/me/totp/enroll)")]
+    EnrollmentRequired,
+    /// A conflicting change.
+    #[error("{0}")]
+    Conflict(String),
+    /// Login lockout.
+    #[error("too many failed logins; try again later")]
+    Locked {
+        /// Seconds.
+        retry_after: u64,
+    },
+    /// Login rate limit.
+    #[error("too many login attempts; slow down")]
+    RateLimited {
+        /// Seconds.
+        retry_after: u64,
+    },
     /// No such route.
     #[error("{0}")]
     NotFound(String),
@@ -67,6 +113,15 @@ impl ApiError {
             Self::InvalidRequest(_) => "invalid_request",
             Self::BadRequest(_) => "bad_request",
             Self::Unauthorized(_) => "unauthorized",
+            Self::InvalidField { .. } => "invalid_request",
+            Self::InvalidCredentials => "invalid_credentials",
+            Self::InvalidCode => "invalid_code",
+            Self::Forbidden(_) => "forbidden",
+            Self::Csrf => "csrf_failed",
+            Self::EnrollmentRequired => "totp_enrollment_required",
+            Self::Conflict(_) => "conflict",
+            Self::Locked { .. } => "locked",
+            Self::RateLimited { .. } => "rate_limited",
             Self::NotFound(_) => "not_found",
             Self::NoStore => "no_store",
             Self::Internal(_) => "internal",
@@ -76,13 +131,30 @@ impl ApiError {
     /// The HTTP status.
     pub fn status(&self) -> StatusCode {
         match self {
-            Self::QueryParse { .. } | Self::Time(_) | Self::InvalidRequest(_) | Self::BadRequest(_) => {
-                StatusCode::BAD_REQUEST
-            }
-            Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            Self::QueryParse { .. }
+            | Self::Time(_)
+            | Self::InvalidRequest(_)
+            | Self::BadRequest(_)
+            | Self::InvalidField { .. } => StatusCode::BAD_REQUEST,
+            Self::Unauthorized(_) | Self::InvalidCredentials | Self::InvalidCode => StatusCode::UNAUTHORIZED,
+            Self::Forbidden(_) | Self::Csrf | Self::EnrollmentRequired => StatusCode::FORBIDDEN,
+            Self::Conflict(_) => StatusCode::CONFLICT,
+            Self::Locked { .. } | Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::NoStore => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+impl From<AuthError> for ApiError {
+    fn from(e: AuthError) -> Self {
+        match e {
+            AuthError::Csrf => Self::Csrf,
+            AuthError::EnrollmentRequired => Self::EnrollmentRequired,
+            AuthError::Forbidden(m) => Self::Forbidden(m),
+            AuthError::Internal(m) => Self::Internal(m),
+            other => Self::Unauthorized(other),
         }
     }
 }
@@ -111,7 +183,7 @@ impl IntoResponse for ApiError {
         let status = self.status();
         let message = match &self {
             Self::Internal(detail) => {
-                tracing::error!(error = %detail, "search backend failed");
+                tracing::error!(error = %detail, "api: internal error");
                 "internal error (see the node's log)".to_string()
             }
             other => other.to_string(),
@@ -120,7 +192,20 @@ impl IntoResponse for ApiError {
         if let Self::QueryParse { position, .. } = &self {
             error["position"] = json!(position);
         }
+        if let Self::InvalidField { field, .. } = &self {
+            error["field"] = json!(field);
+        }
+        let retry = match &self {
+            Self::Locked { retry_after } | Self::RateLimited { retry_after } => Some(*retry_after),
+            _ => None,
+        };
+        if let Some(r) = retry {
+            error["retry_after"] = json!(r);
+        }
         let mut resp = (status, Json(json!({ "error": error }))).into_response();
+        if let Some(r) = retry {
+            resp.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(r));
+        }
         if status == StatusCode::UNAUTHORIZED {
             resp.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"sluice\""));
         }

@@ -5,6 +5,11 @@
 //!   `GET /api/v1/tail` (Server-Sent Events): the search API over the node's
 //!   [`SearchBackend`], for the principal of the caller's bearer token
 //!   ([`auth`]); errors as in [`error`].
+//! - with `[auth]` ([`ApiState::with_users`]): login with password and TOTP,
+//!   sessions in cookies with CSRF protection, `/api/v1/me`, administration of
+//!   users, groups, assignments, API tokens, LDAP settings, the audit log,
+//!   dashboards and saved searches ([`session`], [`admin`], [`content`];
+//!   `docs/specs/ui-api.md`). Every search then runs as the user's principal.
 //! - `GET /api/v1/openapi.json`: an OpenAPI 3.1 description of all of it.
 //! - `GET /_node/stats`: JSON shaped after Logstash's node stats API —
 //!   process (RSS, CPU, threads, open files), and per pipeline its events
@@ -19,11 +24,14 @@
 //!
 //! [`router`] builds the routes without binding, so tests call it directly.
 
+pub mod admin;
 pub mod auth;
+pub mod content;
 pub mod error;
 pub mod mounts;
 pub mod process;
 pub mod search;
+pub mod session;
 pub mod ui;
 
 use std::fmt::Write as _;
@@ -33,16 +41,18 @@ use std::time::Instant;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
-use axum::routing::{get, post};
+use axum::routing::{get, post, put};
 use axum::{Json, Router};
 use serde_json::{json, Value};
 use sluice_core::metrics::Registry;
 use sluice_core::mount::Mounts;
 use sluice_query::SearchBackend;
+use sluice_users::Users;
 
 pub use auth::{AuthError, Authenticated, Authenticator, StaticTokens};
 pub use error::ApiError;
 pub use mounts::reserve_routes;
+pub use session::UserAuth;
 
 /// Every route of [`router`] (method, path), as documented in `openapi.json`.
 pub const ROUTES: &[(&str, &str)] = &[
@@ -54,6 +64,54 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("GET", "/api/v1/openapi.json"),
     ("GET", "/_node/stats"),
     ("GET", "/metrics"),
+    ("GET", "/api/v1/auth/config"),
+    ("POST", "/api/v1/auth/login"),
+    ("POST", "/api/v1/auth/totp"),
+    ("POST", "/api/v1/auth/logout"),
+    ("GET", "/api/v1/me"),
+    ("POST", "/api/v1/me/password"),
+    ("POST", "/api/v1/me/totp/enroll"),
+    ("POST", "/api/v1/me/totp/confirm"),
+    ("POST", "/api/v1/me/totp/recovery-codes"),
+    ("DELETE", "/api/v1/me/totp"),
+    ("GET", "/api/v1/users"),
+    ("POST", "/api/v1/users"),
+    ("GET", "/api/v1/users/{username}"),
+    ("PATCH", "/api/v1/users/{username}"),
+    ("DELETE", "/api/v1/users/{username}"),
+    ("POST", "/api/v1/users/{username}/unlock"),
+    ("DELETE", "/api/v1/users/{username}/totp"),
+    ("GET", "/api/v1/groups"),
+    ("POST", "/api/v1/groups"),
+    ("GET", "/api/v1/groups/{name}"),
+    ("PATCH", "/api/v1/groups/{name}"),
+    ("DELETE", "/api/v1/groups/{name}"),
+    ("PUT", "/api/v1/groups/{name}/members/{username}"),
+    ("DELETE", "/api/v1/groups/{name}/members/{username}"),
+    ("GET", "/api/v1/assignments"),
+    ("POST", "/api/v1/assignments"),
+    ("DELETE", "/api/v1/assignments/{id}"),
+    ("GET", "/api/v1/tokens"),
+    ("POST", "/api/v1/tokens"),
+    ("DELETE", "/api/v1/tokens/{id}"),
+    ("GET", "/api/v1/audit"),
+    ("GET", "/api/v1/dashboards"),
+    ("POST", "/api/v1/dashboards"),
+    ("GET", "/api/v1/dashboards/{id}"),
+    ("PUT", "/api/v1/dashboards/{id}"),
+    ("DELETE", "/api/v1/dashboards/{id}"),
+    ("POST", "/api/v1/dashboards/{id}/data"),
+    ("GET", "/api/v1/saved-searches"),
+    ("POST", "/api/v1/saved-searches"),
+    ("GET", "/api/v1/saved-searches/{id}"),
+    ("PUT", "/api/v1/saved-searches/{id}"),
+    ("DELETE", "/api/v1/saved-searches/{id}"),
+    ("GET", "/api/v1/settings/auth"),
+    ("GET", "/api/v1/settings/ldap"),
+    ("PUT", "/api/v1/settings/ldap"),
+    ("DELETE", "/api/v1/settings/ldap"),
+    ("POST", "/api/v1/settings/ldap/test"),
+    ("GET", "/api/v1/node/stats"),
 ];
 
 /// The OpenAPI 3.1 document served at `/api/v1/openapi.json`.
@@ -74,6 +132,10 @@ pub struct ApiState {
     pub auth: Arc<dyn Authenticator>,
     /// Routes components mounted on this listener.
     pub mounts: Arc<Mounts>,
+    /// User accounts (`[auth]`); `None`: the user endpoints answer `404`.
+    pub users: Option<Arc<Users>>,
+    /// The user authenticator (sessions, user tokens, static tokens).
+    pub user_auth: Option<Arc<UserAuth>>,
     mounted: Arc<mounts::MountCache>,
 }
 
@@ -87,8 +149,20 @@ impl ApiState {
             backend: None,
             auth: Arc::new(StaticTokens::none()),
             mounts: Arc::new(Mounts::disabled()),
+            users: None,
+            user_auth: None,
             mounted: Arc::default(),
         }
+    }
+
+    /// With user accounts: sessions, user tokens and then `statics`
+    /// authenticate every request (this replaces [`Self::with_auth`]).
+    pub fn with_users(mut self, users: Arc<Users>, statics: Arc<StaticTokens>) -> Self {
+        let auth = Arc::new(UserAuth::new(Arc::clone(&users), statics));
+        self.auth = Arc::clone(&auth) as Arc<dyn Authenticator>;
+        self.user_auth = Some(auth);
+        self.users = Some(users);
+        self
     }
 
     /// With a search backend.
@@ -120,13 +194,51 @@ pub fn router(state: ApiState) -> Router {
         .route("/api/v1/openapi.json", get(openapi))
         .route("/_node/stats", get(node_stats))
         .route("/metrics", get(prometheus))
+        .route("/api/v1/auth/config", get(session::auth_config))
+        .route("/api/v1/auth/login", post(session::login))
+        .route("/api/v1/auth/totp", post(session::login_totp))
+        .route("/api/v1/auth/logout", post(session::logout))
+        .route("/api/v1/me", get(session::me))
+        .route("/api/v1/me/password", post(session::change_password))
+        .route("/api/v1/me/totp/enroll", post(session::totp_enroll))
+        .route("/api/v1/me/totp/confirm", post(session::totp_confirm))
+        .route("/api/v1/me/totp/recovery-codes", post(session::recovery_codes))
+        .route("/api/v1/me/totp", axum::routing::delete(session::totp_disable))
+        .route("/api/v1/users", get(admin::list_users).post(admin::create_user))
+        .route("/api/v1/users/{username}", get(admin::get_user).patch(admin::update_user).delete(admin::delete_user))
+        .route("/api/v1/users/{username}/unlock", post(admin::unlock_user))
+        .route("/api/v1/users/{username}/totp", axum::routing::delete(admin::reset_totp))
+        .route("/api/v1/groups", get(admin::list_groups).post(admin::create_group))
+        .route("/api/v1/groups/{name}", get(admin::get_group).patch(admin::update_group).delete(admin::delete_group))
+        .route("/api/v1/groups/{name}/members/{username}", put(admin::add_member).delete(admin::remove_member))
+        .route("/api/v1/assignments", get(admin::list_assignments).post(admin::create_assignment))
+        .route("/api/v1/assignments/{id}", axum::routing::delete(admin::delete_assignment))
+        .route("/api/v1/tokens", get(admin::list_tokens).post(admin::create_token))
+        .route("/api/v1/tokens/{id}", axum::routing::delete(admin::revoke_token))
+        .route("/api/v1/audit", get(admin::audit))
+        .route("/api/v1/dashboards", get(content::list_dashboards).post(content::create_dashboard))
+        .route(
+            "/api/v1/dashboards/{id}",
+            get(content::get_dashboard).put(content::update_dashboard).delete(content::delete_dashboard),
+        )
+        .route("/api/v1/dashboards/{id}/data", post(content::dashboard_data))
+        .route("/api/v1/saved-searches", get(content::list_saved).post(content::create_saved))
+        .route(
+            "/api/v1/saved-searches/{id}",
+            get(content::get_saved).put(content::update_saved).delete(content::delete_saved),
+        )
+        .route("/api/v1/settings/auth", get(admin::auth_settings))
+        .route("/api/v1/settings/ldap", get(admin::get_ldap).put(admin::put_ldap).delete(admin::delete_ldap))
+        .route("/api/v1/settings/ldap/test", post(admin::test_ldap))
+        .route("/api/v1/node/stats", get(admin::node_stats))
         .fallback(mounts::dispatch)
         .with_state(state)
 }
 
 /// Serves the API on `listener` until the future is dropped.
 pub async fn serve(listener: tokio::net::TcpListener, state: ApiState) -> std::io::Result<()> {
-    axum::serve(listener, router(state)).await
+    // The peer address keys the login rate limit and goes into audit records.
+    axum::serve(listener, router(state).into_make_service_with_connect_info::<std::net::SocketAddr>()).await
 }
 
 async fn openapi() -> impl IntoResponse {

@@ -364,9 +364,17 @@ async fn openapi_lists_every_route_and_nothing_else() {
     assert_eq!(mounted, vec!["POST /_bulk", "POST /ndjson"]);
     // Every listed route exists in the router (no 404/405), and the document is served.
     let b = Arc::new(Events::new());
+    let users = Arc::new(
+        sluice_users::Users::open_in_memory(
+            &sluice_users::AuthConfig::default(),
+            Arc::new(sluice_users::ManualClock::new(1_767_225_600_000)),
+        )
+        .unwrap(),
+    );
     for (method, path) in ROUTES {
         let req = Request::builder().method(*method).uri(*path).header("authorization", format!("Bearer {ADMIN}"));
-        let status = router(state(&b)).oneshot(req.body(Body::empty()).unwrap()).await.unwrap().status();
+        let st = state(&b).with_users(Arc::clone(&users), tokens());
+        let status = router(st).oneshot(req.body(Body::empty()).unwrap()).await.unwrap().status();
         assert!(status != 404 && status != 405, "{method} {path}: {status}");
     }
     let r = call(router(state(&b)), "GET", "/api/v1/openapi.json", None, "").await;

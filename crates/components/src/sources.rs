@@ -2,6 +2,8 @@
 
 use sluice_core::component::SourceSpec;
 
+pub mod evtx;
+pub mod file;
 pub mod generator;
 pub mod http;
 pub mod internal_metrics;
@@ -9,16 +11,20 @@ pub mod sluice;
 pub mod syslog_event;
 pub mod syslog_tcp;
 pub mod syslog_udp;
+pub mod syslog_unix;
 pub mod tcp;
 
 /// Every source type, by config `type` name.
 pub const SPECS: &[&SourceSpec] = &[
+    &evtx::SPEC,
+    &file::SPEC,
     &generator::SPEC,
     &http::SPEC,
     &internal_metrics::SPEC,
     &sluice::SPEC,
     &syslog_tcp::SPEC,
     &syslog_udp::SPEC,
+    &syslog_unix::SPEC,
     &tcp::SPEC,
 ];
 

@@ -11,7 +11,7 @@ use sluice_core::component::{
 };
 use sluice_core::config::ConfigError;
 use sluice_core::metrics::ComponentMetrics;
-use sluice_core::Event;
+use sluice_core::{AckToken, Event};
 use tokio_util::sync::CancellationToken;
 
 fn cx(kind: &'static str, name: &str) -> BuildContext {
@@ -53,14 +53,44 @@ impl Output for Capture {
     }
 }
 
+/// An [`Output`] that keeps the events and, for [`Output::send_acked`], the
+/// acknowledgement tokens, which the test resolves when and in the order it
+/// wants (a slow or failing next hop).
+#[derive(Default)]
+pub struct AckCapture {
+    /// Events received so far.
+    pub events: Mutex<Vec<Event>>,
+    /// Tokens not yet resolved, in the order their batches arrived.
+    pub tokens: Mutex<Vec<AckToken>>,
+}
+
+#[async_trait]
+impl Output for AckCapture {
+    async fn send(&self, events: Vec<Event>) -> Result<(), Closed> {
+        self.events.lock().extend(events);
+        Ok(())
+    }
+
+    async fn send_acked(&self, events: Vec<Event>, ack: AckToken) -> Result<(), Closed> {
+        self.events.lock().extend(events);
+        self.tokens.lock().push(ack);
+        Ok(())
+    }
+}
+
 /// A source context writing into `capture`, with its own metrics and shutdown token.
 pub fn source_context(capture: Arc<Capture>) -> (SourceContext, CancellationToken, Arc<ComponentMetrics>) {
+    output_context(capture)
+}
+
+/// A source context writing into any output.
+pub fn output_context(out: Arc<dyn Output>) -> (SourceContext, CancellationToken, Arc<ComponentMetrics>) {
     let shutdown = CancellationToken::new();
     let metrics = Arc::new(ComponentMetrics::new("source", "test", "test"));
     let cx = SourceContext {
         id: "test".into(),
         pipeline: "test".into(),
-        out: capture,
+        out,
         shutdown: shutdown.clone(),
         metrics: Arc::clone(&metrics),
     };

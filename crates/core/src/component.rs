@@ -4,7 +4,9 @@
 //! - A [`Source`] runs as one task and pushes events into its pipeline's queue
 //!   through [`Output::send`], which returns once the queue holds them (durably,
 //!   for a persisted queue) and waits while the queue is full: back-pressure
-//!   reaches the sender, nothing is dropped.
+//!   reaches the sender, nothing is dropped. A source that must know when its
+//!   events are safe downstream (to move a checkpoint) uses
+//!   [`Output::send_acked`] instead.
 //! - A [`Filter`] is synchronous over a batch and shared by all workers of its
 //!   pipeline (interior mutability for state). An event it cannot handle is
 //!   tagged or marked for the dead-letter sinks — counted, never silently lost.
@@ -21,6 +23,7 @@ use crate::config::ConfigError;
 use crate::event::Event;
 use crate::metrics::{ComponentMetrics, Registry};
 use crate::mount::Mounts;
+use crate::AckToken;
 
 /// Errors crossing component boundaries at run time.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -35,6 +38,27 @@ pub struct Closed;
 pub trait Output: Send + Sync {
     /// Hands events to the queue; returns once the queue holds them.
     async fn send(&self, events: Vec<Event>) -> Result<(), Closed>;
+
+    /// Hands events to the queue and tells the source, through `ack`, when
+    /// the next hop holds them durably — what a source that can re-read its
+    /// input (the `file` source and its positions registry) waits for before
+    /// it moves its checkpoint.
+    ///
+    /// Contract: `ack` is resolved [`Delivered`](crate::Delivery::Delivered)
+    /// once the events are durably held: for a persisted queue when the
+    /// append is durable (the moment `send` returns), for a memory queue only
+    /// when every sink acknowledged the batch. It is resolved
+    /// [`Failed`](crate::Delivery::Failed) if the batch is dropped
+    /// undelivered (shutdown) or when `Err(Closed)` is returned.
+    ///
+    /// The default is right for outputs whose `send` returns only once the
+    /// events are durable; an output that holds events in memory must
+    /// override it.
+    async fn send_acked(&self, events: Vec<Event>, ack: AckToken) -> Result<(), Closed> {
+        self.send(events).await?;
+        ack.delivered();
+        Ok(())
+    }
 
     /// How full the queue is, from 0.0 (empty) to 1.0 (full: `send` waits),
     /// when known. Receivers of the agent protocol report it to senders,

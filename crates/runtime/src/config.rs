@@ -1,4 +1,5 @@
-//! The config file: `[node]`, `[api]` and `[pipelines.<name>]` with
+//! The config file: `[node]`, `[api]`, `[auth]` (user accounts, see
+//! `sluice_users::AuthConfig`) and `[pipelines.<name>]` with
 //! `sources.<id>`, an ordered `[[filters]]` list and `sinks.<id>`.
 //!
 //! Parsing happens in two steps so that every error names its key path and
@@ -20,6 +21,9 @@ pub struct Config {
     pub node: NodeConfig,
     /// `[api]`.
     pub api: ApiConfig,
+    /// `[auth]`: user accounts, sessions, LDAP; `None` without the section
+    /// (only the static `[api.tokens]` then).
+    pub auth: Option<sluice_users::AuthConfig>,
     /// `[pipelines.<name>]`, by name.
     pub pipelines: BTreeMap<String, PipelineConfig>,
 }
@@ -47,9 +51,17 @@ impl Default for NodeConfig {
 }
 
 fn default_node_name() -> String {
+    hostname().unwrap_or_else(|| "sluice".into())
+}
+
+/// The machine's host name (`/proc/sys/kernel/hostname`, else `$HOSTNAME`):
+/// the default `host` of a source's identity and of the node name.
+pub fn hostname() -> Option<String> {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
         .map(|s| s.trim().to_string())
-        .unwrap_or_else(|_| "sluice".into())
+        .filter(|s| !s.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok().filter(|s| !s.is_empty()))
 }
 fn default_data_dir() -> PathBuf {
     PathBuf::from("data")
@@ -159,6 +171,13 @@ pub struct PersistedConfig {
     /// `"always"`, `"never"`, or an interval such as `"1s"`.
     #[serde(default = "default_fsync")]
     pub fsync: String,
+    /// Minimum time between two writes of a shard's ack checkpoint
+    /// (default 100ms; `"0s"` writes one on every advance). A stale
+    /// checkpoint only re-delivers events after a crash, it never loses any:
+    /// after `kill -9` at most this long's worth of acknowledged events is
+    /// delivered again, plus the batches in flight.
+    #[serde(default = "default_checkpoint_interval")]
+    pub checkpoint_interval: HumanDuration,
 }
 
 fn default_segment() -> ByteSize {
@@ -166,6 +185,9 @@ fn default_segment() -> ByteSize {
 }
 fn default_max_bytes() -> ByteSize {
     ByteSize(1 << 30)
+}
+fn default_checkpoint_interval() -> HumanDuration {
+    HumanDuration(std::time::Duration::from_millis(100))
 }
 fn default_fsync() -> String {
     "1s".into()
@@ -188,6 +210,8 @@ struct RawQueue {
     max_bytes: Option<ByteSize>,
     #[serde(default)]
     fsync: Option<String>,
+    #[serde(default)]
+    checkpoint_interval: Option<HumanDuration>,
 }
 
 fn default_queue_type() -> String {
@@ -270,8 +294,8 @@ pub fn parse_config(text: &str) -> Result<Config, Vec<ConfigError>> {
     let mut errors = Vec::new();
     let Some(table) = root.as_table() else { return Err(vec![ConfigError::new("", "expected a table")]) };
     for key in table.keys() {
-        if !["node", "api", "pipelines"].contains(&key.as_str()) {
-            errors.push(ConfigError::new(key.clone(), "unknown section (expected node, api or pipelines)"));
+        if !["node", "api", "auth", "pipelines"].contains(&key.as_str()) {
+            errors.push(ConfigError::new(key.clone(), "unknown section (expected node, api, auth or pipelines)"));
         }
     }
     let node = match table.get("node") {
@@ -283,6 +307,19 @@ pub fn parse_config(text: &str) -> Result<Config, Vec<ConfigError>> {
         None => ApiConfig::default(),
     };
     check_api(&api, &mut errors);
+    let auth = match table.get("auth") {
+        Some(v) => match parse_table::<sluice_users::AuthConfig>(v.clone(), "auth") {
+            Ok(a) => {
+                errors.extend(a.check());
+                Some(a)
+            }
+            Err(e) => {
+                errors.push(e);
+                None
+            }
+        },
+        None => None,
+    };
     let mut pipelines = BTreeMap::new();
     match table.get("pipelines").map(|p| p.as_table()) {
         None => errors.push(ConfigError::new("pipelines", "no pipelines defined")),
@@ -302,7 +339,7 @@ pub fn parse_config(text: &str) -> Result<Config, Vec<ConfigError>> {
         }
     }
     if errors.is_empty() {
-        Ok(Config { node, api, pipelines })
+        Ok(Config { node, api, auth, pipelines })
     } else {
         Err(errors)
     }
@@ -371,6 +408,7 @@ fn parse_queue(v: toml::Value, path: &str) -> Result<QueueConfig, ConfigError> {
                 ("segment_size", q.segment_size.is_some()),
                 ("max_bytes", q.max_bytes.is_some()),
                 ("fsync", q.fsync.is_some()),
+                ("checkpoint_interval", q.checkpoint_interval.is_some()),
             ] {
                 if set {
                     return Err(ConfigError::new(format!("{path}.{k}"), "only valid with type = \"persisted\""));
@@ -395,6 +433,7 @@ fn parse_queue(v: toml::Value, path: &str) -> Result<QueueConfig, ConfigError> {
                 segment_size: q.segment_size.unwrap_or_else(default_segment),
                 max_bytes: q.max_bytes.unwrap_or_else(default_max_bytes),
                 fsync: q.fsync.unwrap_or_else(default_fsync),
+                checkpoint_interval: q.checkpoint_interval.unwrap_or_else(default_checkpoint_interval),
             };
             if p.shards == Some(0) {
                 return Err(ConfigError::new(format!("{path}.shards"), "must be at least 1"));
@@ -449,7 +488,7 @@ mod tests {
         let e = errs(
             "bogus = 1\n[node]\nnmae = \"x\"\n[pipelines.a]\nworkers = 0\n[pipelines.a.queue]\ntype = \"disk\"\n[pipelines.b]\nbatch_size = \"big\"\n",
         );
-        assert!(e.contains(&"bogus: unknown section (expected node, api or pipelines)".to_string()), "{e:?}");
+        assert!(e.contains(&"bogus: unknown section (expected node, api, auth or pipelines)".to_string()), "{e:?}");
         assert!(
             e.contains(
                 &"node.nmae: unknown field `nmae`, expected one of `name`, `data_dir`, `shutdown_timeout`".to_string()
@@ -497,6 +536,29 @@ mod tests {
         assert_eq!(
             e,
             vec!["api.tokens.b.allowed[0].gruop: unknown field `gruop`, expected one of `group`, `subgroup`, `host`"]
+        );
+    }
+
+    #[test]
+    fn auth_section() {
+        let p = "[pipelines.a.sources.s]\ntype=\"x\"\n[pipelines.a.sinks.s]\ntype=\"x\"\n";
+        assert_eq!(parse_config(p).unwrap().auth, None);
+        let c = parse_config(&format!("[auth]\n[auth.session]\nidle_timeout = \"10m\"\n{p}")).unwrap();
+        let a = c.auth.unwrap();
+        assert_eq!(a.session.idle_timeout.0, std::time::Duration::from_secs(600));
+        assert_eq!(a.db_path(std::path::Path::new("data")), PathBuf::from("data/users.db"));
+        let e = errs(&format!("[auth]\npassword_min_length = 4\n[auth.totp]\nrequire_types = [\"root\"]\n{p}"));
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(e[0].starts_with("auth.totp.require_types[0]: unknown variant `root`"), "{e:?}");
+        let e = errs(&format!(
+            "[auth]\npassword_min_length = 4\n[auth.ldap]\nurl = \"ldap://x\"\nsearch_base = \"dc=x\"\n{p}"
+        ));
+        assert_eq!(
+            e,
+            vec![
+                "auth.password_min_length: must be at least 8",
+                "auth.ldap.search_filter: required with search_base, and must contain {username}"
+            ]
         );
     }
 

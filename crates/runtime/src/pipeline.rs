@@ -60,9 +60,8 @@ struct Stamp {
     source_name: Arc<str>,
 }
 
-#[async_trait]
-impl Output for Stamp {
-    async fn send(&self, mut events: Vec<Event>) -> Result<(), Closed> {
+impl Stamp {
+    fn stamp(&self, events: &mut [Event]) {
         for e in events.iter_mut() {
             if let Some(id) = &self.identity {
                 e.identity = Arc::clone(id);
@@ -71,7 +70,19 @@ impl Output for Stamp {
                 e.source = Arc::clone(&self.source_name);
             }
         }
+    }
+}
+
+#[async_trait]
+impl Output for Stamp {
+    async fn send(&self, mut events: Vec<Event>) -> Result<(), Closed> {
+        self.stamp(&mut events);
         self.inner.send(events).await
+    }
+
+    async fn send_acked(&self, mut events: Vec<Event>, ack: AckToken) -> Result<(), Closed> {
+        self.stamp(&mut events);
+        self.inner.send_acked(events, ack).await
     }
 
     fn fill_ratio(&self) -> Option<f64> {

@@ -93,6 +93,7 @@ impl PipelineQueue {
             max_bytes: cfg.max_bytes.0,
             // INVARIANT: validated by the config parser.
             fsync: parse_fsync(&cfg.fsync).unwrap_or(sluice_queue::FsyncPolicy::Interval(Duration::from_secs(1))),
+            checkpoint_interval: cfg.checkpoint_interval.0,
             ..Default::default()
         };
         let dir_for_err = qc.dir.clone();
@@ -267,7 +268,23 @@ impl Output for QueueOutput {
     }
 
     async fn send(&self, events: Vec<Event>) -> Result<(), Closed> {
+        self.send_inner(events, None).await
+    }
+
+    /// Memory queue: `ack` rides on the batch's [`WorkItem`] token and is
+    /// resolved with it, after every sink acknowledged (or failed) the batch.
+    /// Persisted queue: resolved delivered as soon as the append is durable.
+    async fn send_acked(&self, events: Vec<Event>, ack: AckToken) -> Result<(), Closed> {
+        self.send_inner(events, Some(ack)).await
+    }
+}
+
+impl QueueOutput {
+    async fn send_inner(&self, events: Vec<Event>, ack: Option<AckToken>) -> Result<(), Closed> {
         if events.is_empty() {
+            if let Some(ack) = ack {
+                ack.delivered();
+            }
             return Ok(());
         }
         if self.closed.load(Ordering::SeqCst) {
@@ -281,11 +298,19 @@ impl Output for QueueOutput {
                 permit.forget();
                 let permits = Arc::clone(permits);
                 let metrics = Arc::clone(&self.metrics);
-                let token = AckToken::new(move |_| {
+                let token = AckToken::new(move |d| {
                     // Delivered or failed, a memory queue cannot keep the events:
                     // a failure (forced shutdown) was already logged by the sink task.
                     permits.add_permits(want as usize);
                     metrics.queue_events.sub(n as u64);
+                    // The source's token learns the outcome: the sinks have
+                    // (or have not) taken the batch.
+                    if let Some(ack) = ack {
+                        match d {
+                            Delivery::Delivered => ack.delivered(),
+                            Delivery::Failed => ack.failed(),
+                        }
+                    }
                 });
                 let guard = tx.lock();
                 let Some(tx) = guard.as_ref() else { return Err(Closed) };
@@ -350,6 +375,10 @@ impl Output for QueueOutput {
                     match r {
                         Ok((id, claimed)) => {
                             self.metrics.events_in.add(n as u64);
+                            // Durable (per the fsync policy) from here on.
+                            if let Some(ack) = ack {
+                                ack.delivered();
+                            }
                             if claimed {
                                 if let (Some(tx), Some(events)) = (direct, events.take()) {
                                     let item =
@@ -373,5 +402,89 @@ impl Output for QueueOutput {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    fn tracked() -> (AckToken, mpsc::Receiver<Delivery>) {
+        let (tx, rx) = mpsc::channel();
+        (AckToken::new(move |d| tx.send(d).unwrap()), rx)
+    }
+
+    fn events(n: usize) -> Vec<Event> {
+        (0..n).map(|i| Event::from_message(format!("e{i}"))).collect()
+    }
+
+    fn metrics(kind: &'static str) -> Arc<PipelineMetrics> {
+        Arc::new(PipelineMetrics::new("t", kind))
+    }
+
+    #[tokio::test]
+    async fn memory_send_acked_resolves_when_the_sinks_acknowledge() {
+        let q = PipelineQueue::memory(10, metrics("memory"));
+        let out = q.output();
+        let (ack, rx) = tracked();
+        out.send_acked(events(10), ack).await.unwrap();
+        let item = q.work.try_recv().unwrap();
+        assert_eq!(item.events.len(), 10);
+        assert!(rx.try_recv().is_err(), "must wait for the sinks");
+        // Fan-out to two sinks: both must deliver.
+        let other = item.token.clone();
+        item.token.delivered();
+        assert!(rx.try_recv().is_err(), "must wait for every sink");
+        other.delivered();
+        assert_eq!(rx.try_recv().unwrap(), Delivery::Delivered);
+        // The permits came back: a full second batch is accepted at once.
+        let (ack, rx) = tracked();
+        tokio::time::timeout(Duration::from_secs(5), out.send_acked(events(10), ack)).await.unwrap().unwrap();
+        drop(q.work.try_recv().unwrap());
+        assert_eq!(rx.try_recv().unwrap(), Delivery::Failed, "a dropped work item fails the source's token");
+    }
+
+    #[tokio::test]
+    async fn memory_send_acked_fails_when_closed() {
+        let q = PipelineQueue::memory(10, metrics("memory"));
+        let out = q.output();
+        q.close_input();
+        let (ack, rx) = tracked();
+        assert!(out.send_acked(events(3), ack).await.is_err());
+        assert_eq!(rx.try_recv().unwrap(), Delivery::Failed);
+        // Plain send keeps working the same way.
+        assert!(out.send(events(3)).await.is_err());
+    }
+
+    #[tokio::test]
+    async fn persisted_send_acked_resolves_once_appended() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = PersistedConfig {
+            path: None,
+            shards: Some(1),
+            segment_size: sluice_core::config::ByteSize(1 << 20),
+            max_bytes: sluice_core::config::ByteSize(16 << 20),
+            fsync: "always".into(),
+            checkpoint_interval: crate::config::HumanDuration(Duration::from_millis(100)),
+        };
+        let (q, _report) = PipelineQueue::persisted(&cfg, dir.path().to_path_buf(), 1, metrics("persisted")).unwrap();
+        let out = q.output();
+        let (ack, rx) = tracked();
+        out.send_acked(events(5), ack).await.unwrap();
+        // Durable on disk: delivered before any sink saw it.
+        assert_eq!(rx.try_recv().unwrap(), Delivery::Delivered);
+        let item = q.work.recv_timeout(Duration::from_secs(5)).unwrap();
+        assert_eq!(item.events.len(), 5);
+        item.token.delivered();
+        // Empty batches resolve at once.
+        let (ack, rx) = tracked();
+        out.send_acked(Vec::new(), ack).await.unwrap();
+        assert_eq!(rx.try_recv().unwrap(), Delivery::Delivered);
+        q.close_input();
+        let (ack, rx) = tracked();
+        assert!(out.send_acked(events(1), ack).await.is_err());
+        assert_eq!(rx.try_recv().unwrap(), Delivery::Failed);
+        q.finish();
     }
 }

@@ -1,7 +1,8 @@
 //! Builds a pipeline's components from its config: looks each `type` up in
 //! the registry lists of `sluice-components`, strips the keys the runtime
-//! owns (`type`; `group`/`subgroup`/`host` on sources; `when`/`dead_letter` on
-//! sinks) and calls the component's `build`. Nothing is started or bound
+//! owns (`type`; `group`/`subgroup`/`host` on sources — `host` defaults to
+//! the machine's host name when `group` or `subgroup` is set;
+//! `when`/`dead_letter` on sinks) and calls the component's `build`. Nothing is started or bound
 //! here, so `sluice validate` runs exactly this.
 
 use std::sync::Arc;
@@ -125,6 +126,18 @@ fn component_table(
     }
 }
 
+/// The identity a source stamps: none when none of `group`, `subgroup` and
+/// `host` is configured (events keep the identity they carry, e.g. the one
+/// an agent sent); otherwise the configured parts, with `host` defaulting to
+/// the machine's host name.
+fn source_identity(group: Option<String>, subgroup: Option<String>, host: Option<String>) -> Option<Arc<Identity>> {
+    if group.is_none() && subgroup.is_none() && host.is_none() {
+        return None;
+    }
+    let host = host.or_else(crate::config::hostname).unwrap_or_default();
+    Some(Arc::new(Identity::new(group.unwrap_or_default(), subgroup.unwrap_or_default(), host)))
+}
+
 /// Builds one pipeline.
 pub fn build_pipeline(
     p: &PipelineConfig,
@@ -155,9 +168,7 @@ pub fn build_pipeline(
         let group = take_string(&mut table, "group", &path, &mut errors);
         let subgroup = take_string(&mut table, "subgroup", &path, &mut errors);
         let host = take_string(&mut table, "host", &path, &mut errors);
-        let identity = (group.is_some() || subgroup.is_some() || host.is_some()).then(|| {
-            Arc::new(Identity::new(group.unwrap_or_default(), subgroup.unwrap_or_default(), host.unwrap_or_default()))
-        });
+        let identity = source_identity(group, subgroup, host);
         let Some(spec) = sources::find(&type_name) else {
             let known: Vec<&str> = sources::SPECS.iter().map(|s| s.name).collect();
             errors.push(ConfigError::new(
@@ -229,4 +240,22 @@ pub fn build_pipeline(
     }
     let metrics = registry.pipeline(PipelineMetrics::new(&p.name, queue_type));
     Ok(BuiltPipeline { config: p.clone(), sources: built_sources, filters, sinks: built_sinks, metrics })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_defaults_to_the_hostname_when_identity_is_configured() {
+        let me = crate::config::hostname().unwrap();
+        assert!(!me.is_empty());
+        let id = source_identity(Some("acme".into()), None, None).unwrap();
+        assert_eq!(*id, Identity::new("acme", "", me.clone()));
+        let id = source_identity(None, Some("web".into()), None).unwrap();
+        assert_eq!(id.host, me);
+        let id = source_identity(Some("acme".into()), Some("web".into()), Some("db1".into())).unwrap();
+        assert_eq!(*id, Identity::new("acme", "web", "db1"));
+        assert!(source_identity(None, None, None).is_none(), "unconfigured: the events' own identity is kept");
+    }
 }

@@ -1,6 +1,10 @@
 //! The `sluice` binary: `run` a node from a config file, `agent` (the same
-//! with an agent's config), `validate` a config, list `components`. Roles (agent, dispatcher, processor, store) are
+//! with an agent's config), `validate` a config, list `components`, and
+//! manage the node's users (`user`, `group`, `assign`, `unassign`, `token`;
+//! [`users_cli`]). Roles (agent, dispatcher, processor, store) are
 //! configurations of this one binary.
+
+mod users_cli;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -32,6 +36,11 @@ enum Cmd {
     Run {
         /// The config file.
         config: PathBuf,
+        /// With `[auth]` and no users yet: the first admin's password is read
+        /// from this file (else from $SLUICE_ADMIN_PASSWORD, else generated
+        /// and printed once).
+        #[arg(long)]
+        admin_password_file: Option<PathBuf>,
     },
     /// Run the agent role: the same runtime as `run`, with a config that
     /// reads local logs and ships them with a `sluice` sink (see
@@ -48,6 +57,16 @@ enum Cmd {
     },
     /// List the available sources, filters and sinks.
     Components,
+    /// Manage users (`[auth]` metadata database of the config's node).
+    User(users_cli::UserArgs),
+    /// Manage user groups.
+    Group(users_cli::GroupArgs),
+    /// Assign log sources (`GROUP[/SUBGROUP[/HOST]]` globs) to a user or group.
+    Assign(users_cli::AssignArgs),
+    /// Remove an assignment.
+    Unassign(users_cli::AssignArgs),
+    /// Manage users' API tokens.
+    Token(users_cli::TokenArgs),
     /// Benchmark tools.
     Bench {
         #[command(subcommand)]
@@ -99,9 +118,14 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Cmd::User(a) => users_cli::exit(users_cli::user(a)),
+        Cmd::Group(a) => users_cli::exit(users_cli::group(a)),
+        Cmd::Assign(a) => users_cli::exit(users_cli::assign(a, true)),
+        Cmd::Unassign(a) => users_cli::exit(users_cli::assign(a, false)),
+        Cmd::Token(a) => users_cli::exit(users_cli::token(a)),
         Cmd::Agent { config } => {
             tracing::info!(config = %config.display(), "starting the agent role");
-            match run(config) {
+            match run(config, None) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("error: {e:#}");
@@ -109,7 +133,7 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Cmd::Run { config } => match run(config) {
+        Cmd::Run { config, admin_password_file } => match run(config, admin_password_file) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("error: {e:#}");
@@ -212,7 +236,7 @@ fn store_path(cfg: &sluice_runtime::config::Config) -> Option<PathBuf> {
     })
 }
 
-fn run(path: PathBuf) -> anyhow::Result<()> {
+fn run(path: PathBuf, admin_password_file: Option<PathBuf>) -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().thread_name("sluice").build()?;
     rt.block_on(async move {
         let cfg = load_config(&path).map_err(|e| anyhow::anyhow!("{}", NodeError::Config(e)))?;
@@ -236,15 +260,22 @@ fn run(path: PathBuf) -> anyhow::Result<()> {
         };
         sluice_api::reserve_routes(&mounts)?;
         let store_path = store_path(&cfg);
+        let users = match &cfg.auth {
+            Some(auth) => Some(users_cli::open_for_run(auth, &cfg.node.data_dir, admin_password_file.as_deref())?),
+            None => None,
+        };
         let node = Node::start_with_mounts(cfg, Arc::clone(&mounts)).await?;
         if let Some((listener, local, tokens)) = api {
-            if tokens.is_empty() {
-                tracing::warn!("no [api.tokens] configured: the search API answers 401 to every request");
+            if tokens.is_empty() && users.is_none() {
+                tracing::warn!("no [api.tokens] and no [auth] configured: the search API answers 401 to every request");
             }
-            let auth = sluice_api::StaticTokens::new(tokens.into_iter().map(|t| (t.name, t.secret, t.allowed)));
-            let state = sluice_api::ApiState::new(Arc::clone(&node.registry), name)
-                .with_auth(Arc::new(auth))
-                .with_mounts(mounts);
+            let statics =
+                Arc::new(sluice_api::StaticTokens::new(tokens.into_iter().map(|t| (t.name, t.secret, t.allowed))));
+            let state = sluice_api::ApiState::new(Arc::clone(&node.registry), name).with_mounts(mounts);
+            let state = match users {
+                Some(users) => state.with_users(users, statics),
+                None => state.with_auth(statics),
+            };
             // The search API answers from the store the first `store` sink
             // opened (shared instance); without one it answers 503 `no_store`.
             let state = match store_path.as_deref().and_then(sluice_store::Store::get) {

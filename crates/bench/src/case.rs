@@ -10,6 +10,7 @@
 //! |---|---|
 //! | `{{NAME.PORT}}` | `127.0.0.1:<port>` of port `PORT` of process or peer `NAME` (ports are allocated per run) |
 //! | `{{NAME.PORT.port}}` | the port number alone |
+//! | `{{self.PORT}}`, `{{self.PORT.port}}`, `{{name}}` | the same for the process whose config this is, and its name (one template for several processors) |
 //! | `{{collector}}` | this process's collector endpoint (processes with `collect = true`) |
 //! | `{{data}}` | this process's data directory |
 //! | `{{token}}` | a random agent-protocol token for the run |

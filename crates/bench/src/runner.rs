@@ -214,6 +214,14 @@ pub fn run_case(case: &Case, opts: &RunOptions) -> Result<RunResult, BenchError>
         let data = out.join(format!("{}-data", p.name));
         std::fs::create_dir_all(&data)?;
         v.insert("data".into(), data.display().to_string());
+        v.insert("name".into(), p.name.clone());
+        for port in &p.ports {
+            for suffix in ["", ".port"] {
+                if let Some(x) = vars.get(&format!("{}.{port}{suffix}", p.name)) {
+                    v.insert(format!("self.{port}{suffix}"), x.clone());
+                }
+            }
+        }
         if let Some(a) = vars.get(&format!("{}.collector", p.name)) {
             v.insert("collector".into(), a.clone());
         }

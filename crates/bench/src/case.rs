@@ -169,7 +169,8 @@ pub struct Action {
     /// `SIGTERM` this process (graceful stop).
     #[serde(default)]
     pub stop: Option<String>,
-    /// Start this (deferred) process.
+    /// Start this process: a deferred one, or restart one an earlier action
+    /// killed or stopped (same config and data directory).
     #[serde(default)]
     pub start: Option<String>,
 }
@@ -265,8 +266,13 @@ impl Case {
                 return Err(format!("action[{i}]: no process or peer named {target:?}"));
             }
             if let Some(s) = &a.start {
-                if !self.processes.iter().any(|p| &p.name == s && p.deferred) {
-                    return Err(format!("action[{i}]: start {s:?}: only a deferred process can be started"));
+                // A deferred process, or one an earlier action killed or stopped (a restart).
+                let deferred = self.processes.iter().any(|p| &p.name == s && p.deferred);
+                let downed = self.actions.iter().any(|b| b.at.0 < a.at.0 && (b.kill.as_ref() == Some(s) || b.stop.as_ref() == Some(s)));
+                if !self.processes.iter().any(|p| &p.name == s) || !(deferred || downed) {
+                    return Err(format!(
+                        "action[{i}]: start {s:?}: only a deferred process, or one killed or stopped earlier, can be started"
+                    ));
                 }
             }
         }
@@ -368,6 +374,10 @@ start = "p2"
         assert_eq!(c.actions[0].at.0, Duration::from_secs(5));
         assert_eq!(c.load_for(None, None).unwrap(), (100.0, 1000));
         assert_eq!(c.load_for(Some(50.0), Some(10)).unwrap(), (50.0, 10));
+        let restart = OK.to_string() + "[[action]]\nat = \"1s\"\nkill = \"p1\"\n[[action]]\nat = \"3s\"\nstart = \"p1\"\n";
+        assert_eq!(case(&restart).unwrap().actions.len(), 3, "a killed process may be started again");
+        let early = OK.to_string() + "[[action]]\nat = \"3s\"\nkill = \"p1\"\n[[action]]\nat = \"1s\"\nstart = \"p1\"\n";
+        assert!(case(&early).unwrap_err().to_string().contains("action[2]: start \"p1\""), "but not before it was killed");
     }
 
     #[test]
@@ -375,7 +385,8 @@ start = "p2"
         let bad = |from: &str, to: &str| case(&OK.replacen(from, to, 1)).unwrap_err().to_string();
         assert!(bad("name = \"p2\"", "name = \"p1\"").ends_with("case.toml: name \"p1\" is used twice"));
         assert!(bad("start = \"p2\"", "start = \"p3\"").ends_with("action[0]: no process or peer named \"p3\""));
-        assert!(bad("deferred = true", "").ends_with("action[0]: start \"p2\": only a deferred process can be started"));
+        assert!(bad("deferred = true", "")
+            .ends_with("action[0]: start \"p2\": only a deferred process, or one killed or stopped earlier, can be started"));
         assert!(bad("ready = \"in\"", "ready = \"api\"").ends_with("process p1: ready = \"api\" is not one of its ports"));
         assert!(bad("collect = true", "").ends_with("quiesce.by = collector needs a process with collect = true"));
         assert!(bad("rate = 100", "rate = 100\nbogus = 1").contains("unknown field `bogus`"));

@@ -52,6 +52,20 @@ pub struct Sample {
     pub events_out: Option<u64>,
 }
 
+/// The sender's progress, sampled about once a second: how far it fell
+/// behind its schedule shows back-pressure from the system under test.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SenderSample {
+    /// Seconds since the start epoch.
+    pub t: f64,
+    /// Events the schedule intended to have sent by `t` (the offered load).
+    pub due: u64,
+    /// Events handed to the output so far.
+    pub sent: u64,
+    /// Events whose write returned or whose acknowledgement arrived.
+    pub completed: u64,
+}
+
 /// A process (sluice, a peer, or the bench process itself).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ProcessResult {
@@ -128,6 +142,13 @@ pub struct Summary {
     pub scale_out_s: Option<f64>,
     /// Events per CPU-second of all sluice processes.
     pub events_per_cpu_s: f64,
+    /// Largest gap between the schedule and what the sender got out
+    /// (events): back-pressure reaching the sender.
+    #[serde(default)]
+    pub sender_max_backlog: u64,
+    /// Largest queue depth seen in any process (events).
+    #[serde(default)]
+    pub max_queued: u64,
 }
 
 /// The results document of one run.
@@ -162,6 +183,9 @@ pub struct RunResult {
     pub processes: Vec<ProcessResult>,
     /// Actions.
     pub actions: Vec<ActionResult>,
+    /// The sender's progress against its schedule.
+    #[serde(default)]
+    pub sender: Vec<SenderSample>,
     /// Whether every sent event was accounted for before the timeout.
     pub quiescent: bool,
     /// Seconds from the start epoch to quiescence (or the timeout).
@@ -413,6 +437,7 @@ pub fn html(r: &RunResult) -> String {
     row(&mut o, "latency from intended send time p50 / p99 / p99.9 / max", format!("{} / {} / {} / {} ms", fmt_num(s.latency.p50_ms), fmt_num(s.latency.p99_ms), fmt_num(s.latency.p999_ms), fmt_num(s.latency.max_ms)));
     row(&mut o, "generator: max lag behind schedule, retries, CPU per event", format!("{} ms, {}, {} ns", fmt_num(g.max_lag_ms), g.retries, fmt_num(g.cpu_ns_per_event)));
     row(&mut o, "events per CPU-second (all sluice processes)", fmt_num(s.events_per_cpu_s));
+    row(&mut o, "back-pressure: largest sender backlog behind schedule / largest queue in any process", format!("{} / {} events", fmt_num(s.sender_max_backlog as f64), fmt_num(s.max_queued as f64)));
     if let Some(x) = s.recovery_s {
         row(&mut o, "after the kill: seconds until the survivors carried 90 % of the rate", format!("{x:.1}"));
     }
@@ -457,6 +482,16 @@ pub fn html(r: &RunResult) -> String {
             o.push_str("<h2>Each processor's share per second</h2>");
             o.push_str(&svg_chart("share of each second's events", "share", &shares, Some(1.0), &marks));
         }
+    }
+    if r.sender.len() > 1 {
+        let pick = |f: fn(&SenderSample) -> u64| r.sender.iter().map(|x| f(x) as f64).collect::<Vec<_>>();
+        let sender = [
+            Series { name: "due (schedule)", values: pick(|x| x.due), dashed: true, color: 0 },
+            Series { name: "sent", values: pick(|x| x.sent), dashed: false, color: 1 },
+            Series { name: "completed", values: pick(|x| x.completed), dashed: false, color: 2 },
+        ];
+        o.push_str("<h2>The sender against its schedule</h2>");
+        o.push_str(&svg_chart("events due, sent and completed (a gap is back-pressure)", "events", &sender, None, &marks));
     }
     let cpu: Vec<Series<'_>> = r
         .processes

@@ -26,7 +26,7 @@ use crate::clock::{Clock, RealClock};
 use crate::collector::Collector;
 use crate::gen::{GenConfig, Generator, Target};
 use crate::procstat;
-use crate::report::{self, ActionResult, Machine, ProcessResult, RunResult, Sample, RESULT_VERSION};
+use crate::report::{self, ActionResult, Machine, ProcessResult, RunResult, Sample, SenderSample, RESULT_VERSION};
 use crate::template::Template;
 use crate::BenchError;
 
@@ -45,6 +45,8 @@ pub struct RunOptions {
     pub scripts: PathBuf,
     /// Progress bar on a terminal.
     pub progress: bool,
+    /// Variables overriding the case's `[vars]` (`--var KEY=VALUE`).
+    pub vars: BTreeMap<String, String>,
 }
 
 /// A started process of the case.
@@ -154,6 +156,7 @@ pub fn run_case(case: &Case, opts: &RunOptions) -> Result<RunResult, BenchError>
 
     // Ports and variables.
     let mut vars: BTreeMap<String, String> = case.vars.clone();
+    vars.extend(opts.vars.clone());
     vars.insert("rate".into(), format!("{rate}"));
     vars.insert("count".into(), count.to_string());
     vars.insert("token".into(), random_token());
@@ -211,6 +214,7 @@ pub fn run_case(case: &Case, opts: &RunOptions) -> Result<RunResult, BenchError>
     for p in &case.processes {
         let mut v = vars.clone();
         v.extend(p.vars.clone());
+        v.extend(opts.vars.clone());
         let data = out.join(format!("{}-data", p.name));
         std::fs::create_dir_all(&data)?;
         v.insert("data".into(), data.display().to_string());
@@ -268,10 +272,23 @@ pub fn run_case(case: &Case, opts: &RunOptions) -> Result<RunResult, BenchError>
         let p = case.processes.iter().find(|p| p.name == name);
         if let Some(port) = p.and_then(|p| p.ready.as_ref()) {
             let addr = &vars[&format!("{name}.{port}")];
-            if !wait_listening(addr, Duration::from_secs(60)) {
+            let exited = || {
+                let mut g = procs.lock();
+                let r = g.iter_mut().find(|r| r.name == name);
+                r.and_then(|r| r.child.as_mut()).is_some_and(|c| matches!(c.try_wait(), Ok(Some(_))))
+            };
+            let deadline = Instant::now() + Duration::from_secs(60);
+            let mut up = false;
+            while Instant::now() < deadline && !exited() {
+                if wait_listening(addr, Duration::from_millis(250)) {
+                    up = true;
+                    break;
+                }
+            }
+            if !up {
                 let log = std::fs::read_to_string(out.join(format!("{name}.log"))).unwrap_or_default();
                 return Err(BenchError::Invalid(format!(
-                    "{name} did not listen on {addr} within 60 s; its log:\n{}",
+                    "{name} did not listen on {addr} (it exited, or 60 s passed); its log:\n{}",
                     log.lines().rev().take(20).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n")
                 )));
             }
@@ -317,12 +334,18 @@ pub fn run_case(case: &Case, opts: &RunOptions) -> Result<RunResult, BenchError>
         let stop = Arc::new(AtomicBool::new(false));
         let self_cpu0 = procstat::sample_self().cpu_s;
         let actions_log: Arc<Mutex<Vec<ActionResult>>> = Arc::default();
+        let sender_log: Arc<Mutex<Vec<SenderSample>>> = Arc::default();
+        // Events out of the process named by `quiesce.by = "stats:NAME"`.
+        let mut stats_out: Option<u64> = None;
         let (gen_report, quiescent, wall) = std::thread::scope(|scope| -> Result<_, BenchError> {
             // Sampler.
             let sampler = {
-                let (procs, stop) = (Arc::clone(&procs), Arc::clone(&stop));
+                let (procs, stop, log, rec) = (Arc::clone(&procs), Arc::clone(&stop), Arc::clone(&sender_log), generator.recorder());
                 scope.spawn(move || loop {
-                    sample_all(&procs, clock.now().as_secs_f64());
+                    let t = clock.now().as_secs_f64();
+                    let due = if rate > 0.0 { ((rate * t).floor() as u64).min(count) } else { rec.sent() };
+                    log.lock().push(SenderSample { t, due, sent: rec.sent(), completed: rec.completed() });
+                    sample_all(&procs, t);
                     if stop.load(Ordering::Relaxed) {
                         return;
                     }
@@ -374,15 +397,16 @@ pub fn run_case(case: &Case, opts: &RunOptions) -> Result<RunResult, BenchError>
                 (_, Some(name)) => {
                     let api = vars.get(&format!("{name}.api")).cloned().unwrap_or_default();
                     let deadline = Instant::now() + case.quiesce.timeout.0;
-                    let mut ok = false;
+                    let mut out = 0;
                     while Instant::now() < deadline {
-                        if node_stats(&api).is_some_and(|(_, out)| out >= sent) {
-                            ok = true;
+                        out = node_stats(&api).map_or(out, |(_, o)| o);
+                        if out >= sent {
                             break;
                         }
                         std::thread::sleep(Duration::from_millis(20));
                     }
-                    ok
+                    stats_out = Some(out);
+                    out >= sent
                 }
                 (Some(c), None) => c.wait(sent, case.quiesce.timeout.0, case.quiesce.settle.0),
                 (None, None) => true,
@@ -422,9 +446,11 @@ pub fn run_case(case: &Case, opts: &RunOptions) -> Result<RunResult, BenchError>
             None => summary.latency = gen_report.latency.clone(),
         }
         if received.is_none() {
-            // Throughput from the generator's window when nothing collects.
+            // Throughput from the generator's window when nothing collects;
+            // loss from the node's own count of events out.
             summary.throughput_mean = gen_report.sent as f64 / wall.max(1e-9);
             summary.span_s = wall;
+            summary.lost = stats_out.map_or(0, |out| gen_report.sent.saturating_sub(out));
         }
         let mut processes = Vec::new();
         for r in procs.lock().iter() {
@@ -453,6 +479,9 @@ pub fn run_case(case: &Case, opts: &RunOptions) -> Result<RunResult, BenchError>
             exit: "generator + collectors".into(),
             ..Default::default()
         });
+        let sender = sender_log.lock().clone();
+        summary.sender_max_backlog = sender.iter().map(|x| x.due.saturating_sub(x.sent)).max().unwrap_or(0);
+        summary.max_queued = processes.iter().map(|p| p.max_queue_events).max().unwrap_or(0);
         let sluice_cpu: f64 =
             processes.iter().filter(|p| !matches!(p.role.as_str(), "bench" | "haproxy" | "nginx" | "pen")).map(|p| p.cpu_s).sum();
         summary.events_per_cpu_s = if sluice_cpu > 0.0 { gen_report.sent as f64 / sluice_cpu } else { 0.0 };
@@ -471,6 +500,7 @@ pub fn run_case(case: &Case, opts: &RunOptions) -> Result<RunResult, BenchError>
             summary,
             processes,
             actions,
+            sender,
             quiescent,
             wall_s: wall,
         })

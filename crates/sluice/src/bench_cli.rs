@@ -103,6 +103,13 @@ pub struct RunArgs {
     /// The repository's `scripts/` directory (peers); default: found above the case.
     #[arg(long)]
     scripts: Option<PathBuf>,
+    /// Override a case variable (repeatable): `--var algorithm=least_loaded`.
+    #[arg(long = "var", value_parser = parse_var)]
+    vars: Vec<(String, String)>,
+}
+
+fn parse_var(s: &str) -> Result<(String, String), String> {
+    s.split_once('=').map(|(k, v)| (k.to_string(), v.to_string())).ok_or_else(|| format!("{s:?}: expected KEY=VALUE"))
 }
 
 /// `sluice bench sizing`.
@@ -205,9 +212,9 @@ fn print_run(r: &RunResult, out: &Path) {
     let s = &r.summary;
     let shares: Vec<String> = s.shares.iter().map(|x| format!("{} {:.1} %", x.name, x.share * 100.0)).collect();
     eprintln!(
-        "{}: offered {}/s → generator {}/s; processors {} events/s mean, {} p50; shares {} (CV {:.3}); lost {}, duplicated {}; latency p50 {} / p99 {} / p99.9 {} ms; generator {} ns CPU/event{}",
+        "{}: offered {} → generator {}/s; processors {} events/s mean, {} p50; shares {} (CV {:.3}); lost {}, duplicated {}; latency p50 {} / p99 {} / p99.9 {} ms; {} events per sluice CPU-s; generator {} ns CPU/event{}",
         r.case,
-        report::fmt_num(r.rate),
+        if r.rate > 0.0 { format!("{}/s", report::fmt_num(r.rate)) } else { "as fast as possible".into() },
         report::fmt_num(r.generator.achieved_rate),
         report::fmt_num(s.throughput_mean),
         report::fmt_num(s.throughput_p50),
@@ -218,6 +225,7 @@ fn print_run(r: &RunResult, out: &Path) {
         report::fmt_num(s.latency.p50_ms),
         report::fmt_num(s.latency.p99_ms),
         report::fmt_num(s.latency.p999_ms),
+        report::fmt_num(s.events_per_cpu_s),
         report::fmt_num(r.generator.cpu_ns_per_event),
         if r.quiescent { "" } else { " — NOT QUIESCENT (timed out)" }
     );
@@ -234,6 +242,7 @@ fn run(a: RunArgs) -> anyhow::Result<()> {
         sluice: sluice_bin(a.sluice)?,
         scripts: a.scripts.unwrap_or_else(|| find_scripts(&a.case)),
         progress: true,
+        vars: a.vars.into_iter().collect(),
     };
     let runs: Vec<(Option<f64>, Option<u64>)> = if a.matrix {
         anyhow::ensure!(!case.load.runs.is_empty(), "--matrix: the case has no load.runs");
@@ -287,6 +296,7 @@ fn size(a: SizingArgs) -> anyhow::Result<()> {
         sluice: sluice_bin(a.sluice)?,
         scripts: find_scripts(first),
         progress: false,
+        vars: Default::default(),
     };
     let rows = sizing::run(&a.cases, &a.rates, a.seconds, &opts)?;
     std::fs::create_dir_all(&a.out)?;

@@ -268,7 +268,10 @@ impl Case {
             if let Some(s) = &a.start {
                 // A deferred process, or one an earlier action killed or stopped (a restart).
                 let deferred = self.processes.iter().any(|p| &p.name == s && p.deferred);
-                let downed = self.actions.iter().any(|b| b.at.0 < a.at.0 && (b.kill.as_ref() == Some(s) || b.stop.as_ref() == Some(s)));
+                let downed = self
+                    .actions
+                    .iter()
+                    .any(|b| b.at.0 < a.at.0 && (b.kill.as_ref() == Some(s) || b.stop.as_ref() == Some(s)));
                 if !self.processes.iter().any(|p| &p.name == s) || !(deferred || downed) {
                     return Err(format!(
                         "action[{i}]: start {s:?}: only a deferred process, or one killed or stopped earlier, can be started"
@@ -374,10 +377,15 @@ start = "p2"
         assert_eq!(c.actions[0].at.0, Duration::from_secs(5));
         assert_eq!(c.load_for(None, None).unwrap(), (100.0, 1000));
         assert_eq!(c.load_for(Some(50.0), Some(10)).unwrap(), (50.0, 10));
-        let restart = OK.to_string() + "[[action]]\nat = \"1s\"\nkill = \"p1\"\n[[action]]\nat = \"3s\"\nstart = \"p1\"\n";
+        let restart =
+            OK.to_string() + "[[action]]\nat = \"1s\"\nkill = \"p1\"\n[[action]]\nat = \"3s\"\nstart = \"p1\"\n";
         assert_eq!(case(&restart).unwrap().actions.len(), 3, "a killed process may be started again");
-        let early = OK.to_string() + "[[action]]\nat = \"3s\"\nkill = \"p1\"\n[[action]]\nat = \"1s\"\nstart = \"p1\"\n";
-        assert!(case(&early).unwrap_err().to_string().contains("action[2]: start \"p1\""), "but not before it was killed");
+        let early =
+            OK.to_string() + "[[action]]\nat = \"3s\"\nkill = \"p1\"\n[[action]]\nat = \"1s\"\nstart = \"p1\"\n";
+        assert!(
+            case(&early).unwrap_err().to_string().contains("action[2]: start \"p1\""),
+            "but not before it was killed"
+        );
     }
 
     #[test]
@@ -385,23 +393,23 @@ start = "p2"
         let bad = |from: &str, to: &str| case(&OK.replacen(from, to, 1)).unwrap_err().to_string();
         assert!(bad("name = \"p2\"", "name = \"p1\"").ends_with("case.toml: name \"p1\" is used twice"));
         assert!(bad("start = \"p2\"", "start = \"p3\"").ends_with("action[0]: no process or peer named \"p3\""));
-        assert!(bad("deferred = true", "")
-            .ends_with("action[0]: start \"p2\": only a deferred process, or one killed or stopped earlier, can be started"));
-        assert!(bad("ready = \"in\"", "ready = \"api\"").ends_with("process p1: ready = \"api\" is not one of its ports"));
+        assert!(bad("deferred = true", "").ends_with(
+            "action[0]: start \"p2\": only a deferred process, or one killed or stopped earlier, can be started"
+        ));
+        assert!(
+            bad("ready = \"in\"", "ready = \"api\"").ends_with("process p1: ready = \"api\" is not one of its ports")
+        );
         assert!(bad("collect = true", "").ends_with("quiesce.by = collector needs a process with collect = true"));
         assert!(bad("rate = 100", "rate = 100\nbogus = 1").contains("unknown field `bogus`"));
     }
 
     #[test]
     fn placeholders_resolve_recursively_and_unknown_ones_are_errors() {
-        let vars: BTreeMap<String, String> = [
-            ("p1.in", "127.0.0.1:5000"),
-            ("receivers", "[\"{{p1.in}}\"]"),
-            ("cost", "5ms"),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+        let vars: BTreeMap<String, String> =
+            [("p1.in", "127.0.0.1:5000"), ("receivers", "[\"{{p1.in}}\"]"), ("cost", "5ms")]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
         assert_eq!(
             substitute("r = {{receivers}}\nc = \"{{ cost }}\"", &vars).unwrap(),
             "r = [\"127.0.0.1:5000\"]\nc = \"5ms\""

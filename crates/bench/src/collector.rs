@@ -103,7 +103,12 @@ impl Collector {
 
     /// Like [`Collector::start`], with the recorder set later in `rec`
     /// (lines arriving before are counted in second 0, without latency).
-    pub fn start_deferred(binds: &[(String, String)], run_id: &str, count: u64, rec: RecorderSlot) -> std::io::Result<Self> {
+    pub fn start_deferred(
+        binds: &[(String, String)],
+        run_id: &str,
+        count: u64,
+        rec: RecorderSlot,
+    ) -> std::io::Result<Self> {
         let shared = Arc::new(Shared {
             run: run_id.as_bytes().to_vec(),
             tally: Tally::new(count),

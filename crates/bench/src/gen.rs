@@ -117,9 +117,9 @@ impl Target {
     /// Parses a target URL (see the variants).
     pub fn parse(s: &str) -> Result<Self, BenchError> {
         let bad = |m: &str| BenchError::Invalid(format!("target {s:?}: {m}"));
-        let (scheme, rest) = s.split_once("://").ok_or_else(|| {
-            bad("expected tcp://, tcp+octet://, udp://, file://, http://, sluice:// or kafka://")
-        })?;
+        let (scheme, rest) = s
+            .split_once("://")
+            .ok_or_else(|| bad("expected tcp://, tcp+octet://, udp://, file://, http://, sluice:// or kafka://"))?;
         let addr = |r: &str| -> Result<String, BenchError> {
             if r.rsplit_once(':').is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok()) {
                 Ok(r.to_string())
@@ -485,13 +485,7 @@ impl Generator {
     /// A generator whose epoch is `clock`'s; `send_times` keeps per-event
     /// send times for receivers when the run is not paced.
     pub fn new(cfg: GenConfig, clock: RealClock, send_times: bool) -> Self {
-        let rec = Arc::new(Recorder::new(
-            Schedule::new(cfg.rate),
-            cfg.warmup,
-            Arc::new(clock),
-            cfg.count,
-            send_times,
-        ));
+        let rec = Arc::new(Recorder::new(Schedule::new(cfg.rate), cfg.warmup, Arc::new(clock), cfg.count, send_times));
         Self { cfg, clock, rec }
     }
 
@@ -547,7 +541,8 @@ impl Generator {
                     };
                     let mut r = Renderer::new(&cfg.template, &cfg.run_id, shape);
                     let mut pacer = Pacer::new(rec.schedule(), c, conns, cfg.count, cfg.max_batch);
-                    let res = open(cfg, c, handle).and_then(|mut t| drive(&clock, &mut pacer, &mut r, t.as_mut(), &rec));
+                    let res =
+                        open(cfg, c, handle).and_then(|mut t| drive(&clock, &mut pacer, &mut r, t.as_mut(), &rec));
                     rec.cpu_ns.fetch_add(thread_cpu_ns().saturating_sub(cpu0), Ordering::Relaxed);
                     res
                 }));
@@ -623,11 +618,7 @@ fn draw_progress(rec: &Recorder, done: &AtomicBool, count: u64, rate: f64) {
 }
 
 /// Opens connection `c`'s transport.
-fn open(
-    cfg: &GenConfig,
-    c: u64,
-    rt: Option<tokio::runtime::Handle>,
-) -> Result<Box<dyn Transport>, BenchError> {
+fn open(cfg: &GenConfig, c: u64, rt: Option<tokio::runtime::Handle>) -> Result<Box<dyn Transport>, BenchError> {
     Ok(match &cfg.target {
         Target::Tcp { addr, framing } => Box::new(TcpOut {
             addr: addr.clone(),
@@ -642,7 +633,8 @@ fn open(
             Box::new(UdpOut { socket: s, buf: Vec::with_capacity(65536) })
         }
         Target::File { path } => {
-            let path = if cfg.connections > 1 { PathBuf::from(format!("{}.{c}", path.display())) } else { path.clone() };
+            let path =
+                if cfg.connections > 1 { PathBuf::from(format!("{}.{c}", path.display())) } else { path.clone() };
             let file = std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
@@ -968,7 +960,8 @@ mod tests {
     fn warm_up_is_left_out_of_latency() {
         let clock = Arc::new(SimClock::new());
         let rec = Arc::new(Recorder::new(Schedule::new(100.0), Duration::from_secs(1), clock.clone(), 300, false));
-        let mut out = SimOut { clock: clock.clone(), stall_at: 10, stall: Duration::from_millis(500), seen: Vec::new() };
+        let mut out =
+            SimOut { clock: clock.clone(), stall_at: 10, stall: Duration::from_millis(500), seen: Vec::new() };
         let mut pacer = Pacer::new(Schedule::new(100.0), 0, 1, 300, 64);
         let mut r = Renderer::new(&Template::Apache, "w", Shape::Native);
         drive(clock.as_ref(), &mut pacer, &mut r, &mut out, &rec).unwrap();
@@ -1062,8 +1055,7 @@ mod tests {
             Target::parse("tcp://127.0.0.1:5170").unwrap(),
             Target::Tcp { addr: "127.0.0.1:5170".into(), framing: Framing::Newline }
         );
-        let Target::Sluice(t) =
-            Target::parse("sluice://a:1,b:2?algorithm=credit&token=x&group=g&window=8").unwrap()
+        let Target::Sluice(t) = Target::parse("sluice://a:1,b:2?algorithm=credit&token=x&group=g&window=8").unwrap()
         else {
             panic!()
         };
@@ -1073,7 +1065,10 @@ mod tests {
             Target::parse("sluice://a:1").unwrap_err().to_string(),
             "target \"sluice://a:1\": the agent protocol needs token=… or token_file=…"
         );
-        assert_eq!(Target::parse("tcp://nohost").unwrap_err().to_string(), "target \"tcp://nohost\": expected HOST:PORT");
+        assert_eq!(
+            Target::parse("tcp://nohost").unwrap_err().to_string(),
+            "target \"tcp://nohost\": expected HOST:PORT"
+        );
         assert_eq!(Target::parse("ftp://a:1").unwrap_err().to_string(), "target \"ftp://a:1\": unknown scheme \"ftp\"");
         let kafka = GenConfig::new(Target::parse("kafka://k:9092/logs").unwrap(), Template::Thesis, 1, 0.0);
         assert_eq!(

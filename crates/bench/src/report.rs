@@ -270,8 +270,10 @@ pub fn summarize(
     for e in endpoints {
         let per: Vec<f64> = (first..=last).map(|i| e.per_second.get(i).copied().unwrap_or(0) as f64).collect();
         let active: Vec<f64> = per.iter().copied().filter(|&n| n > 0.0).collect();
-        let shares: Vec<f64> =
-            (first..=last).filter(|&i| tot[i] > 0).map(|i| e.per_second.get(i).copied().unwrap_or(0) as f64 / tot[i] as f64).collect();
+        let shares: Vec<f64> = (first..=last)
+            .filter(|&i| tot[i] > 0)
+            .map(|i| e.per_second.get(i).copied().unwrap_or(0) as f64 / tot[i] as f64)
+            .collect();
         s.shares.push(Share {
             name: e.name.clone(),
             events: e.events,
@@ -324,36 +326,79 @@ pub struct Series<'a> {
 
 /// A line chart as inline SVG: x = seconds, y from 0 to the largest value
 /// (or `y_max`), with vertical markers at `marks` (seconds, label).
-pub fn svg_chart(title: &str, y_label: &str, series: &[Series<'_>], y_max: Option<f64>, marks: &[(f64, String)]) -> String {
+pub fn svg_chart(
+    title: &str,
+    y_label: &str,
+    series: &[Series<'_>],
+    y_max: Option<f64>,
+    marks: &[(f64, String)],
+) -> String {
     let (w, h, l, r, t, b) = (860.0, 280.0, 64.0, 150.0, 28.0, 36.0);
     let n = series.iter().map(|s| s.values.len()).max().unwrap_or(0).max(2);
-    let top = y_max.unwrap_or_else(|| series.iter().flat_map(|s| s.values.iter().copied()).fold(0.0, f64::max)).max(1e-9);
+    let top =
+        y_max.unwrap_or_else(|| series.iter().flat_map(|s| s.values.iter().copied()).fold(0.0, f64::max)).max(1e-9);
     let top = nice(top);
     let x = |i: f64| l + (w - l - r) * i / (n - 1) as f64;
     let y = |v: f64| t + (h - t - b) * (1.0 - v / top);
     let mut o = String::new();
-    let _ = write!(o, r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" font-family="sans-serif" font-size="11">"#);
+    let _ = write!(
+        o,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" font-family="sans-serif" font-size="11">"#
+    );
     let _ = write!(o, r#"<text x="{l}" y="16" font-size="13" font-weight="bold">{}</text>"#, esc(title));
     for k in 0..=4 {
         let v = top * k as f64 / 4.0;
-        let _ = write!(o, r##"<line x1="{l}" x2="{}" y1="{yy}" y2="{yy}" stroke="#ddd"/><text x="{}" y="{}" text-anchor="end">{}</text>"##, w - r, l - 4.0, y(v) + 4.0, fmt_num(v), yy = y(v));
+        let _ = write!(
+            o,
+            r##"<line x1="{l}" x2="{}" y1="{yy}" y2="{yy}" stroke="#ddd"/><text x="{}" y="{}" text-anchor="end">{}</text>"##,
+            w - r,
+            l - 4.0,
+            y(v) + 4.0,
+            fmt_num(v),
+            yy = y(v)
+        );
     }
     let step = ((n as f64 / 10.0).ceil() as usize).max(1);
     for i in (0..n).step_by(step) {
         let _ = write!(o, r#"<text x="{}" y="{}" text-anchor="middle">{i}</text>"#, x(i as f64), h - b + 14.0);
     }
-    let _ = write!(o, r#"<text x="{}" y="{}" text-anchor="middle">seconds since start</text>"#, (l + w - r) / 2.0, h - 4.0);
-    let _ = write!(o, r#"<text x="12" y="{}" transform="rotate(-90 12 {})" text-anchor="middle">{}</text>"#, (t + h - b) / 2.0, (t + h - b) / 2.0, esc(y_label));
+    let _ =
+        write!(o, r#"<text x="{}" y="{}" text-anchor="middle">seconds since start</text>"#, (l + w - r) / 2.0, h - 4.0);
+    let _ = write!(
+        o,
+        r#"<text x="12" y="{}" transform="rotate(-90 12 {})" text-anchor="middle">{}</text>"#,
+        (t + h - b) / 2.0,
+        (t + h - b) / 2.0,
+        esc(y_label)
+    );
     for (sec, label) in marks {
-        let _ = write!(o, r##"<line x1="{xx}" x2="{xx}" y1="{t}" y2="{}" stroke="#000" stroke-dasharray="2,3"/><text x="{}" y="{}">{}</text>"##, h - b, x(*sec) + 3.0, t + 10.0, esc(label), xx = x(*sec));
+        let _ = write!(
+            o,
+            r##"<line x1="{xx}" x2="{xx}" y1="{t}" y2="{}" stroke="#000" stroke-dasharray="2,3"/><text x="{}" y="{}">{}</text>"##,
+            h - b,
+            x(*sec) + 3.0,
+            t + 10.0,
+            esc(label),
+            xx = x(*sec)
+        );
     }
     for (k, s) in series.iter().enumerate() {
         let c = COLORS[s.color % COLORS.len()];
-        let pts: Vec<String> = s.values.iter().enumerate().map(|(i, &v)| format!("{:.1},{:.1}", x(i as f64), y(v.min(top)))).collect();
+        let pts: Vec<String> =
+            s.values.iter().enumerate().map(|(i, &v)| format!("{:.1},{:.1}", x(i as f64), y(v.min(top)))).collect();
         let dash = if s.dashed { r#" stroke-dasharray="5,3""# } else { "" };
-        let _ = write!(o, r#"<polyline fill="none" stroke="{c}" stroke-width="1.5"{dash} points="{}"/>"#, pts.join(" "));
+        let _ =
+            write!(o, r#"<polyline fill="none" stroke="{c}" stroke-width="1.5"{dash} points="{}"/>"#, pts.join(" "));
         let ly = t + 14.0 * k as f64;
-        let _ = write!(o, r#"<line x1="{}" x2="{}" y1="{ly}" y2="{ly}" stroke="{c}" stroke-width="2"{dash}/><text x="{}" y="{}">{}</text>"#, w - r + 8.0, w - r + 28.0, w - r + 32.0, ly + 4.0, esc(s.name));
+        let _ = write!(
+            o,
+            r#"<line x1="{}" x2="{}" y1="{ly}" y2="{ly}" stroke="{c}" stroke-width="2"{dash}/><text x="{}" y="{}">{}</text>"#,
+            w - r + 8.0,
+            w - r + 28.0,
+            w - r + 32.0,
+            ly + 4.0,
+            esc(s.name)
+        );
     }
     o.push_str("</svg>");
     o
@@ -427,31 +472,90 @@ pub fn html(r: &RunResult) -> String {
     let row = |o: &mut String, k: &str, v: String| {
         let _ = write!(o, "<tr><td>{}</td><td>{}</td></tr>", esc(k), v);
     };
-    row(&mut o, "offered rate (target → achieved by the generator)", format!("{} → {} events/s", rate_label(r.rate), fmt_num(g.achieved_rate)));
+    row(
+        &mut o,
+        "offered rate (target → achieved by the generator)",
+        format!("{} → {} events/s", rate_label(r.rate), fmt_num(g.achieved_rate)),
+    );
     row(&mut o, "sent / received / lost / duplicated", {
         let lost = if s.lost > 0 { format!("<span class=bad>{}</span>", fmt_num(s.lost as f64)) } else { "0".into() };
-        format!("{} / {} / {} / {}", fmt_num(g.sent as f64), fmt_num(g.sent.saturating_sub(s.lost) as f64), lost, fmt_num(s.duplicated as f64))
+        format!(
+            "{} / {} / {} / {}",
+            fmt_num(g.sent as f64),
+            fmt_num(g.sent.saturating_sub(s.lost) as f64),
+            lost,
+            fmt_num(s.duplicated as f64)
+        )
     });
-    row(&mut o, "throughput at the processors: mean / p50 of per-second totals", format!("{} / {} events/s over {} s", fmt_num(s.throughput_mean), fmt_num(s.throughput_p50), fmt_num(s.span_s)));
+    row(
+        &mut o,
+        "throughput at the processors: mean / p50 of per-second totals",
+        format!("{} / {} events/s over {} s", fmt_num(s.throughput_mean), fmt_num(s.throughput_p50), fmt_num(s.span_s)),
+    );
     row(&mut o, "balance: CV of per-processor totals", format!("{:.3}", s.balance_cv));
-    row(&mut o, "latency from intended send time p50 / p99 / p99.9 / max", format!("{} / {} / {} / {} ms", fmt_num(s.latency.p50_ms), fmt_num(s.latency.p99_ms), fmt_num(s.latency.p999_ms), fmt_num(s.latency.max_ms)));
-    row(&mut o, "generator: max lag behind schedule, retries, CPU per event", format!("{} ms, {}, {} ns", fmt_num(g.max_lag_ms), g.retries, fmt_num(g.cpu_ns_per_event)));
+    row(
+        &mut o,
+        "latency from intended send time p50 / p99 / p99.9 / max",
+        format!(
+            "{} / {} / {} / {} ms",
+            fmt_num(s.latency.p50_ms),
+            fmt_num(s.latency.p99_ms),
+            fmt_num(s.latency.p999_ms),
+            fmt_num(s.latency.max_ms)
+        ),
+    );
+    row(
+        &mut o,
+        "generator: max lag behind schedule, retries, CPU per event",
+        format!("{} ms, {}, {} ns", fmt_num(g.max_lag_ms), g.retries, fmt_num(g.cpu_ns_per_event)),
+    );
     row(&mut o, "events per CPU-second (all sluice processes)", fmt_num(s.events_per_cpu_s));
-    row(&mut o, "back-pressure: largest sender backlog behind schedule / largest queue in any process", format!("{} / {} events", fmt_num(s.sender_max_backlog as f64), fmt_num(s.max_queued as f64)));
+    row(
+        &mut o,
+        "back-pressure: largest sender backlog behind schedule / largest queue in any process",
+        format!("{} / {} events", fmt_num(s.sender_max_backlog as f64), fmt_num(s.max_queued as f64)),
+    );
     if let Some(x) = s.recovery_s {
         row(&mut o, "after the kill: seconds until the survivors carried 90 % of the rate", format!("{x:.1}"));
     }
     if let Some(x) = s.scale_out_s {
-        row(&mut o, "after the start: seconds until the new processor carried 80 % of an even share", format!("{x:.1}"));
+        row(
+            &mut o,
+            "after the start: seconds until the new processor carried 80 % of an even share",
+            format!("{x:.1}"),
+        );
     }
-    row(&mut o, "quiescent (every event accounted for)", if r.quiescent { "yes".into() } else { "<span class=bad>no: timed out</span>".into() });
+    row(
+        &mut o,
+        "quiescent (every event accounted for)",
+        if r.quiescent { "yes".into() } else { "<span class=bad>no: timed out</span>".into() },
+    );
     o.push_str("</table><h2>Processors</h2><table><tr><th>endpoint</th><th>events</th><th>share</th><th>mean events/s</th><th>CV of per-second share</th></tr>");
     for sh in &s.shares {
-        let _ = write!(o, "<tr><td>{}</td><td>{}</td><td>{:.1} %</td><td>{}</td><td>{:.3}</td></tr>", esc(&sh.name), fmt_num(sh.events as f64), sh.share * 100.0, fmt_num(sh.mean_rate), sh.share_cv);
+        let _ = write!(
+            o,
+            "<tr><td>{}</td><td>{}</td><td>{:.1} %</td><td>{}</td><td>{:.3}</td></tr>",
+            esc(&sh.name),
+            fmt_num(sh.events as f64),
+            sh.share * 100.0,
+            fmt_num(sh.mean_rate),
+            sh.share_cv
+        );
     }
     o.push_str("</table><h2>Processes</h2><table><tr><th>process</th><th>role</th><th>CPU s</th><th>cores (mean)</th><th>peak RSS MiB</th><th>max queue</th><th>disk MiB</th><th>end</th></tr>");
     for p in &r.processes {
-        let _ = write!(o, "<tr><td>{}</td><td>{}</td><td>{:.2}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", esc(&p.name), esc(&p.role), p.cpu_s, p.cores, mib(p.peak_rss_bytes), fmt_num(p.max_queue_events as f64), mib(p.disk_bytes), esc(&p.exit));
+        let _ = write!(
+            o,
+            "<tr><td>{}</td><td>{}</td><td>{:.2}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&p.name),
+            esc(&p.role),
+            p.cpu_s,
+            p.cores,
+            mib(p.peak_rss_bytes),
+            fmt_num(p.max_queue_events as f64),
+            mib(p.disk_bytes),
+            esc(&p.exit)
+        );
     }
     o.push_str("</table>");
     let marks: Vec<(f64, String)> = r.actions.iter().map(|a| (a.at_s, format!("{} {}", a.what, a.target))).collect();
@@ -459,22 +563,50 @@ pub fn html(r: &RunResult) -> String {
         let eps = &rec.endpoints;
         let mut series = Vec::new();
         for (i, e) in eps.iter().enumerate() {
-            series.push(Series { name: &e.name, values: e.per_second.iter().map(|&v| v as f64).collect(), dashed: false, color: i });
+            series.push(Series {
+                name: &e.name,
+                values: e.per_second.iter().map(|&v| v as f64).collect(),
+                dashed: false,
+                color: i,
+            });
             series.push(Series { name: "5 s avg", values: moving_average(&e.per_second, 5), dashed: true, color: i });
         }
         let tot = totals(eps);
         if eps.len() > 1 {
-            series.push(Series { name: "total", values: tot.iter().map(|&v| v as f64).collect(), dashed: false, color: 7 });
+            series.push(Series {
+                name: "total",
+                values: tot.iter().map(|&v| v as f64).collect(),
+                dashed: false,
+                color: 7,
+            });
         }
         o.push_str("<h2>Events per second at each processor</h2>");
-        o.push_str(&svg_chart("events/s received per processor (dashed: 5 s moving average)", "events/s", &series, None, &marks));
+        o.push_str(&svg_chart(
+            "events/s received per processor (dashed: 5 s moving average)",
+            "events/s",
+            &series,
+            None,
+            &marks,
+        ));
         if eps.len() > 1 {
             let shares: Vec<Series<'_>> = eps
                 .iter()
                 .enumerate()
                 .map(|(i, e)| Series {
                     name: &e.name,
-                    values: tot.iter().enumerate().map(|(s, &t)| if t == 0 { 0.0 } else { e.per_second.get(s).copied().unwrap_or(0) as f64 / t as f64 }).collect(),
+                    values: tot
+                        .iter()
+                        .enumerate()
+                        .map(
+                            |(s, &t)| {
+                                if t == 0 {
+                                    0.0
+                                } else {
+                                    e.per_second.get(s).copied().unwrap_or(0) as f64 / t as f64
+                                }
+                            },
+                        )
+                        .collect(),
                     dashed: false,
                     color: i,
                 })
@@ -491,7 +623,13 @@ pub fn html(r: &RunResult) -> String {
             Series { name: "completed", values: pick(|x| x.completed), dashed: false, color: 2 },
         ];
         o.push_str("<h2>The sender against its schedule</h2>");
-        o.push_str(&svg_chart("events due, sent and completed (a gap is back-pressure)", "events", &sender, None, &marks));
+        o.push_str(&svg_chart(
+            "events due, sent and completed (a gap is back-pressure)",
+            "events",
+            &sender,
+            None,
+            &marks,
+        ));
     }
     let cpu: Vec<Series<'_>> = r
         .processes
@@ -499,7 +637,11 @@ pub fn html(r: &RunResult) -> String {
         .enumerate()
         .map(|(i, p)| Series {
             name: &p.name,
-            values: p.samples.windows(2).map(|w| ((w[1].cpu_s - w[0].cpu_s) / (w[1].t - w[0].t).max(1e-3)).max(0.0)).collect(),
+            values: p
+                .samples
+                .windows(2)
+                .map(|w| ((w[1].cpu_s - w[0].cpu_s) / (w[1].t - w[0].t).max(1e-3)).max(0.0))
+                .collect(),
             dashed: false,
             color: i,
         })
@@ -511,7 +653,12 @@ pub fn html(r: &RunResult) -> String {
         .iter()
         .enumerate()
         .filter(|(_, p)| p.samples.iter().any(|s| s.queue_events.is_some()))
-        .map(|(i, p)| Series { name: &p.name, values: p.samples.iter().map(|s| s.queue_events.unwrap_or(0) as f64).collect(), dashed: false, color: i })
+        .map(|(i, p)| Series {
+            name: &p.name,
+            values: p.samples.iter().map(|s| s.queue_events.unwrap_or(0) as f64).collect(),
+            dashed: false,
+            color: i,
+        })
         .collect();
     if !queues.is_empty() {
         o.push_str("<h2>Queue depth</h2>");
@@ -569,7 +716,15 @@ pub fn compare(a: &RunResult, b: &RunResult) -> String {
     );
     for (k, va) in &fa {
         let vb = fb.get(k).copied().unwrap_or(0.0);
-        let ratio = if *va == 0.0 { if vb == 0.0 { "=".to_string() } else { "∞".to_string() } } else { format!("{:.2}×", vb / va) };
+        let ratio = if *va == 0.0 {
+            if vb == 0.0 {
+                "=".to_string()
+            } else {
+                "∞".to_string()
+            }
+        } else {
+            format!("{:.2}×", vb / va)
+        };
         let _ = writeln!(o, "{k:<30} {:>14} {:>14} {ratio:>9}", fmt_num(*va), fmt_num(vb));
     }
     o
@@ -673,9 +828,17 @@ mod tests {
     #[test]
     fn html_is_self_contained_and_compare_prints_ratios() {
         let mut r = RunResult { case: "c".into(), count: 10, rate: 5.0, ..Default::default() };
-        r.received = Some(CollectorReport { endpoints: vec![ep("p1", vec![5, 5]), ep("p2", vec![5, 0])], ..Default::default() });
+        r.received =
+            Some(CollectorReport { endpoints: vec![ep("p1", vec![5, 5]), ep("p2", vec![5, 0])], ..Default::default() });
         r.summary = summarize(&r.received.as_ref().unwrap().endpoints, 0, &[], &[]);
-        r.processes.push(ProcessResult { name: "p1".into(), samples: vec![Sample { t: 0.0, cpu_s: 0.0, ..Default::default() }, Sample { t: 1.0, cpu_s: 0.5, ..Default::default() }], ..Default::default() });
+        r.processes.push(ProcessResult {
+            name: "p1".into(),
+            samples: vec![
+                Sample { t: 0.0, cpu_s: 0.0, ..Default::default() },
+                Sample { t: 1.0, cpu_s: 0.5, ..Default::default() },
+            ],
+            ..Default::default()
+        });
         let page = html(&r);
         assert!(page.starts_with("<!doctype html>") && page.contains("<svg") && !page.contains("<script"));
         assert_eq!(page.matches("<svg").count(), 3, "rate, share and CPU charts");

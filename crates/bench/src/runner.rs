@@ -74,7 +74,9 @@ fn load_avg() -> [f64; 3] {
 }
 
 fn machine(before: [f64; 3]) -> Machine {
-    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").map(|s| format!("Linux {}", s.trim())).unwrap_or_default();
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| format!("Linux {}", s.trim()))
+        .unwrap_or_default();
     Machine {
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
         load_before: before,
@@ -232,7 +234,8 @@ pub fn run_case(case: &Case, opts: &RunOptions) -> Result<RunResult, BenchError>
         let tpl_path = case.dir.join(&p.config);
         let tpl = std::fs::read_to_string(&tpl_path)
             .map_err(|e| case_err(format!("process {}: {}: {e}", p.name, tpl_path.display())))?;
-        let text = substitute(&tpl, &v).map_err(|e| case_err(format!("process {}: {}: {e}", p.name, p.config.display())))?;
+        let text =
+            substitute(&tpl, &v).map_err(|e| case_err(format!("process {}: {}: {e}", p.name, p.config.display())))?;
         let cfg_path = out.join(format!("{}.toml", p.name));
         std::fs::write(&cfg_path, text)?;
         configs.insert(p.name.clone(), (cfg_path, data));
@@ -340,7 +343,8 @@ pub fn run_case(case: &Case, opts: &RunOptions) -> Result<RunResult, BenchError>
         let (gen_report, quiescent, wall) = std::thread::scope(|scope| -> Result<_, BenchError> {
             // Sampler.
             let sampler = {
-                let (procs, stop, log, rec) = (Arc::clone(&procs), Arc::clone(&stop), Arc::clone(&sender_log), generator.recorder());
+                let (procs, stop, log, rec) =
+                    (Arc::clone(&procs), Arc::clone(&stop), Arc::clone(&sender_log), generator.recorder());
                 scope.spawn(move || loop {
                     let t = clock.now().as_secs_f64();
                     let due = if rate > 0.0 { ((rate * t).floor() as u64).min(count) } else { rec.sent() };
@@ -426,7 +430,8 @@ pub fn run_case(case: &Case, opts: &RunOptions) -> Result<RunResult, BenchError>
             c.report(gen_report.sent)
         });
         let actions = actions_log.lock().clone();
-        let names: Vec<String> = received.as_ref().map(|r| r.endpoints.iter().map(|e| e.name.clone()).collect()).unwrap_or_default();
+        let names: Vec<String> =
+            received.as_ref().map(|r| r.endpoints.iter().map(|e| e.name.clone()).collect()).unwrap_or_default();
         let idx = |n: &str| names.iter().position(|x| x == n);
         let kills: Vec<(f64, usize)> =
             actions.iter().filter(|a| a.what == "kill").filter_map(|a| idx(&a.target).map(|i| (a.at_s, i))).collect();
@@ -482,8 +487,11 @@ pub fn run_case(case: &Case, opts: &RunOptions) -> Result<RunResult, BenchError>
         let sender = sender_log.lock().clone();
         summary.sender_max_backlog = sender.iter().map(|x| x.due.saturating_sub(x.sent)).max().unwrap_or(0);
         summary.max_queued = processes.iter().map(|p| p.max_queue_events).max().unwrap_or(0);
-        let sluice_cpu: f64 =
-            processes.iter().filter(|p| !matches!(p.role.as_str(), "bench" | "haproxy" | "nginx" | "pen")).map(|p| p.cpu_s).sum();
+        let sluice_cpu: f64 = processes
+            .iter()
+            .filter(|p| !matches!(p.role.as_str(), "bench" | "haproxy" | "nginx" | "pen"))
+            .map(|p| p.cpu_s)
+            .sum();
         summary.events_per_cpu_s = if sluice_cpu > 0.0 { gen_report.sent as f64 / sluice_cpu } else { 0.0 };
         Ok(RunResult {
             version: RESULT_VERSION,
@@ -534,7 +542,10 @@ pub fn run_case(case: &Case, opts: &RunOptions) -> Result<RunResult, BenchError>
             .status();
     }
     let result = result?;
-    std::fs::write(out.join("result.json"), serde_json::to_vec_pretty(&result).map_err(|e| BenchError::Invalid(e.to_string()))?)?;
+    std::fs::write(
+        out.join("result.json"),
+        serde_json::to_vec_pretty(&result).map_err(|e| BenchError::Invalid(e.to_string()))?,
+    )?;
     std::fs::write(out.join("report.html"), report::html(&result))?;
     Ok(result)
 }

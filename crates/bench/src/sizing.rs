@@ -54,8 +54,11 @@ pub fn run(cases: &[PathBuf], rates: &[f64], seconds: f64, opts: &RunOptions) ->
             o.count = Some(count);
             o.out = opts.out.join(format!("{}-{}", case.name, rate as u64));
             let r = run_case(&case, &o)?;
-            let sluice: Vec<_> =
-                r.processes.iter().filter(|p| !matches!(p.role.as_str(), "bench" | "haproxy" | "nginx" | "pen")).collect();
+            let sluice: Vec<_> = r
+                .processes
+                .iter()
+                .filter(|p| !matches!(p.role.as_str(), "bench" | "haproxy" | "nginx" | "pen"))
+                .collect();
             let cpu: f64 = sluice.iter().map(|p| p.cpu_s).sum();
             let disk: u64 = sluice.iter().map(|p| p.disk_bytes).sum();
             let achieved = r.summary.throughput_mean;
@@ -94,7 +97,8 @@ pub fn table(rows: &[SizingRow], targets: &[f64]) -> String {
     let mut names: Vec<&str> = rows.iter().map(|r| r.case.as_str()).collect();
     names.dedup();
     for name in names {
-        let Some(best) = rows.iter().filter(|r| r.case == name && r.sustained).max_by(|a, b| a.rate.total_cmp(&b.rate)) else {
+        let Some(best) = rows.iter().filter(|r| r.case == name && r.sustained).max_by(|a, b| a.rate.total_cmp(&b.rate))
+        else {
             let _ = writeln!(o, "| {name} | no sustained rate | | | | | |");
             continue;
         };

@@ -352,7 +352,10 @@ mod tests {
     /// A hand check of the combined format: ip - - [ts] "req" status bytes "ref" "ua".
     fn regex_lite(s: &str) -> bool {
         let parts: Vec<&str> = s.split('"').collect();
-        parts.len() == 7 && parts[0].contains(" - - [") && parts[0].ends_with("] ") && parts[2].trim().split(' ').count() == 2
+        parts.len() == 7
+            && parts[0].contains(" - - [")
+            && parts[0].ends_with("] ")
+            && parts[2].trim().split(' ').count() == 2
     }
 
     #[test]

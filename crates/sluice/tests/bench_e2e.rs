@@ -76,23 +76,41 @@ fn gen_with_collect_accounts_for_every_event() {
     let target = format!("tcp://{addr}");
     // The generator writes straight into its own collector: nothing can be lost.
     let (out, _) = run(&[
-        "bench", "gen", "--target", &target, "--collect", &addr, "--count", "30000", "--rate", "0", "--connections",
-        "3", "--template", "apache",
+        "bench",
+        "gen",
+        "--target",
+        &target,
+        "--collect",
+        &addr,
+        "--count",
+        "30000",
+        "--rate",
+        "0",
+        "--connections",
+        "3",
+        "--template",
+        "apache",
     ]);
     let r: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(r["sent"], 30000);
     assert_eq!(r["completed"], 30000);
     assert_eq!(r["template"], "apache");
     let acc = &r["received"]["accounting"];
-    assert_eq!((acc["received"].as_u64(), acc["lost"].as_u64(), acc["duplicated"].as_u64()), (Some(30000), Some(0), Some(0)));
+    assert_eq!(
+        (acc["received"].as_u64(), acc["lost"].as_u64(), acc["duplicated"].as_u64()),
+        (Some(30000), Some(0), Some(0))
+    );
     assert!(r["cpu_ns_per_event"].as_f64().unwrap() > 0.0, "the generator reports its own CPU per event");
 }
 
 #[test]
 fn a_bad_case_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("case.toml"), "description = \"x\"\n[load]\ntarget = \"tcp://{{p1.in}}\"\ncount = 1\nbogus = 1\n")
-        .unwrap();
+    std::fs::write(
+        dir.path().join("case.toml"),
+        "description = \"x\"\n[load]\ntarget = \"tcp://{{p1.in}}\"\ncount = 1\nbogus = 1\n",
+    )
+    .unwrap();
     let o = Command::new(bin()).args(["bench", "run", dir.path().to_str().unwrap()]).output().unwrap();
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);

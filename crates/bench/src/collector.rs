@@ -400,7 +400,7 @@ mod tests {
                         writeln!(p1, "{line}").unwrap();
                         writeln!(p2, "{line}").unwrap();
                     }
-                    _ if seq % 2 == 0 => writeln!(p1, "{line}").unwrap(),
+                    _ if seq.is_multiple_of(2) => writeln!(p1, "{line}").unwrap(),
                     _ => writeln!(p2, "{line}").unwrap(),
                 }
             }

@@ -174,7 +174,7 @@ fn pieces(line: &str) -> Vec<Piece> {
     let mut out = Vec::new();
     let mut rest = line;
     while let Some(i) = rest.find("{seq}") {
-        out.push(Piece::Lit(rest[..i].as_bytes().to_vec()));
+        out.push(Piece::Lit(rest.as_bytes()[..i].to_vec()));
         out.push(Piece::Seq);
         rest = &rest[i + 5..];
     }

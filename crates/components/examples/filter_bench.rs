@@ -15,7 +15,18 @@
 //! 3. `thesis`: 200k copies of the thesis event (`/work/shared/data/thesis/event.json`,
 //!    varied) as text → json → date `yyyy-MM-dd HH:mm:ss:SSS` on `creation`.
 //!
-//! Run: `cargo run --release -p sluice-components --example filter_bench [-- N [legacy|ecs|thesis]]`
+//! 4. `json`: the thesis lines → json only (the baseline of `remap-noop`).
+//!
+//! With `--features remap` (VRL), the same work as a `remap` program:
+//! 5. `remap-thesis`: `. |= parse_json!(.message)` and `parse_timestamp` of
+//!    `creation` (as `thesis`);
+//! 6. `remap-grok`: `parse_grok` `%{COMBINEDAPACHELOG}`, `parse_timestamp`,
+//!    `to_int` of `response` (as `legacy`);
+//! 7. `remap-apache`: the same with VRL's `parse_apache_log(format: "combined")`;
+//! 8. `remap-noop`: json, then a remap setting one field — the cost of
+//!    converting an event to VRL and back (compare with `json`).
+//!
+//! Run: `cargo run --release -p sluice-components [--features remap] --example filter_bench [-- N [SCENARIO]]`
 
 use std::time::Instant;
 
@@ -154,7 +165,11 @@ fn run(name: &str, filters: &[Box<dyn Filter>], lines: &[String]) {
     let failed = batches
         .iter()
         .flatten()
-        .filter(|e| e.fields().get("tags").is_some_and(|t| t.to_json().contains("failure")))
+        .filter(|e| {
+            e.fields()
+                .get("tags")
+                .is_some_and(|t| t.to_json().contains("failure") || t.to_json().contains("_remap_error"))
+        })
         .count();
     let cpu_txt = cpu.map_or("n/a".to_string(), |c| format!("{c:.3} s CPU, {:.0} events/CPU-s", n / c));
     println!(
@@ -198,5 +213,41 @@ fn main() {
         chain(&[("json", ""), ("date", "match = [\"creation\", \"yyyy-MM-dd HH:mm:ss:SSS\"]\ntimezone = \"+02:00\"")]);
     if want("thesis") {
         run("thesis", &thesis, &thesis_lines(n));
+    }
+    if want("json") {
+        run("json", &chain(&[("json", "")]), &thesis_lines(n));
+    }
+    if filters::remap::AVAILABLE {
+        remap_scenarios(n, &want);
+    }
+}
+
+/// The remap (VRL) scenarios; `Etc/GMT-2` is the TZ database's name for UTC+02:00.
+fn remap_scenarios(n: usize, want: &dyn Fn(&str) -> bool) {
+    let remap = |program: &str| format!("timezone = \"Etc/GMT-2\"\nsource = '''\n{program}\n'''");
+    if want("remap-thesis") {
+        let f = chain(&[(
+            "remap",
+            &remap(". |= parse_json!(.message)\n.@timestamp = parse_timestamp!(.creation, \"%Y-%m-%d %H:%M:%S:%3f\")"),
+        )]);
+        run("remap-thesis", &f, &thesis_lines(n));
+    }
+    if want("remap-noop") {
+        let f = chain(&[("json", ""), ("remap", &remap(".x = 1"))]);
+        run("remap-noop", &f, &thesis_lines(n));
+    }
+    let apache = if want("remap-grok") || want("remap-apache") { apache_lines(n) } else { Vec::new() };
+    if want("remap-grok") {
+        let f = chain(&[(
+            "remap",
+            &remap(
+                ". |= parse_grok!(.message, \"%{COMBINEDAPACHELOG}\")\n.@timestamp = parse_timestamp!(del(.timestamp), \"%d/%b/%Y:%H:%M:%S %z\")\n.response = to_int!(.response)",
+            ),
+        )]);
+        run("remap-grok", &f, &apache);
+    }
+    if want("remap-apache") {
+        let f = chain(&[("remap", &remap(". |= parse_apache_log!(.message, format: \"combined\")"))]);
+        run("remap-apache", &f, &apache);
     }
 }

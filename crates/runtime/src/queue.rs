@@ -94,7 +94,6 @@ impl PipelineQueue {
             // INVARIANT: validated by the config parser.
             fsync: parse_fsync(&cfg.fsync).unwrap_or(sluice_queue::FsyncPolicy::Interval(Duration::from_secs(1))),
             checkpoint_interval: cfg.checkpoint_interval.0,
-            ..Default::default()
         };
         let dir_for_err = qc.dir.clone();
         // The queue syncs on its next append; an idle shard is synced here.
@@ -466,7 +465,7 @@ mod tests {
             segment_size: sluice_core::config::ByteSize(1 << 20),
             max_bytes: sluice_core::config::ByteSize(16 << 20),
             fsync: "always".into(),
-            checkpoint_interval: crate::config::HumanDuration(Duration::from_millis(100)),
+            checkpoint_interval: sluice_core::config::HumanDuration(Duration::from_millis(100)),
         };
         let (q, _report) = PipelineQueue::persisted(&cfg, dir.path().to_path_buf(), 1, metrics("persisted")).unwrap();
         let out = q.output();

@@ -730,9 +730,12 @@ pub fn compare(a: &RunResult, b: &RunResult) -> String {
     o
 }
 
-/// A Markdown table row per result (the thesis matrix in BENCHMARKS.md).
+/// A Markdown table row per result (the thesis matrix in BENCHMARKS.md);
+/// "share CV per second" is the mean over processors of the coefficient of
+/// variation of their per-second share (0 = an even split every second; the
+/// thesis's bursty balancer scores high even when totals are even).
 pub fn matrix_table(results: &[RunResult]) -> String {
-    let mut o = String::from("| case | kind | rate | events | throughput mean | p50 | shares | balance CV | lost | dup | latency p50 / p99 / p99.9 ms | sluice CPU-s | peak RSS MiB (max) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    let mut o = String::from("| case | kind | rate | events | throughput mean | p50 | shares | balance CV | share CV per second | lost | dup | latency p50 / p99 / p99.9 ms | sluice CPU-s | peak RSS MiB (max) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for r in results {
         let s = &r.summary;
         let shares: Vec<String> = s.shares.iter().map(|x| format!("{:.0}", x.share * 100.0)).collect();
@@ -740,7 +743,7 @@ pub fn matrix_table(results: &[RunResult]) -> String {
         let rss = r.processes.iter().filter(|p| p.role != "bench").map(|p| p.peak_rss_bytes).max().unwrap_or(0);
         let _ = writeln!(
             o,
-            "| {} | {} | {} | {} | {} | {} | {} % | {:.3} | {} | {} | {} / {} / {} | {:.1} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} % | {:.3} | {:.2} | {} | {} | {} / {} / {} | {:.1} | {} |",
             r.case,
             r.kind,
             rate_label(r.rate),
@@ -749,6 +752,7 @@ pub fn matrix_table(results: &[RunResult]) -> String {
             fmt_num(s.throughput_p50),
             shares.join(" / "),
             s.balance_cv,
+            mean(&s.shares.iter().map(|x| x.share_cv).collect::<Vec<_>>()),
             s.lost,
             s.duplicated,
             fmt_num(s.latency.p50_ms),

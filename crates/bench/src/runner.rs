@@ -117,15 +117,20 @@ pub fn get_json(addr: &str, path: &str) -> Option<serde_json::Value> {
     serde_json::from_slice(&buf[at + 4..]).ok()
 }
 
-/// Queue depth and events out summed over a node's pipelines.
+/// Events queued and events out, summed over a node's pipelines. Queued is
+/// the larger of the queue's gauge and events in − events out: a persisted
+/// queue's gauge counts unread records only, and its readers run ahead of
+/// the workers, so the gauge alone misses a backlog held in the pipeline.
 fn node_stats(api: &str) -> Option<(u64, u64)> {
     let v = get_json(api, "/_node/stats")?;
     let pipes = v.get("pipelines")?.as_object()?;
+    let num = |p: &serde_json::Value, ptr: &str| p.pointer(ptr).and_then(serde_json::Value::as_u64).unwrap_or(0);
     let mut q = 0;
     let mut out = 0;
     for p in pipes.values() {
-        q += p.pointer("/queue/events").and_then(serde_json::Value::as_u64).unwrap_or(0);
-        out += p.pointer("/events/out").and_then(serde_json::Value::as_u64).unwrap_or(0);
+        let (gauge, i, o) = (num(p, "/queue/events"), num(p, "/events/in"), num(p, "/events/out"));
+        q += gauge.max(i.saturating_sub(o));
+        out += o;
     }
     Some((q, out))
 }

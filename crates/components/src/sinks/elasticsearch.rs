@@ -124,6 +124,12 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
     let c: Config = parse_table(value, &cx.path)?;
     let base = c.endpoint.trim_end_matches('/');
     let uri = parse_uri(&format!("{base}/_bulk")).map_err(|m| cx.error("endpoint", m))?;
+    if uri.tls {
+        return Err(cx.error(
+            "endpoint",
+            "https is not supported by this sink yet; use an http:// endpoint (or the http sink with tls)",
+        ));
+    }
     if uri.target.contains('?') {
         return Err(cx.error("endpoint", "must not contain a query string"));
     }

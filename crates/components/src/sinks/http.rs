@@ -6,8 +6,10 @@
 //! (one persistent keep-alive connection, `Content-Length` bodies; responses
 //! read by `Content-Length`, `chunked` or to end of stream). The workspace
 //! has `hyper` only through axum, without its client feature, and the sink
-//! needs nothing more than this. Only `http://` is supported for now (no TLS,
-//! no proxy, no redirects).
+//! needs nothing more than this. `https://` URIs need
+//! `tls = { ca = "ca.pem" }` (rustls, TLS 1.2/1.3; the server's certificate is
+//! verified against that CA and the URI's host or `server_name`; the system's
+//! roots are not read). No proxy, no redirects.
 //!
 //! Delivery, per request:
 //! - any 2xx: done;
@@ -40,10 +42,11 @@ use sluice_core::component::{BoxError, BuildContext, Sink, SinkSpec};
 use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration};
 use sluice_core::metrics::{ComponentMetrics, Counter};
 use sluice_core::Event;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::net::TcpStream;
 
-use super::tcp::peer_closed;
+use super::tcp::{peer_closed, Stream};
+use crate::tls::{connector, ClientTls};
 
 /// Registry entry.
 pub const SPEC: SinkSpec = SinkSpec {
@@ -64,8 +67,11 @@ enum Compression {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Config {
-    /// Endpoint, `http://host[:port]/path[?query]`.
+    /// Endpoint, `http://host[:port]/path[?query]` or `https://…`.
     uri: String,
+    /// TLS for an `https://` endpoint: `{ ca = "ca.pem", server_name = "…" }`.
+    #[serde(default)]
+    tls: Option<ClientTls>,
     /// Extra request headers.
     #[serde(default)]
     headers: BTreeMap<String, String>,
@@ -115,15 +121,15 @@ pub(crate) struct Uri {
     pub(crate) host_header: String,
     /// Path and query, starting with `/`.
     pub(crate) target: String,
+    /// `https://`.
+    pub(crate) tls: bool,
 }
 
 pub(crate) fn parse_uri(s: &str) -> Result<Uri, String> {
-    let rest = match s.strip_prefix("http://") {
-        Some(r) => r,
-        None if s.starts_with("https://") => {
-            return Err("https is not supported yet (no TLS in this sink); use an http:// endpoint".into())
-        }
-        None => return Err(format!("expected an http:// URI, found {s:?}")),
+    let (rest, tls) = match (s.strip_prefix("http://"), s.strip_prefix("https://")) {
+        (Some(r), _) => (r, false),
+        (None, Some(r)) => (r, true),
+        (None, None) => return Err(format!("expected an http:// or https:// URI, found {s:?}")),
     };
     let rest = rest.split('#').next().unwrap_or_default();
     let (authority, target) = match rest.find(['/', '?']) {
@@ -150,10 +156,11 @@ pub(crate) fn parse_uri(s: &str) -> Result<Uri, String> {
         return Err(format!("missing host in {s:?}"));
     }
     let port = match port {
+        None if tls => 443,
         None => 80,
         Some(p) => p.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| format!("invalid port in {s:?}"))?,
     };
-    Ok(Uri { connect: format!("{host}:{port}"), host_header: authority.to_string(), target })
+    Ok(Uri { connect: format!("{host}:{port}"), host_header: authority.to_string(), target, tls })
 }
 
 fn is_token(name: &str) -> bool {
@@ -167,6 +174,17 @@ fn bad_value(v: &str) -> bool {
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigError> {
     let c: Config = parse_table(value, &cx.path)?;
     let uri = parse_uri(&c.uri).map_err(|m| cx.error("uri", m))?;
+    let tls = match (&c.tls, uri.tls) {
+        (Some(t), true) => Some(connector(t, &uri.connect).map_err(|(k, m)| cx.error(&format!("tls.{k}"), m))?),
+        (None, true) => {
+            return Err(cx.error(
+                "tls",
+                "an https:// uri needs tls = { ca = \"ca.pem\" } (the CA that signed the server's certificate)",
+            ))
+        }
+        (Some(_), false) => return Err(cx.error("tls", "only valid with an https:// uri")),
+        (None, false) => None,
+    };
     if c.timeout.0.is_zero() {
         return Err(cx.error("timeout", "must be greater than 0"));
     }
@@ -205,6 +223,7 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
     let m = &cx.metrics;
     Ok(Box::new(HttpSink {
         uri,
+        tls,
         head: head.into_bytes(),
         timeout: c.timeout.0,
         max_batch: usize::try_from(c.max_batch_bytes.0).unwrap_or(usize::MAX),
@@ -416,13 +435,15 @@ pub(crate) async fn read_response<R: AsyncRead + Unpin>(
 }
 
 struct Conn {
-    stream: TcpStream,
+    stream: Stream,
     /// Bytes read past the previous response.
     rbuf: Vec<u8>,
 }
 
 struct HttpSink {
     uri: Uri,
+    /// Set for `https://`.
+    tls: Option<(tokio_rustls::TlsConnector, tokio_rustls::rustls::pki_types::ServerName<'static>)>,
     /// Request line and fixed headers, each ending with CRLF.
     head: Vec<u8>,
     timeout: Duration,
@@ -443,7 +464,7 @@ impl HttpSink {
     /// Sends `self.req` and reads the response, on the kept connection when
     /// it is still open, else on a new one.
     async fn exchange(&mut self) -> Result<Response, String> {
-        if self.conn.as_ref().is_some_and(|c| peer_closed(&c.stream)) {
+        if self.conn.as_ref().is_some_and(|c| peer_closed(c.stream.tcp())) {
             self.conn = None;
         }
         loop {
@@ -455,6 +476,14 @@ impl HttpSink {
                     // Each request is one write, so Nagle would only delay its
                     // last segment behind the server's delayed ACK.
                     stream.set_nodelay(true).map_err(|e| format!("set TCP_NODELAY: {e}"))?;
+                    let stream = match &self.tls {
+                        None => Stream::Plain(stream),
+                        Some((conn, name)) => Stream::Tls(Box::new(
+                            conn.connect(name.clone(), stream)
+                                .await
+                                .map_err(|e| format!("tls handshake with {addr}: {e}"))?,
+                        )),
+                    };
                     (Conn { stream, rbuf: Vec::new() }, false)
                 }
             };
@@ -485,7 +514,8 @@ impl HttpSink {
         self.req.extend_from_slice(&self.head);
         self.req.extend_from_slice(format!("Content-Length: {}\r\n\r\n", end - start).as_bytes());
         self.req.extend_from_slice(&self.body[start..end]);
-        let target = format!("http://{}{}", self.uri.host_header, self.uri.target);
+        let scheme = if self.uri.tls { "https" } else { "http" };
+        let target = format!("{scheme}://{}{}", self.uri.host_header, self.uri.target);
         let resp = match tokio::time::timeout(self.timeout, self.exchange()).await {
             Ok(Ok(r)) => r,
             Ok(Err(e)) => {
@@ -555,6 +585,7 @@ mod tests {
     use parking_lot::Mutex;
     use sluice_core::codec::to_json_string;
     use std::sync::atomic::{AtomicU16, AtomicUsize, Ordering};
+    use tokio::io::AsyncWriteExt;
     use tokio::net::TcpListener;
 
     #[derive(Default)]
@@ -813,6 +844,78 @@ mod tests {
         ));
     }
 
+    /// An https endpoint with a self-signed certificate: the sink verifies it
+    /// against `tls.ca`, POSTs over TLS on one kept connection, and refuses a
+    /// server whose certificate another CA signed.
+    #[tokio::test]
+    async fn https_posts_over_verified_tls() {
+        use tokio::io::AsyncReadExt;
+        let dir = tempfile::tempdir().unwrap();
+        let (cert, key) = crate::tls::self_signed(dir.path());
+        let acceptor = crate::tls::acceptor(&crate::tls::ServerTls { cert: cert.clone(), key }).unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = tokio::spawn(async move {
+            // One connection, two requests on it; returns the bodies.
+            let (tcp, _) = listener.accept().await.unwrap();
+            let mut s = acceptor.accept(tcp).await.unwrap();
+            let mut bodies = Vec::new();
+            let mut buf = Vec::new();
+            while bodies.len() < 2 {
+                let mut chunk = [0u8; 4096];
+                let n = s.read(&mut chunk).await.unwrap();
+                assert!(n > 0, "client closed early");
+                buf.extend_from_slice(&chunk[..n]);
+                let text = String::from_utf8_lossy(&buf).to_string();
+                let Some(end) = text.find("\r\n\r\n") else { continue };
+                let len: usize =
+                    text[..end].lines().find_map(|l| l.strip_prefix("Content-Length: ")).unwrap().parse().unwrap();
+                if buf.len() < end + 4 + len {
+                    continue;
+                }
+                bodies.push(String::from_utf8(buf[end + 4..end + 4 + len].to_vec()).unwrap());
+                buf.drain(..end + 4 + len);
+                s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n").await.unwrap();
+                s.flush().await.unwrap();
+            }
+            bodies
+        });
+        let body = format!("uri = \"https://localhost:{}/in\"\ntls = {{ ca = \"{}\" }}", addr.port(), cert.display());
+        let mut sink = build_sink(&SPEC, &body).unwrap();
+        sink.write(&[Event::from_message("one"), Event::from_message("two")]).await.unwrap();
+        sink.write(&[Event::from_message("three")]).await.unwrap();
+        let bodies = server.await.unwrap();
+        let messages: Vec<Vec<String>> = bodies
+            .iter()
+            .map(|b| {
+                b.lines()
+                    .map(|l| {
+                        serde_json::from_str::<serde_json::Value>(l).unwrap()["message"].as_str().unwrap().to_string()
+                    })
+                    .collect()
+            })
+            .collect();
+        assert_eq!(messages, vec![vec!["one".to_string(), "two".into()], vec!["three".into()]]);
+
+        // A certificate the configured CA did not sign: the handshake fails.
+        let other = tempfile::tempdir().unwrap();
+        let (other_cert, _) = crate::tls::self_signed(other.path());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let third = tempfile::tempdir().unwrap();
+        let (c2, k2) = crate::tls::self_signed(third.path());
+        let acceptor = crate::tls::acceptor(&crate::tls::ServerTls { cert: c2, key: k2 }).unwrap();
+        tokio::spawn(async move {
+            let (tcp, _) = listener.accept().await.unwrap();
+            let _ = acceptor.accept(tcp).await;
+        });
+        let body =
+            format!("uri = \"https://localhost:{}/in\"\ntls = {{ ca = \"{}\" }}", addr.port(), other_cert.display());
+        let mut sink = build_sink(&SPEC, &body).unwrap();
+        let err = sink.write(&[Event::from_message("x")]).await.unwrap_err().to_string();
+        assert!(err.contains(&format!("tls handshake with localhost:{}", addr.port())), "{err}");
+    }
+
     #[test]
     fn uris() {
         let u = parse_uri("http://example.com:9000/a/b?c=d#frag").unwrap();
@@ -821,12 +924,25 @@ mod tests {
             Uri {
                 connect: "example.com:9000".into(),
                 host_header: "example.com:9000".into(),
-                target: "/a/b?c=d".into()
+                target: "/a/b?c=d".into(),
+                tls: false,
             }
         );
         let u = parse_uri("http://[::1]?q").unwrap();
-        assert_eq!(u, Uri { connect: "[::1]:80".into(), host_header: "[::1]".into(), target: "/?q".into() });
-        assert!(parse_uri("https://x/").unwrap_err().contains("https is not supported"));
+        assert_eq!(
+            u,
+            Uri { connect: "[::1]:80".into(), host_header: "[::1]".into(), target: "/?q".into(), tls: false }
+        );
+        let u = parse_uri("https://logs.example/in").unwrap();
+        assert_eq!(
+            u,
+            Uri {
+                connect: "logs.example:443".into(),
+                host_header: "logs.example".into(),
+                target: "/in".into(),
+                tls: true
+            }
+        );
         assert!(parse_uri("ftp://x/").is_err());
         assert!(parse_uri("http://:80/").is_err());
         assert!(parse_uri("http://x:0/").is_err());
@@ -838,7 +954,11 @@ mod tests {
     fn config_errors_name_the_key() {
         let err = |body: &str| build_sink(&SPEC, body).err().unwrap().to_string();
         let e = err("uri = \"https://logs.example.com/\"");
-        assert!(e.starts_with("test.http.uri: https is not supported"), "{e}");
+        assert!(e.starts_with("test.http.tls: an https:// uri needs tls = { ca = "), "{e}");
+        let e = err("uri = \"http://logs.example.com/\"\ntls = { ca = \"ca.pem\" }");
+        assert!(e.starts_with("test.http.tls: only valid with an https:// uri"), "{e}");
+        let e = err("uri = \"https://logs.example.com/\"\ntls = { ca = \"/nonexistent.pem\" }");
+        assert!(e.starts_with("test.http.tls.ca: cannot read /nonexistent.pem"), "{e}");
         let e = err("auth_token = \"x\"");
         assert!(e.starts_with("test.http: ") && e.contains("missing field `uri`"), "{e}");
         let e = err("uri = \"http://h/\"\nheaders = { Content-Length = \"1\" }");

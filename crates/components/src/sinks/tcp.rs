@@ -155,21 +155,35 @@ pub(crate) fn peer_closed(stream: &TcpStream) -> bool {
     false
 }
 
-/// A connection, plain or TLS.
-enum Stream {
+/// A connection, plain or TLS (also the `http` sink's).
+pub(crate) enum Stream {
     Plain(TcpStream),
     Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
 }
 
+impl tokio::io::AsyncRead for Stream {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Self::Plain(s) => std::pin::Pin::new(s).poll_read(cx, buf),
+            Self::Tls(s) => std::pin::Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
 impl Stream {
-    fn tcp(&self) -> &TcpStream {
+    pub(crate) fn tcp(&self) -> &TcpStream {
         match self {
             Self::Plain(s) => s,
             Self::Tls(s) => s.get_ref().0,
         }
     }
 
-    async fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+    /// Writes all of `buf` (and flushes TLS records).
+    pub(crate) async fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
         match self {
             Self::Plain(s) => s.write_all(buf).await,
             Self::Tls(s) => {

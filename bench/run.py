@@ -126,13 +126,13 @@ def run_case(case):
                     break
                 time.sleep(0.05)
             t1, cpu1 = time.time(), proc_cpu(p.pid)
-            gen_out = json.loads(gen.communicate(timeout=60)[0].strip().splitlines()[-1])
+            gen_out = json.loads(gen.communicate(timeout=60)[0])
             res = {
                 "case": case, "events": count, "acknowledged": out, "missing": count - out,
                 "sluice_cpu_s": round(cpu1 - cpu0, 2), "wall_s": round(t1 - t0, 2),
                 "events_per_cpu_s": round(out / max(cpu1 - cpu0, 1e-9)),
                 "events_per_s_wall": round(out / max(t1 - t0, 1e-9)),
-                "offered_rate": rate or "max", "generator_rate": gen_out["rate"],
+                "offered_rate": rate or "max", "generator_rate": round(gen_out["achieved_rate"]),
                 "peak_rss_mb": round(peak_rss / 2**20, 1), "queue": queue,
             }
             store = os.path.join(d, "data", "store")

@@ -1,10 +1,12 @@
 //! The `sluice` binary: `run` a node from a config file, `agent` and
 //! `dispatcher` (the same with an agent's or a dispatcher's config),
-//! `validate` a config, list `components`, and manage the node's users
-//! (`user`, `group`, `assign`, `unassign`, `token`; [`users_cli`]). Roles
-//! (agent, dispatcher, processor, store) are
+//! `validate` a config, list `components`, manage the node's users (`user`,
+//! `group`, `assign`, `unassign`, `token`; [`users_cli`]), benchmark it
+//! (`bench`; [`bench_cli`]) and replay Kafka (`kafka replay`). Roles (agent,
+//! dispatcher, processor, store) are
 //! configurations of this one binary.
 
+mod bench_cli;
 mod users_cli;
 
 use std::path::PathBuf;
@@ -80,7 +82,7 @@ enum Cmd {
     /// Benchmark tools.
     Bench {
         #[command(subcommand)]
-        cmd: BenchCmd,
+        cmd: bench_cli::BenchCmd,
     },
     /// Apache Kafka tools.
     #[cfg(feature = "kafka")]
@@ -118,27 +120,6 @@ enum KafkaCmd {
     },
 }
 
-#[derive(Subcommand)]
-enum BenchCmd {
-    /// Send generated events (run id + sequence number in each) at a fixed rate or as fast as possible.
-    Gen {
-        /// `tcp://HOST:PORT` (newline-delimited) or `udp://HOST:PORT` (one datagram per event).
-        #[arg(long)]
-        target: String,
-        /// `thesis`, `apache`, `syslog5424`, `syslog3164` or `file:PATH`.
-        #[arg(long, default_value = "thesis")]
-        template: String,
-        /// Events in total.
-        #[arg(long, default_value_t = 100_000)]
-        count: u64,
-        /// Events per second in total (0: as fast as possible).
-        #[arg(long, default_value_t = 0.0)]
-        rate: f64,
-        /// Parallel connections.
-        #[arg(long, default_value_t = 1)]
-        connections: usize,
-    },
-}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -153,15 +134,7 @@ fn main() -> ExitCode {
             components();
             ExitCode::SUCCESS
         }
-        Cmd::Bench { cmd: BenchCmd::Gen { target, template, count, rate, connections } } => {
-            match bench_gen(&target, &template, count, rate, connections) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("error: {e:#}");
-                    ExitCode::FAILURE
-                }
-            }
-        }
+        Cmd::Bench { cmd } => bench_cli::main(cmd),
         Cmd::User(a) => users_cli::exit(users_cli::user(a)),
         Cmd::Group(a) => users_cli::exit(users_cli::group(a)),
         Cmd::Assign(a) => users_cli::exit(users_cli::assign(a, true)),
@@ -245,45 +218,6 @@ fn components() {
     for s in sinks::SPECS {
         println!("  {:<12} {}", s.name, s.summary);
     }
-}
-
-fn bench_gen(target: &str, template: &str, count: u64, rate: f64, connections: usize) -> anyhow::Result<()> {
-    use sluice_bench::{GenConfig, Target, Template};
-    let target = if let Some(a) = target.strip_prefix("tcp://") {
-        Target::Tcp(a.parse().with_context(|| format!("--target: bad address {a:?}"))?)
-    } else if let Some(a) = target.strip_prefix("udp://") {
-        Target::Udp(a.parse().with_context(|| format!("--target: bad address {a:?}"))?)
-    } else {
-        anyhow::bail!("--target must be tcp://HOST:PORT or udp://HOST:PORT");
-    };
-    let template = match template {
-        "thesis" => Template::Thesis,
-        "apache" => Template::Apache,
-        "syslog5424" => Template::Syslog5424,
-        "syslog3164" => Template::Syslog3164,
-        t => match t.strip_prefix("file:") {
-            Some(p) => Template::File(
-                std::fs::read_to_string(p)
-                    .with_context(|| format!("--template: read {p}"))?
-                    .lines()
-                    .map(str::to_string)
-                    .collect(),
-            ),
-            None => anyhow::bail!("--template must be thesis, apache, syslog5424, syslog3164 or file:PATH"),
-        },
-    };
-    let cfg = GenConfig { target, template, count, rate, connections, run_id: sluice_bench::new_run_id() };
-    let r = sluice_bench::run(&cfg)?;
-    println!(
-        "{{\"run\":\"{}\",\"sent\":{},\"bytes\":{},\"seconds\":{:.3},\"rate\":{:.0},\"max_lag_ms\":{:.1}}}",
-        cfg.run_id,
-        r.sent,
-        r.bytes,
-        r.elapsed.as_secs_f64(),
-        r.sent as f64 / r.elapsed.as_secs_f64().max(1e-9),
-        r.max_lag.as_secs_f64() * 1e3
-    );
-    Ok(())
 }
 
 /// The config a replay runs: only the pipeline of the chosen `kafka` source,

@@ -1,0 +1,118 @@
+//! End-to-end checks of `sluice bench` with the real binary (issue #6): the
+//! CI smoke case (an agent balancing over two processors, every event
+//! counted exactly by the collectors), `bench gen --collect` accounting,
+//! and `bench compare` / `bench table` on the results. No timing is
+//! asserted: achieved rates are reported, never tested.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The binary under test; `SLUICE_BIN` overrides it (as in bench/run.py).
+fn bin() -> String {
+    std::env::var("SLUICE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_sluice").to_string())
+}
+
+fn cases() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/cases")
+}
+
+fn run(args: &[&str]) -> (String, String) {
+    let o = Command::new(bin()).args(args).output().unwrap();
+    let (out, err) = (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned());
+    assert!(o.status.success(), "sluice {args:?} failed:\n{out}\n{err}");
+    (out, err)
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+#[test]
+fn smoke_case_accounts_for_every_event_at_each_processor() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("smoke");
+    let case = cases().join("smoke");
+    let (_, err) = run(&["bench", "run", case.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(err.contains("smoke: offered 1,000/s"), "{err}");
+    let r = json(&out.join("result.json"));
+    assert_eq!(r["version"], 1);
+    assert_eq!(r["count"], 2000);
+    assert_eq!(r["generator"]["sent"], 2000);
+    assert_eq!(r["quiescent"], true);
+    let acc = &r["received"]["accounting"];
+    assert_eq!((acc["sent"].as_u64(), acc["received"].as_u64()), (Some(2000), Some(2000)), "{acc}");
+    assert_eq!((acc["lost"].as_u64(), acc["duplicated"].as_u64()), (Some(0), Some(0)), "{acc}");
+    assert_eq!(r["received"]["foreign"], 0);
+    let eps = r["received"]["endpoints"].as_array().unwrap();
+    let names: Vec<&str> = eps.iter().map(|e| e["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["p1", "p2"]);
+    let per: Vec<u64> = eps.iter().map(|e| e["events"].as_u64().unwrap()).collect();
+    assert_eq!(per.iter().sum::<u64>(), 2000, "{per:?}");
+    // Round robin per batch over two processors: both get events.
+    assert!(per.iter().all(|&n| n > 0), "{per:?}");
+    for e in eps {
+        let seconds: u64 = e["per_second"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).sum();
+        assert_eq!(seconds, e["events"].as_u64().unwrap(), "per-second buckets add up for {}", e["name"]);
+    }
+    // Every process was sampled and is in the table, the generator too.
+    let procs: Vec<&str> = r["processes"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(procs, ["p1", "p2", "agent", "bench"]);
+    assert!(r["generator"]["achieved_rate"].as_f64().unwrap() > 0.0, "the achieved rate is reported");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("<svg") && !html.contains("<script"), "self-contained SVG report");
+
+    // The result feeds compare (ratios of itself are 1) and the matrix table.
+    let res = out.join("result.json");
+    let (cmp, _) = run(&["bench", "compare", res.to_str().unwrap(), res.to_str().unwrap()]);
+    assert!(cmp.contains("throughput mean (events/s)") && cmp.contains("1.00×"), "{cmp}");
+    let (table, _) = run(&["bench", "table", out.to_str().unwrap()]);
+    assert!(table.lines().nth(2).is_some_and(|l| l.starts_with("| smoke | agent | 1,000/s | 2,000 |")), "{table}");
+}
+
+#[test]
+fn gen_with_collect_accounts_for_every_event() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let addr = format!("127.0.0.1:{port}");
+    let target = format!("tcp://{addr}");
+    // The generator writes straight into its own collector: nothing can be lost.
+    let (out, _) = run(&[
+        "bench",
+        "gen",
+        "--target",
+        &target,
+        "--collect",
+        &addr,
+        "--count",
+        "30000",
+        "--rate",
+        "0",
+        "--connections",
+        "3",
+        "--template",
+        "apache",
+    ]);
+    let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(r["sent"], 30000);
+    assert_eq!(r["completed"], 30000);
+    assert_eq!(r["template"], "apache");
+    let acc = &r["received"]["accounting"];
+    assert_eq!(
+        (acc["received"].as_u64(), acc["lost"].as_u64(), acc["duplicated"].as_u64()),
+        (Some(30000), Some(0), Some(0))
+    );
+    assert!(r["cpu_ns_per_event"].as_f64().unwrap() > 0.0, "the generator reports its own CPU per event");
+}
+
+#[test]
+fn a_bad_case_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("case.toml"),
+        "description = \"x\"\n[load]\ntarget = \"tcp://{{p1.in}}\"\ncount = 1\nbogus = 1\n",
+    )
+    .unwrap();
+    let o = Command::new(bin()).args(["bench", "run", dir.path().to_str().unwrap()]).output().unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("case.toml") && err.contains("unknown field `bogus`"), "{err}");
+}

@@ -445,7 +445,8 @@ mod tests {
             "",
             "x aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa y",
         ];
-        let queries = ["get", "GET", "users", "v1 users", "password for", "naïve", "naive", "id 42", "x y", "zzz", "--"];
+        let queries =
+            ["get", "GET", "users", "v1 users", "password for", "naïve", "naive", "id 42", "x y", "zzz", "--"];
         let mut hits = 0;
         for q in queries {
             let m = TextMatcher::new(q);

@@ -120,7 +120,6 @@ enum KafkaCmd {
     },
 }
 
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()

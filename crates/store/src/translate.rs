@@ -15,8 +15,8 @@
 use std::ops::Bound as StdBound;
 
 use sluice_query::ast::{Bound, Literal, Query};
-use sluice_query::principal::{Glob, Principal};
 use sluice_query::matcher::{TextMatcher, WildcardMatcher};
+use sluice_query::principal::{Glob, Principal};
 use tantivy::query::doc_predicate_query::DocPredicateQuery;
 use tantivy::query::{
     AllQuery, BooleanQuery, EmptyQuery, ExistsQuery, Occur, PhraseQuery, Query as TQuery, RangeQuery, RegexQuery,
@@ -377,8 +377,8 @@ pub fn full_query(
     from_ns: Option<i64>,
     to_ns: Option<i64>,
 ) -> Result<Q, TranslateError> {
-    let window = (from_ns.is_some() || to_ns.is_some())
-        .then(|| (from_ns.unwrap_or(i64::MIN), to_ns.unwrap_or(i64::MAX)));
+    let window =
+        (from_ns.is_some() || to_ns.is_some()).then(|| (from_ns.unwrap_or(i64::MIN), to_ns.unwrap_or(i64::MAX)));
     let mut parts = vec![principal_filter(f, p)?, translate_in(f, q, window)?];
     if let Some(r) = time_range(f, from_ns, to_ns) {
         parts.push(r);

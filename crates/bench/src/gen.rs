@@ -1002,7 +1002,9 @@ mod tests {
         assert_eq!((r.sent, r.completed, r.failed, r.unacknowledged), (10_001, 10_001, 0, 0));
         assert_eq!(reader.join().unwrap(), (0..10_001).collect::<Vec<_>>());
         assert_eq!(r.latency.count, 10_001);
-        assert!(r.cpu_s > 0.0 && r.bytes > 10_001 * 100, "{r:?}");
+        // (cpu_s is not asserted: /proc CPU time has 10 ms ticks and the run
+        // can take less than one.)
+        assert!(r.bytes > 10_001 * 100, "{r:?}");
     }
 
     #[test]

@@ -13,22 +13,11 @@ checks that the processor received exactly every line.
 usage: bench/agent_resources.py [--rate 20000] [--seconds 60] [--queue persisted|memory]
 Prints one JSON object.
 """
-import argparse, json, os, socket, subprocess, tempfile, time, urllib.request
+import argparse, json, os, subprocess, sys, tempfile, time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.environ.get("SLUICE_BIN", os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "release", "sluice"))
-TICK = os.sysconf("SC_CLK_TCK")
-TOKEN = "bench-token-0123456789abcdef"
-
-
-def free_port():
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close(); return p
-
-
-def proc_cpu(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        parts = f.read().rsplit(")", 1)[1].split()
-    return (int(parts[11]) + int(parts[12])) / TICK
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# The process, port and stats helpers are the agent protocol benchmark's.
+from agent_protocol import BIN, TOKEN, free_port, proc_cpu, stats, wait_port
 
 
 def proc_mem(pid):
@@ -39,21 +28,6 @@ def proc_mem(pid):
             if k in ("VmRSS", "VmHWM", "RssAnon", "RssFile"):
                 out[k] = int(v.split()[0]) / 1024
     return out
-
-
-def stats(api):
-    with urllib.request.urlopen(f"http://127.0.0.1:{api}/_node/stats", timeout=5) as r:
-        return json.load(r)
-
-
-def wait_port(port, timeout=30):
-    end = time.time() + timeout
-    while time.time() < end:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close(); return
-        except OSError:
-            time.sleep(0.05)
-    raise SystemExit(f"port {port} never opened")
 
 
 def line(seq):

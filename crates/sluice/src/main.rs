@@ -139,26 +139,8 @@ fn main() -> ExitCode {
         Cmd::Assign(a) => users_cli::exit(users_cli::assign(a, true)),
         Cmd::Unassign(a) => users_cli::exit(users_cli::assign(a, false)),
         Cmd::Token(a) => users_cli::exit(users_cli::token(a)),
-        Cmd::Agent { config } => {
-            tracing::info!(config = %config.display(), "starting the agent role");
-            match run(config, None) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("error: {e:#}");
-                    ExitCode::FAILURE
-                }
-            }
-        }
-        Cmd::Dispatcher { config } => {
-            tracing::info!(config = %config.display(), "starting the dispatcher role");
-            match run(config, None) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("error: {e:#}");
-                    ExitCode::FAILURE
-                }
-            }
-        }
+        Cmd::Agent { config } => run_role("agent", config),
+        Cmd::Dispatcher { config } => run_role("dispatcher", config),
         #[cfg(feature = "kafka")]
         Cmd::Kafka { cmd: KafkaCmd::Replay { config, from, to, topic, pipeline, source } } => {
             match kafka_replay(&config, &from, &to, &topic, pipeline.as_deref(), source.as_deref()) {
@@ -176,6 +158,18 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+    }
+}
+
+/// `sluice agent` / `sluice dispatcher`: a node run from that role's config.
+fn run_role(role: &str, config: PathBuf) -> ExitCode {
+    tracing::info!(config = %config.display(), role, "starting the {role} role");
+    match run(config, None) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
     }
 }
 

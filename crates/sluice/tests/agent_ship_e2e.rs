@@ -56,13 +56,19 @@ impl Drop for Dir {
 struct Proc {
     child: Child,
     name: String,
+    log: PathBuf,
 }
 impl Proc {
     fn start(args: &[&str], log: &Path, name: &str) -> Self {
-        let log = std::fs::File::create(log).unwrap();
-        let child =
-            Command::new(bin()).args(args).env("SLUICE_LOG", "info").stdout(Stdio::null()).stderr(log).spawn().unwrap();
-        Self { child, name: name.to_string() }
+        let file = std::fs::OpenOptions::new().create(true).append(true).open(log).unwrap();
+        let child = Command::new(bin())
+            .args(args)
+            .env("SLUICE_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(file)
+            .spawn()
+            .unwrap();
+        Self { child, name: name.to_string(), log: log.to_path_buf() }
     }
     fn kill9(&mut self) {
         let _ = self.child.kill();
@@ -78,7 +84,9 @@ impl Proc {
     }
     fn assert_alive(&mut self) {
         if let Some(s) = self.child.try_wait().unwrap() {
-            panic!("{} exited early: {s}", self.name);
+            let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+            let tail: Vec<&str> = log.lines().rev().take(20).collect::<Vec<_>>().into_iter().rev().collect();
+            panic!("{} exited early: {s}; last lines of its log:\n{}", self.name, tail.join("\n"));
         }
     }
 }

@@ -59,7 +59,7 @@ e2e() {
   local bin=${1:-${SLUICE_BIN:-${CARGO_TARGET_DIR:-$root/target}/debug/sluice}}
   [ -x "$bin" ] || { echo "web.sh e2e: no sluice binary at $bin (cargo build -p sluice)" >&2; exit 1; }
   rm -rf "$root/.cache/artifacts/browser"; mkdir -p "$root/.cache/artifacts/browser"
-  (cd "$web" && SLUICE_BIN="$bin" ARTIFACTS="$root/.cache/artifacts/browser" node e2e/run.mjs)
+  (cd "$web" && SLUICE_BIN="$bin" ARTIFACTS="$root/.cache/artifacts/browser" node e2e/chromium.mjs)
 }
 
 case "${1:-}" in

@@ -127,10 +127,10 @@ require_types = ["admin"]
       const r = await node.api('POST', '/api/v1/search', { token, body: { query, size: 1 } });
       return r.status === 200 ? r.json.total : -1;
     },
-    /** Kills the node and removes its files; prints its log when a test failed. */
+    /** Kills the node and removes its files; prints its log when a test failed (or with E2E_LOG=1). */
     stop() {
       proc.kill('SIGTERM');
-      if (process.exitCode && log) console.error(`--- sluice log ---\n${log.slice(-4000)}`);
+      if ((process.exitCode || process.env.E2E_LOG) && log) console.error(`--- sluice log ---\n${log.slice(-4000)}`);
       rmSync(dir, { recursive: true, force: true });
     },
   };

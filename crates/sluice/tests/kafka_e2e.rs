@@ -15,11 +15,13 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
+
+mod common;
+use common::{bin, free_port};
 
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
@@ -27,11 +29,6 @@ use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 use rdkafka::{ClientConfig, Offset, TopicPartitionList};
 
-/// The binary under test: `SLUICE_BIN` when set (a copy, for developers who
-/// share one target directory between branches), else cargo's.
-fn bin() -> String {
-    std::env::var("SLUICE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_sluice").to_string())
-}
 const MAIN: &str = "127.0.0.1:19092";
 const RESTART: &str = "127.0.0.1:19094";
 
@@ -144,10 +141,6 @@ fn committed_total(brokers: &str, group: &str, topic: &str, partitions: i32) -> 
             _ => 0,
         })
         .sum()
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 struct Dir(tempfile::TempDir);

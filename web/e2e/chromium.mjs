@@ -311,8 +311,9 @@ step('issue 5: a panel resized with the mouse keeps its size after a reload', as
   assert.equal(Math.round(after.height), 4 * 80 + 3 * 12);
   // The server has it too.
   const id = new URL(page.url()).pathname.split('/').pop();
-  const saved = JSON.parse((await sessionCall('GET', `/api/v1/dashboards/${id}`)).text);
-  const levels = (saved.dashboard ?? saved).panels.find((p) => p.title === 'Levels');
+  const saved = await sessionCall('GET', `/api/v1/dashboards/${id}`);
+  assert.equal(saved.status, 200, saved.text);
+  const levels = JSON.parse(saved.text).panels.find((p) => p.title === 'Levels');
   assert.deepEqual(levels.layout, { x: 0, y: 0, w: 9, h: 4 });
   await shot('dashboard-resized');
 });

@@ -13,7 +13,10 @@
 //!   processor through the API and another by SIGHUP reload: both get
 //!   traffic (time to first event printed), the pipeline is not restarted
 //!   (the agent's connection survives: still no duplicate); per-processor
-//!   gauges in `/_node/stats` and `/metrics`.
+//!   gauges in `/_node/stats` and `/metrics`;
+//! - a dispatcher with a persisted queue (`ack = "queued"`) takes everything
+//!   while every processor is down, survives its own `kill -9`, and delivers
+//!   it all, once, when they return.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -102,6 +105,8 @@ struct Dispatcher {
     log: PathBuf,
     name: String,
     data: PathBuf,
+    /// Persisted queue and `ack = "queued"` instead of memory + `delivered`.
+    persisted: bool,
     proc: Option<Proc>,
 }
 
@@ -114,8 +119,18 @@ impl Dispatcher {
             log: dir.path(&format!("{name}.log")),
             name: name.to_string(),
             data: dir.path(&format!("{name}-data")),
+            persisted: false,
             proc: None,
         };
+        d.write_config(receivers);
+        d
+    }
+
+    /// The variant that absorbs an outage of every processor: a persisted
+    /// queue, and agents' batches acknowledged once in it.
+    fn persisted(dir: &Dir, name: &str, receivers: &[String]) -> Self {
+        let mut d = Self::new(dir, name, receivers);
+        d.persisted = true;
         d.write_config(receivers);
         d
     }
@@ -136,12 +151,11 @@ workers = 1
 batch_size = 512
 batch_delay = "5ms"
 [pipelines.dispatch.queue]
-type = "memory"
-max_events = 16384
+{queue}
 [pipelines.dispatch.sources.agents]
 type = "sluice"
 address = "127.0.0.1:{port}"
-ack = "delivered"
+ack = "{ack}"
 heartbeat_interval = "1s"
 [pipelines.dispatch.sources.agents.tokens.acme]
 token = "{AGENT_TOKEN}"
@@ -165,6 +179,12 @@ members_api = {{ token = "{ADMIN_TOKEN}" }}
                 api = self.api,
                 port = self.port,
                 list = list.join(", "),
+                queue = if self.persisted {
+                    "type = \"persisted\"\nfsync = \"never\"\nshards = 1"
+                } else {
+                    "type = \"memory\"\nmax_events = 16384"
+                },
+                ack = if self.persisted { "queued" } else { "delivered" },
             ),
         )
         .unwrap();
@@ -447,4 +467,62 @@ fn drain_and_add_processors_at_run_time_without_loss_or_duplicates() {
     assert_eq!(seqs(outputs[0], "mem").len(), m0_at_drain, "the drained processor got nothing new");
     assert!(a.per_receiver[2] > 0 && a.per_receiver[3] > 0, "{}", shares(&a));
     d.proc.as_mut().unwrap().assert_alive();
+}
+
+#[test]
+fn a_persisted_dispatcher_absorbs_an_outage_of_every_processor_and_its_own_kill_9() {
+    let dir = Dir::new("outage");
+    let mut procs: Vec<Processor> = (0..2).map(|i| Processor::new(&dir, &format!("p{i}"))).collect();
+    let receivers: Vec<String> = procs.iter().map(Processor::addr).collect();
+    let mut d = Dispatcher::persisted(&dir, "d0", &receivers);
+    d.start();
+    // Every processor is down: the agent ships all of it anyway, because the
+    // dispatcher acknowledges once a batch is in its disk queue.
+    let total = 20_000u64;
+    let cfg =
+        agent_config(&dir, "outage", &[d.addr()], &format!("message = \"out {{seq}}\"\ncount = {total}\nrate = 10000"));
+    let mut agent = start_agent(&dir, "outage", &cfg);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let stats = json(d.api, "/_node/stats", None);
+        if stats["pipelines"]["dispatch"]["queue"]["events"].as_u64() == Some(total) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the dispatcher's queue never held all {total}: {}",
+            stats["pipelines"]["dispatch"]["queue"]
+        );
+        agent.assert_alive();
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // The agent has nothing left to send: stopping it loses nothing.
+    agent.term();
+    // kill -9 of the dispatcher with everything in its queue, restart.
+    if let Some(mut p) = d.proc.take() {
+        p.kill9();
+    }
+    d.start();
+    let restarted = Instant::now();
+    for p in procs.iter_mut() {
+        p.start();
+    }
+    let outputs: Vec<PathBuf> = procs.iter().map(|p| p.out.clone()).collect();
+    let out_refs: Vec<&Path> = outputs.iter().map(PathBuf::as_path).collect();
+    let mut dp = d.proc.take().unwrap();
+    let a = wait_all(&out_refs, "out", total, Duration::from_secs(60), &mut [&mut dp]);
+    println!(
+        "persisted dispatcher: {} of {total} events after every processor was down and the dispatcher was killed; \
+         drained in {:.1} s; {} duplicates; shares {}",
+        a.unique,
+        restarted.elapsed().as_secs_f64(),
+        a.duplicates,
+        shares(&a)
+    );
+    assert_eq!(a.missing, Vec::<u64>::new(), "lost events");
+    assert_eq!(a.unique as u64, total);
+    // Nothing had been forwarded before the kill, so nothing arrives twice.
+    assert_eq!(a.duplicates, 0);
+    assert!(a.per_receiver.iter().all(|n| *n > 0), "both processors got traffic: {}", shares(&a));
+    dp.term();
 }

@@ -145,16 +145,44 @@ fn default_role() -> String {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Peer {
-    /// Unique name; its listening port is `{{NAME.in}}`.
+    /// Unique name; its listening address is `{{NAME.in}}`.
     pub name: String,
-    /// `haproxy`, `nginx` or `pen`.
+    /// `haproxy`, `nginx` or `pen` (balancers, started after the processes
+    /// by `scripts/loadbalancers.sh`), or `kafka` (a broker, started before
+    /// them by `scripts/kafka.sh`; see [`crate::kafka`]).
     pub kind: String,
     /// HAProxy: `roundrobin` (default) or `leastconn`; nginx: `round_robin`
     /// (default) or `least_conn`; pen: `roundrobin`.
     #[serde(default)]
     pub balance: Option<String>,
-    /// Backends as `NAME.PORT` references.
+    /// Backends as `NAME.PORT` references (balancers only).
+    #[serde(default)]
     pub backends: Vec<String>,
+    /// Kafka: partitions of the run's topic (default 8).
+    #[serde(default = "default_partitions")]
+    pub partitions: u32,
+    /// Kafka: the `scripts/kafka.sh` instance (default `bench`, its own data
+    /// directory and ports, never a test broker's).
+    #[serde(default = "default_instance")]
+    pub instance: String,
+    /// Kafka: the broker port (default 19096; the controller listens on the
+    /// next one). `SLUICE_BENCH_KAFKA=host:port` uses an existing broker instead.
+    #[serde(default = "default_kafka_port")]
+    pub port: u16,
+    /// Kafka: the load starts once the run's consumer group is `Stable` with
+    /// this many members (0: do not wait).
+    #[serde(default)]
+    pub consumers: usize,
+}
+
+fn default_partitions() -> u32 {
+    8
+}
+fn default_instance() -> String {
+    "bench".into()
+}
+fn default_kafka_port() -> u16 {
+    19096
 }
 
 /// What an action does.
@@ -244,8 +272,26 @@ impl Case {
             }
         }
         for peer in &self.peers {
+            if peer.kind == "kafka" {
+                if !peer.backends.is_empty() || peer.balance.is_some() {
+                    return Err(format!("peer {}: a kafka peer has no backends or balance", peer.name));
+                }
+                if peer.partitions == 0 || peer.port == u16::MAX {
+                    return Err(format!("peer {}: partitions must be at least 1 and port below 65535", peer.name));
+                }
+                if [19092, 19093, 19094, 19095].contains(&peer.port) || ["main", "restart"].contains(&peer.instance.as_str()) {
+                    return Err(format!(
+                        "peer {}: port {} / instance {:?} belong to the test brokers; use SLUICE_BENCH_KAFKA to share one",
+                        peer.name, peer.port, peer.instance
+                    ));
+                }
+                continue;
+            }
             if !["haproxy", "nginx", "pen"].contains(&peer.kind.as_str()) {
-                return Err(format!("peer {}: kind {:?}: expected haproxy, nginx or pen", peer.name, peer.kind));
+                return Err(format!("peer {}: kind {:?}: expected haproxy, nginx, pen or kafka", peer.name, peer.kind));
+            }
+            if peer.backends.is_empty() {
+                return Err(format!("peer {}: a balancer needs backends", peer.name));
             }
             for b in &peer.backends {
                 let ok = b.split_once('.').is_some_and(|(n, port)| {

@@ -9,8 +9,9 @@
 //!   count every event exactly ([`tally`], [`extract`]) per processor and
 //!   per second.
 //! - [`case`] and [`runner`]: experiment cases (`bench/cases/<case>/`):
-//!   processes in their roles, peers (HAProxy, nginx, pen), the load,
-//!   actions (kill a processor, add one), sampled with [`procstat`].
+//!   processes in their roles, peers (HAProxy, nginx, pen; a Kafka broker
+//!   with the run's topic, [`kafka`]), the load, actions (kill a
+//!   processor, add one), sampled with [`procstat`].
 //! - [`report`]: results JSON, the self-contained HTML report with the
 //!   thesis's charts, `compare`; [`sizing`]: hardware per N events/s.
 //!
@@ -22,6 +23,7 @@ pub mod clock;
 pub mod collector;
 pub mod extract;
 pub mod gen;
+pub mod kafka;
 pub mod latency;
 pub mod procstat;
 pub mod report;

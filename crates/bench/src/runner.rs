@@ -1,7 +1,9 @@
 //! Runs one case (`sluice bench run bench/cases/<case>`): allocates ports,
-//! starts the collectors, renders the config templates, starts the sluice
-//! processes and the peers (through `scripts/loadbalancers.sh`), waits until
-//! they listen, offers the load with the generator (in this process), runs
+//! starts the collectors, renders the config templates, starts the Kafka
+//! brokers and creates the run's topic ([`crate::kafka`]), starts the sluice
+//! processes and the balancers (through `scripts/loadbalancers.sh`), waits
+//! until they listen (and a Kafka consumer group is stable), offers the load
+//! with the generator (in this process), runs
 //! the timed actions, waits for quiescence, stops everything and writes
 //! `result.json` and `report.html` into the run's directory.
 //!
@@ -25,6 +27,7 @@ use crate::case::{substitute, Case};
 use crate::clock::{Clock, RealClock};
 use crate::collector::Collector;
 use crate::gen::{GenConfig, Generator, Target};
+use crate::kafka;
 use crate::procstat;
 use crate::report::{self, ActionResult, Machine, ProcessResult, RunResult, Sample, SenderSample, RESULT_VERSION};
 use crate::template::Template;
@@ -175,14 +178,27 @@ pub fn run_case(case: &Case, opts: &RunOptions) -> Result<RunResult, BenchError>
             vars.insert(format!("{}.{port}.port", p.name), n.to_string());
         }
     }
+    let run_id = crate::gen::new_run_id();
     for peer in &case.peers {
+        if peer.kind == "kafka" {
+            // The broker's address is known before it starts (its
+            // instance's port, or SLUICE_BENCH_KAFKA); topic and group are
+            // the run's own.
+            let brokers = kafka::address(peer.port);
+            let n = &peer.name;
+            vars.insert(format!("{n}.in"), brokers.clone());
+            vars.insert(format!("{n}.brokers"), brokers);
+            vars.insert(format!("{n}.topic"), format!("sluice-bench-{}-{run_id}", case.name));
+            vars.insert(format!("{n}.group"), format!("sluice-bench-{run_id}"));
+            vars.insert(format!("{n}.partitions"), peer.partitions.to_string());
+            continue;
+        }
         let n = free_port()?;
         vars.insert(format!("{}.in", peer.name), format!("127.0.0.1:{n}"));
         vars.insert(format!("{}.in.port", peer.name), n.to_string());
     }
 
     // Collectors, one endpoint per collecting process.
-    let run_id = crate::gen::new_run_id();
     let binds: Vec<(String, String)> =
         case.processes.iter().filter(|p| p.collect).map(|p| (p.name.clone(), "127.0.0.1:0".to_string())).collect();
     let template = {
@@ -311,14 +327,36 @@ pub fn run_case(case: &Case, opts: &RunOptions) -> Result<RunResult, BenchError>
     };
 
     let peers_dir = out.join("peers");
+    // Kafka brokers in use (peer, broker, topic): cleaned up at the end.
+    let brokers: Mutex<Vec<(&crate::case::Peer, kafka::Broker, String)>> = Mutex::default();
     let result = (|| -> Result<RunResult, BenchError> {
+        // Brokers first: the processors consume from the run's topic.
+        for peer in case.peers.iter().filter(|p| p.kind == "kafka") {
+            let b = kafka::start(&peer.instance, peer.port, &opts.scripts)?;
+            let topic = vars[&format!("{}.topic", peer.name)].clone();
+            brokers.lock().push((peer, b.clone(), topic.clone()));
+            kafka::create_topic(&b.brokers, &topic, peer.partitions)?;
+            if let Some(pid) = b.pid {
+                procs.lock().push(Running {
+                    name: peer.name.clone(),
+                    role: "kafka".into(),
+                    child: None,
+                    pid: Some(pid),
+                    api: None,
+                    data: None,
+                    exit: if b.started { "stopped" } else { "left running (the run did not start it)" }.into(),
+                    samples: Vec::new(),
+                    cpu_at_start: None,
+                });
+            }
+        }
         for p in case.processes.iter().filter(|p| !p.deferred) {
             start_process(&p.name)?;
         }
         for p in case.processes.iter().filter(|p| !p.deferred) {
             wait_ready(&p.name)?;
         }
-        for peer in &case.peers {
+        for peer in case.peers.iter().filter(|p| p.kind != "kafka") {
             start_peer(peer, &vars, &peers_dir, &opts.scripts)?;
             let addr = &vars[&format!("{}.in", peer.name)];
             if !wait_listening(addr, Duration::from_secs(30)) {
@@ -337,6 +375,11 @@ pub fn run_case(case: &Case, opts: &RunOptions) -> Result<RunResult, BenchError>
                     cpu_at_start: None,
                 });
             }
+        }
+        // The load starts on a settled consumer group.
+        for (peer, b, _) in brokers.lock().iter().filter(|(p, _, _)| p.consumers > 0) {
+            let group = &vars[&format!("{}.group", peer.name)];
+            kafka::wait_group(&b.brokers, group, peer.consumers, Duration::from_secs(60))?;
         }
         // Let connections settle (agents connect to processors, balancers health-check).
         std::thread::sleep(Duration::from_millis(1500));
@@ -500,7 +543,7 @@ pub fn run_case(case: &Case, opts: &RunOptions) -> Result<RunResult, BenchError>
         summary.max_queued = processes.iter().map(|p| p.max_queue_events).max().unwrap_or(0);
         let sluice_cpu: f64 = processes
             .iter()
-            .filter(|p| !matches!(p.role.as_str(), "bench" | "haproxy" | "nginx" | "pen"))
+            .filter(|p| !matches!(p.role.as_str(), "bench" | "haproxy" | "nginx" | "pen" | "kafka"))
             .map(|p| p.cpu_s)
             .sum();
         summary.events_per_cpu_s = if sluice_cpu > 0.0 { gen_report.sent as f64 / sluice_cpu } else { 0.0 };
@@ -545,7 +588,11 @@ pub fn run_case(case: &Case, opts: &RunOptions) -> Result<RunResult, BenchError>
             }
         }
     }
-    if !case.peers.is_empty() {
+    for (peer, b, topic) in brokers.lock().iter() {
+        kafka::delete_topic(&b.brokers, topic);
+        kafka::stop(b, peer.port, &opts.scripts);
+    }
+    if case.peers.iter().any(|p| p.kind != "kafka") {
         let _ = Command::new(opts.scripts.join("loadbalancers.sh"))
             .args(["stop", &peers_dir.display().to_string()])
             .stdout(Stdio::null())

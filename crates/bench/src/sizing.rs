@@ -58,7 +58,7 @@ pub fn run(cases: &[PathBuf], rates: &[f64], seconds: f64, opts: &RunOptions) ->
             let sluice: Vec<_> = r
                 .processes
                 .iter()
-                .filter(|p| !matches!(p.role.as_str(), "bench" | "haproxy" | "nginx" | "pen"))
+                .filter(|p| !matches!(p.role.as_str(), "bench" | "haproxy" | "nginx" | "pen" | "kafka"))
                 .collect();
             let cpu: f64 = sluice.iter().map(|p| p.cpu_s).sum();
             let disk: u64 = sluice.iter().map(|p| p.disk_bytes).sum();

@@ -279,7 +279,9 @@ impl Case {
                 if peer.partitions == 0 || peer.port == u16::MAX {
                     return Err(format!("peer {}: partitions must be at least 1 and port below 65535", peer.name));
                 }
-                if [19092, 19093, 19094, 19095].contains(&peer.port) || ["main", "restart"].contains(&peer.instance.as_str()) {
+                if [19092, 19093, 19094, 19095].contains(&peer.port)
+                    || ["main", "restart"].contains(&peer.instance.as_str())
+                {
                     return Err(format!(
                         "peer {}: port {} / instance {:?} belong to the test brokers; use SLUICE_BENCH_KAFKA to share one",
                         peer.name, peer.port, peer.instance
@@ -447,6 +449,26 @@ start = "p2"
         );
         assert!(bad("collect = true", "").ends_with("quiesce.by = collector needs a process with collect = true"));
         assert!(bad("rate = 100", "rate = 100\nbogus = 1").contains("unknown field `bogus`"));
+    }
+
+    #[test]
+    fn kafka_peers_are_checked() {
+        let peer = |extra: &str| {
+            case(&format!("{OK}[[peer]]\nname = \"kafka\"\nkind = \"kafka\"\n{extra}")).map_err(|e| e.to_string())
+        };
+        let ok = peer("consumers = 2\n").unwrap();
+        let k = &ok.peers[0];
+        assert_eq!((k.partitions, k.instance.as_str(), k.port, k.consumers), (8, "bench", 19096, 2));
+        assert!(peer("backends = [\"p1.in\"]\n").unwrap_err().ends_with("a kafka peer has no backends or balance"));
+        assert!(peer("port = 19092\n")
+            .unwrap_err()
+            .contains("port 19092 / instance \"bench\" belong to the test brokers"));
+        assert!(peer("instance = \"main\"\n").unwrap_err().contains("belong to the test brokers"));
+        assert!(peer("partitions = 0\n").unwrap_err().contains("partitions must be at least 1"));
+        let lb = case(&format!("{OK}[[peer]]\nname = \"lb\"\nkind = \"haproxy\"\n")).unwrap_err().to_string();
+        assert!(lb.ends_with("peer lb: a balancer needs backends"), "{lb}");
+        let bad = case(&format!("{OK}[[peer]]\nname = \"q\"\nkind = \"rabbitmq\"\n")).unwrap_err().to_string();
+        assert!(bad.ends_with("kind \"rabbitmq\": expected haproxy, nginx, pen or kafka"), "{bad}");
     }
 
     #[test]

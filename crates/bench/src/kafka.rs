@@ -185,7 +185,8 @@ mod admin {
     }
 
     pub fn delete_topic(brokers: &str, topic: &str) {
-        let Ok(admin) = ClientConfig::new().set("bootstrap.servers", brokers).create::<AdminClient<DefaultClientContext>>()
+        let Ok(admin) =
+            ClientConfig::new().set("bootstrap.servers", brokers).create::<AdminClient<DefaultClientContext>>()
         else {
             return;
         };

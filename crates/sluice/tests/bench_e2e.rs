@@ -116,3 +116,61 @@ fn a_bad_case_is_a_clear_error() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("case.toml") && err.contains("unknown field `bogus`"), "{err}");
 }
+
+/// Pull through a real Kafka broker (`thesis-kafka-2`, issue #7): agent →
+/// kafka sink → the run's own 8-partition topic → two processors in one
+/// consumer group → collectors. The broker is `SLUICE_BENCH_KAFKA` when set,
+/// else the tests' broker of `scripts/kafka.sh` (started if needed, as the
+/// Kafka e2e tests do; `scripts/check.sh` starts it once for the whole run).
+/// The load starts on a stable group, so every event arrives exactly once.
+#[cfg(feature = "kafka")]
+#[test]
+fn kafka_case_counts_every_event_once_over_both_consumers() {
+    let started = std::time::Instant::now();
+    let broker = match std::env::var("SLUICE_BENCH_KAFKA") {
+        Ok(b) if !b.is_empty() => b,
+        _ => {
+            let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/kafka.sh");
+            let o = Command::new(script).arg("start").output().unwrap();
+            assert!(o.status.success(), "scripts/kafka.sh start: {}", String::from_utf8_lossy(&o.stderr));
+            "127.0.0.1:19092".to_string()
+        }
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("kafka");
+    let case = cases().join("thesis-kafka-2");
+    let o = Command::new(bin())
+        .args(["bench", "run", case.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .args(["--rate", "500", "--count", "2000"])
+        .env("SLUICE_BENCH_KAFKA", &broker)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "sluice bench run thesis-kafka-2 failed:\n{err}");
+    let r = json(&out.join("result.json"));
+    assert_eq!((r["kind"].as_str(), r["generator"]["sent"].as_u64()), (Some("pull"), Some(2000)));
+    assert_eq!(r["quiescent"], true);
+    let acc = &r["received"]["accounting"];
+    assert_eq!((acc["sent"].as_u64(), acc["received"].as_u64()), (Some(2000), Some(2000)), "{acc}");
+    assert_eq!((acc["lost"].as_u64(), acc["duplicated"].as_u64()), (Some(0), Some(0)), "{acc}");
+    let eps = r["received"]["endpoints"].as_array().unwrap();
+    let per: Vec<(&str, u64)> =
+        eps.iter().map(|e| (e["name"].as_str().unwrap(), e["events"].as_u64().unwrap())).collect();
+    assert_eq!(per.len(), 2, "{per:?}");
+    assert_eq!(per.iter().map(|x| x.1).sum::<u64>(), 2000, "{per:?}");
+    assert!(per.iter().all(|&(_, n)| n > 0), "both consumers got partitions and events: {per:?}");
+    // The templates got the run's broker, topic and group: the agent writes
+    // the topic both processors read, in one group.
+    let config = |n: &str| std::fs::read_to_string(out.join(format!("{n}.toml"))).unwrap();
+    let value = |text: &str, key: &str| {
+        text.lines().find_map(|l| l.strip_prefix(key)).map(|v| v.trim().to_string()).unwrap_or_default()
+    };
+    let (agent, p1, p2) = (config("agent"), config("p1"), config("p2"));
+    assert_eq!(value(&agent, "brokers ="), format!("\"{broker}\""));
+    let topic = value(&agent, "topic =");
+    assert!(topic.starts_with("\"sluice-bench-thesis-kafka-2-r"), "{topic}");
+    assert_eq!(value(&p1, "topics ="), format!("[{topic}]"));
+    assert_eq!(value(&p1, "group_id ="), value(&p2, "group_id ="));
+    assert!(value(&p1, "group_id =").starts_with("\"sluice-bench-r"), "{p1}");
+    println!("kafka_case_counts_every_event_once_over_both_consumers: {:.1} s", started.elapsed().as_secs_f64());
+}

@@ -11,6 +11,10 @@ $CARGO_TARGET_DIR/release/sluice).
 usage: bench/kafka.py throughput [--events N]
        bench/kafka.py share [--events N] [--rate R] [--processors 2,4]
 Prints JSON lines; --md adds Markdown table rows.
+
+`share` is superseded by the bench cases `thesis-kafka-2` / `thesis-kafka-4`
+(`sluice bench run`, ADR 0041): the same rows counted exactly at collectors,
+with latency and CPU, in the same run as the push rows.
 """
 import json, os, socket, subprocess, sys, tempfile, time, urllib.request
 

@@ -198,7 +198,8 @@ pub struct Action {
     #[serde(default)]
     pub stop: Option<String>,
     /// Start this process: a deferred one, or restart one an earlier action
-    /// killed or stopped (same config and data directory).
+    /// killed or stopped (same config and data directory); or restart a
+    /// Kafka broker peer an earlier action killed or stopped (same instance).
     #[serde(default)]
     pub start: Option<String>,
 }
@@ -314,15 +315,17 @@ impl Case {
                 return Err(format!("action[{i}]: no process or peer named {target:?}"));
             }
             if let Some(s) = &a.start {
-                // A deferred process, or one an earlier action killed or stopped (a restart).
+                // A deferred process, or a process or Kafka broker an earlier
+                // action killed or stopped (a restart).
                 let deferred = self.processes.iter().any(|p| &p.name == s && p.deferred);
                 let downed = self
                     .actions
                     .iter()
                     .any(|b| b.at.0 < a.at.0 && (b.kill.as_ref() == Some(s) || b.stop.as_ref() == Some(s)));
-                if !self.processes.iter().any(|p| &p.name == s) || !(deferred || downed) {
+                let broker = self.peers.iter().any(|p| &p.name == s && p.kind == "kafka");
+                if !(self.processes.iter().any(|p| &p.name == s) || broker) || !(deferred || downed) {
                     return Err(format!(
-                        "action[{i}]: start {s:?}: only a deferred process, or one killed or stopped earlier, can be started"
+                        "action[{i}]: start {s:?}: only a deferred process, or a process or Kafka broker killed or stopped earlier, can be started"
                     ));
                 }
             }
@@ -442,7 +445,7 @@ start = "p2"
         assert!(bad("name = \"p2\"", "name = \"p1\"").ends_with("case.toml: name \"p1\" is used twice"));
         assert!(bad("start = \"p2\"", "start = \"p3\"").ends_with("action[0]: no process or peer named \"p3\""));
         assert!(bad("deferred = true", "").ends_with(
-            "action[0]: start \"p2\": only a deferred process, or one killed or stopped earlier, can be started"
+            "action[0]: start \"p2\": only a deferred process, or a process or Kafka broker killed or stopped earlier, can be started"
         ));
         assert!(
             bad("ready = \"in\"", "ready = \"api\"").ends_with("process p1: ready = \"api\" is not one of its ports")
@@ -459,6 +462,10 @@ start = "p2"
         let ok = peer("consumers = 2\n").unwrap();
         let k = &ok.peers[0];
         assert_eq!((k.partitions, k.instance.as_str(), k.port, k.consumers), (8, "bench", 19096, 2));
+        let restart = peer("[[action]]\nat = \"1s\"\nkill = \"kafka\"\n[[action]]\nat = \"2s\"\nstart = \"kafka\"\n");
+        assert_eq!(restart.unwrap().actions.len(), 3, "a killed broker may be started again");
+        let early = peer("[[action]]\nat = \"1s\"\nstart = \"kafka\"\n").unwrap_err();
+        assert!(early.contains("action[1]: start \"kafka\": only a deferred process"), "{early}");
         assert!(peer("backends = [\"p1.in\"]\n").unwrap_err().ends_with("a kafka peer has no backends or balance"));
         assert!(peer("port = 19092\n")
             .unwrap_err()

@@ -735,15 +735,17 @@ pub fn compare(a: &RunResult, b: &RunResult) -> String {
 /// variation of their per-second share (0 = an even split every second; the
 /// thesis's bursty balancer scores high even when totals are even).
 pub fn matrix_table(results: &[RunResult]) -> String {
-    let mut o = String::from("| case | kind | rate | events | throughput mean | p50 | shares | balance CV | share CV per second | lost | dup | latency p50 / p99 / p99.9 ms | sluice CPU-s | peak RSS MiB (max) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    let mut o = String::from("| case | kind | rate | events | throughput mean | p50 | shares | balance CV | share CV per second | lost | dup | latency p50 / p99 / p99.9 ms | sluice CPU-s | events per sluice CPU-s | peer CPU-s | sluice peak RSS MiB (max) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for r in results {
         let s = &r.summary;
         let shares: Vec<String> = s.shares.iter().map(|x| format!("{:.0}", x.share * 100.0)).collect();
-        let cpu: f64 = r.processes.iter().filter(|p| p.role != "bench").map(|p| p.cpu_s).sum();
-        let rss = r.processes.iter().filter(|p| p.role != "bench").map(|p| p.peak_rss_bytes).max().unwrap_or(0);
+        let sluice = || r.processes.iter().filter(|p| p.role != "bench" && !is_peer(&p.role));
+        let cpu: f64 = sluice().map(|p| p.cpu_s).sum();
+        let peers: f64 = r.processes.iter().filter(|p| is_peer(&p.role)).map(|p| p.cpu_s).sum();
+        let rss = sluice().map(|p| p.peak_rss_bytes).max().unwrap_or(0);
         let _ = writeln!(
             o,
-            "| {} | {} | {} | {} | {} | {} | {} % | {:.3} | {:.2} | {} | {} | {} / {} / {} | {:.1} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} % | {:.3} | {:.2} | {} | {} | {} / {} / {} | {:.1} | {} | {} | {} |",
             r.case,
             r.kind,
             rate_label(r.rate),
@@ -759,10 +761,18 @@ pub fn matrix_table(results: &[RunResult]) -> String {
             fmt_num(s.latency.p99_ms),
             fmt_num(s.latency.p999_ms),
             cpu,
+            fmt_num(s.events_per_cpu_s),
+            if r.processes.iter().any(|p| is_peer(&p.role)) { format!("{peers:.1}") } else { "–".into() },
             mib(rss)
         );
     }
     o
+}
+
+/// A peer's role (a balancer or a Kafka broker), not a sluice process: left
+/// out of sluice's CPU and events per CPU-s, listed on its own.
+pub fn is_peer(role: &str) -> bool {
+    matches!(role, "haproxy" | "nginx" | "pen" | "kafka")
 }
 
 #[cfg(test)]

@@ -179,6 +179,17 @@ pub fn run_case(case: &Case, opts: &RunOptions) -> Result<RunResult, BenchError>
         }
     }
     let run_id = crate::gen::new_run_id();
+    if std::env::var(kafka::BROKER_ENV).is_ok_and(|v| !v.trim().is_empty()) {
+        let acted =
+            |n: &str| case.actions.iter().any(|a| [&a.kill, &a.stop, &a.start].iter().any(|t| t.as_deref() == Some(n)));
+        if let Some(p) = case.peers.iter().find(|p| p.kind == "kafka" && acted(&p.name)) {
+            return Err(case_err(format!(
+                "peer {}: actions on the broker need a broker the run manages; unset {}",
+                p.name,
+                kafka::BROKER_ENV
+            )));
+        }
+    }
     for peer in &case.peers {
         if peer.kind == "kafka" {
             // The broker's address is known before it starts (its
@@ -417,7 +428,8 @@ pub fn run_case(case: &Case, opts: &RunOptions) -> Result<RunResult, BenchError>
             let actor = {
                 let (stop, log) = (Arc::clone(&stop), Arc::clone(&actions_log));
                 let procs = Arc::clone(&procs);
-                let (start_process, wait_ready, peers_dir) = (&start_process, &wait_ready, &peers_dir);
+                let (start_process, wait_ready, peers_dir, brokers) =
+                    (&start_process, &wait_ready, &peers_dir, &brokers);
                 scope.spawn(move || -> Result<(), BenchError> {
                     let mut actions = case.actions.clone();
                     actions.sort_by_key(|a| a.at.0);
@@ -438,8 +450,15 @@ pub fn run_case(case: &Case, opts: &RunOptions) -> Result<RunResult, BenchError>
                             }
                             ("stop", t.clone())
                         } else if let Some(t) = &a.start {
-                            start_process(t)?;
-                            wait_ready(t)?;
+                            match case.peers.iter().find(|p| &p.name == t && p.kind == "kafka") {
+                                // The same instance and data: its topic and
+                                // committed offsets survive the restart.
+                                Some(peer) => restart_broker(peer, &procs, brokers, &opts.scripts)?,
+                                None => {
+                                    start_process(t)?;
+                                    wait_ready(t)?;
+                                }
+                            }
                             ("start", t.clone())
                         } else {
                             continue;
@@ -541,11 +560,8 @@ pub fn run_case(case: &Case, opts: &RunOptions) -> Result<RunResult, BenchError>
         let sender = sender_log.lock().clone();
         summary.sender_max_backlog = sender.iter().map(|x| x.due.saturating_sub(x.sent)).max().unwrap_or(0);
         summary.max_queued = processes.iter().map(|p| p.max_queue_events).max().unwrap_or(0);
-        let sluice_cpu: f64 = processes
-            .iter()
-            .filter(|p| !matches!(p.role.as_str(), "bench" | "haproxy" | "nginx" | "pen" | "kafka"))
-            .map(|p| p.cpu_s)
-            .sum();
+        let sluice_cpu: f64 =
+            processes.iter().filter(|p| p.role != "bench" && !report::is_peer(&p.role)).map(|p| p.cpu_s).sum();
         summary.events_per_cpu_s = if sluice_cpu > 0.0 { gen_report.sent as f64 / sluice_cpu } else { 0.0 };
         Ok(RunResult {
             version: RESULT_VERSION,
@@ -638,6 +654,30 @@ fn kill(procs: &Mutex<Vec<Running>>, target: &str, peers_dir: &Path, case: &Case
             signal(pid, "-KILL");
         }
     }
+}
+
+/// Starts a kafka peer's broker again (a `start` action after `kill` or
+/// `stop`) and samples the new JVM under the peer's name.
+fn restart_broker(
+    peer: &crate::case::Peer,
+    procs: &Mutex<Vec<Running>>,
+    brokers: &Mutex<Vec<(&crate::case::Peer, kafka::Broker, String)>>,
+    scripts: &Path,
+) -> Result<(), BenchError> {
+    let b = kafka::start(&peer.instance, peer.port, scripts)?;
+    let mut g = procs.lock();
+    if let Some(r) = g.iter_mut().find(|r| r.name == peer.name) {
+        r.pid = b.pid;
+        r.cpu_at_start = None;
+        r.exit = "restarted".into();
+    }
+    drop(g);
+    if let Some(x) = brokers.lock().iter_mut().find(|x| x.0.name == peer.name) {
+        // Stop at the end what this run started, whichever start it was.
+        x.1.pid = b.pid;
+        x.1.started |= b.started;
+    }
+    Ok(())
 }
 
 fn sample_all(procs: &Mutex<Vec<Running>>, t: f64) {

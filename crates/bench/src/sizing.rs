@@ -55,11 +55,8 @@ pub fn run(cases: &[PathBuf], rates: &[f64], seconds: f64, opts: &RunOptions) ->
             o.count = Some(count);
             o.out = opts.out.join(format!("{}-{}", case.name, rate as u64));
             let r = run_case(&case, &o)?;
-            let sluice: Vec<_> = r
-                .processes
-                .iter()
-                .filter(|p| !matches!(p.role.as_str(), "bench" | "haproxy" | "nginx" | "pen" | "kafka"))
-                .collect();
+            let sluice: Vec<_> =
+                r.processes.iter().filter(|p| p.role != "bench" && !crate::report::is_peer(&p.role)).collect();
             let cpu: f64 = sluice.iter().map(|p| p.cpu_s).sum();
             let disk: u64 = sluice.iter().map(|p| p.disk_bytes).sum();
             let achieved = r.summary.throughput_mean;

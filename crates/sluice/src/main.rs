@@ -139,7 +139,7 @@ fn main() -> ExitCode {
             tracing::warn!(error = %e, "could not re-execute with the agent's allocator settings; memory use will be higher")
         }
         Some(lean::Outcome::UserChoice) => {
-            tracing::info!("allocator settings from the environment ({} or MIMALLOC_*)", lean::MARK)
+            tracing::info!("{}: the agent keeps mimalloc's default settings (more memory)", lean::MARK)
         }
         Some(lean::Outcome::Lean) | None => {}
     }

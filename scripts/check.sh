@@ -31,7 +31,7 @@ trap '[ "$kafka_was_running" = 1 ] || scripts/kafka.sh stop >/dev/null 2>&1 || t
 step "cargo test"
 cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$root/.cache/test.log"
 
-step "web: browser tests (real sluice + headless Chromium)"
+step "web: browser tests (real sluice + headless Chromium and Firefox)"
 cargo build -p sluice --locked -q
 scripts/web.sh e2e 2>&1 | tee "$root/.cache/web-e2e.log"
 

@@ -6,8 +6,11 @@
 #   scripts/web.sh build     install + vite build into web/dist + bundle-size check
 #                            (skipped when nothing under web/ changed since the last build)
 #   scripts/web.sh check     what CI runs: npm ci (always), lint, typecheck, Vitest, build, size
-#   scripts/web.sh e2e [BIN] browser tests: real headless Chromium (scripts/browser.sh)
-#                            against a real sluice binary (default target/debug/sluice)
+#   scripts/web.sh e2e [BIN] browser tests: real headless Chromium (web/e2e/chromium.mjs)
+#                            and Firefox ESR (web/e2e/firefox.mjs), installed by
+#                            scripts/browser.sh, one after the other, against a real
+#                            sluice binary (default target/debug/sluice);
+#                            E2E_BROWSERS="firefox" runs one of them
 #
 # Needs Node >= 20.19 and npm (Debian: apt-get install nodejs npm, or NodeSource).
 set -euo pipefail
@@ -59,7 +62,11 @@ e2e() {
   local bin=${1:-${SLUICE_BIN:-${CARGO_TARGET_DIR:-$root/target}/debug/sluice}}
   [ -x "$bin" ] || { echo "web.sh e2e: no sluice binary at $bin (cargo build -p sluice)" >&2; exit 1; }
   rm -rf "$root/.cache/artifacts/browser"; mkdir -p "$root/.cache/artifacts/browser"
-  (cd "$web" && SLUICE_BIN="$bin" ARTIFACTS="$root/.cache/artifacts/browser" node e2e/run.mjs)
+  local files=()
+  for b in ${E2E_BROWSERS:-chromium firefox}; do files+=("e2e/$b.mjs"); done
+  # One node:test run (one TAP summary); files one at a time: 2 cores, two browsers.
+  (cd "$web" && SLUICE_BIN="$bin" ARTIFACTS="$root/.cache/artifacts/browser" \
+    node --test --test-concurrency=1 --test-reporter=tap "${files[@]}")
 }
 
 case "${1:-}" in

@@ -17,7 +17,7 @@ use axum::extract::{Query, State};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::IntoResponse;
 use axum::Json;
-use futures_util::stream::Stream;
+use futures_util::stream::{Stream, StreamExt};
 use serde::Deserialize;
 use serde_json::json;
 use sluice_query::{AggregateRequest, SearchBackend, SearchRequest, TailRequest};
@@ -140,9 +140,14 @@ pub async fn fields(
     Ok(Json(json!({ "fields": fields })))
 }
 
-/// `GET /api/v1/tail?query=…`: one `data: <hit json>` event per new matching
-/// event, a keep-alive comment every [`TAIL_KEEP_ALIVE`]; ends when the
-/// client disconnects (the backend's stream is dropped with the response).
+/// `GET /api/v1/tail?query=…`: an `: open` comment at once, then one
+/// `data: <hit json>` event per new matching event and a keep-alive comment
+/// every [`TAIL_KEEP_ALIVE`]; ends when the client disconnects (the backend's
+/// stream is dropped with the response).
+///
+/// The opening comment is there for Firefox: its `fetch()` resolves only when
+/// the first body bytes arrive, not with the headers, so without it a quiet
+/// tail looked "connecting" for a whole keep-alive interval.
 pub async fn tail(
     Authenticated(principal): Authenticated,
     State(s): State<ApiState>,
@@ -158,5 +163,6 @@ pub async fn tail(
         let data = serde_json::to_string(&hit).unwrap_or_else(|_| "{}".into());
         Some((Ok(SseEvent::default().data(data)), rx))
     });
-    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(TAIL_KEEP_ALIVE).text("keep-alive")))
+    let opened = futures_util::stream::once(async { Ok(SseEvent::default().comment("open")) });
+    Ok(Sse::new(opened.chain(stream)).keep_alive(KeepAlive::new().interval(TAIL_KEEP_ALIVE).text("keep-alive")))
 }

@@ -251,8 +251,14 @@ pub fn run_case(case: &Case, opts: &RunOptions) -> Result<RunResult, BenchError>
         let p = case.processes.iter().find(|p| p.name == name).ok_or_else(|| case_err(format!("no process {name}")))?;
         let (cfg, data) = &configs[name];
         let log = std::fs::File::create(out.join(format!("{name}.log")))?;
-        let child = Command::new(&opts.sluice)
-            .arg("run")
+        // Agents and dispatchers run through their role subcommands, as a
+        // user starts them (`sluice agent --config …`).
+        let mut cmd = Command::new(&opts.sluice);
+        match p.role.as_str() {
+            "agent" | "dispatcher" => cmd.args([p.role.as_str(), "--config"]),
+            _ => cmd.arg("run"),
+        };
+        let child = cmd
             .arg(cfg)
             .env("SLUICE_LOG", std::env::var("SLUICE_LOG").unwrap_or_else(|_| "warn".into()))
             .stdin(Stdio::null())

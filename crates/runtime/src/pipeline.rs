@@ -51,6 +51,10 @@ pub struct RunningPipeline {
     workers: Vec<std::thread::JoinHandle<()>>,
     sinks: Vec<JoinHandle<()>>,
     queue: Arc<PipelineQueue>,
+    /// Refreshes a persisted queue's depth gauges every second (they are
+    /// read from the queue, not counted on the way), so `/_node/stats` and
+    /// `/metrics` show the backlog on disk.
+    gauges: JoinHandle<()>,
     /// Sinks whose settings can change without a restart, by id.
     live: Vec<(String, Arc<dyn LiveConfig>)>,
 }
@@ -179,6 +183,16 @@ pub fn start(built: BuiltPipeline, node: &NodeConfig) -> Result<RunningPipeline,
             .instrument(span),
         ));
     }
+    let gauges = {
+        let queue = Arc::clone(&queue);
+        tokio::spawn(async move {
+            let mut iv = tokio::time::interval(Duration::from_secs(1));
+            loop {
+                iv.tick().await;
+                queue.refresh_gauges();
+            }
+        })
+    };
     Ok(RunningPipeline {
         name,
         raw: cfg.raw,
@@ -188,6 +202,7 @@ pub fn start(built: BuiltPipeline, node: &NodeConfig) -> Result<RunningPipeline,
         workers,
         sinks: sink_tasks,
         queue,
+        gauges,
         live,
     })
 }
@@ -243,6 +258,7 @@ impl RunningPipeline {
     /// that still fail give up; their batches stay unacknowledged.
     pub async fn stop(self, timeout: Duration) {
         let name = self.name.clone();
+        self.gauges.abort();
         self.sources_cancel.cancel();
         for s in self.sources {
             let _ = s.await;

@@ -12,37 +12,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// The binary under test; `SLUICE_BIN` overrides it (a target directory
-/// shared by several worktrees holds whichever `sluice` was built last).
-fn bin() -> String {
-    std::env::var("SLUICE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_sluice").to_string())
-}
-
-struct Dir(PathBuf);
-impl Dir {
-    fn new(name: &str) -> Self {
-        let d = std::env::temp_dir().join(format!("sluice-e2e-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        Dir(d)
-    }
-    fn path(&self, p: &str) -> PathBuf {
-        self.0.join(p)
-    }
-}
-impl Drop for Dir {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-}
+mod common;
+use common::{bin, Dir};
 
 fn start(config: &Path, log: &Path) -> Child {
     let log = std::fs::OpenOptions::new().create(true).append(true).open(log).unwrap();
     Command::new(bin())
         .args(["agent", "--config", config.to_str().unwrap()])
-        .env("SLUICE_LOG", "info")
+        .env("SLUICE_LOG", common::log_filter())
         .stdout(Stdio::null())
         .stderr(log)
         .spawn()
@@ -314,7 +291,7 @@ fn bad_input_is_counted_and_the_agent_keeps_reading_as_an_unprivileged_user() {
     let logs = dir.path("logs");
     std::fs::create_dir_all(&logs).unwrap();
     // The agent runs as nobody: it must be able to write its data and output.
-    for d in [&dir.0, &logs] {
+    for d in [&dir.root().to_path_buf(), &logs] {
         Command::new("chmod").args(["0777", d.to_str().unwrap()]).status().unwrap();
     }
     let good = logs.join("good.log");
@@ -360,7 +337,7 @@ fn bad_input_is_counted_and_the_agent_keeps_reading_as_an_unprivileged_user() {
         .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
         .arg(bin())
         .args(["run", cfg.to_str().unwrap()])
-        .env("SLUICE_LOG", "info")
+        .env("SLUICE_LOG", common::log_filter())
         .stdout(Stdio::null())
         .stderr(log)
         .spawn()

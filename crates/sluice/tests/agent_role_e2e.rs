@@ -10,28 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// The binary under test; `SLUICE_BIN` overrides it (a target directory
-/// shared by several worktrees holds whichever `sluice` was built last).
-fn bin() -> String {
-    std::env::var("SLUICE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_sluice").to_string())
-}
-
-struct Dir(PathBuf);
-impl Dir {
-    fn new(name: &str) -> Self {
-        let d = std::env::temp_dir().join(format!("sluice-e2e-role-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(d.join("logs")).unwrap();
-        Dir(d)
-    }
-}
-impl Drop for Dir {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-}
+mod common;
+use common::{bin, log_filter, Dir};
 
 /// Two pipelines: `plain` leaves workers and shards out, `tuned` sets them.
 fn config(dir: &Path) -> PathBuf {
@@ -71,7 +51,7 @@ impl Proc {
     fn start(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Self {
         let log = std::fs::File::create(dir.join(format!("{}.log", args[0]))).unwrap();
         let mut cmd = Command::new(bin());
-        cmd.args(args).env("SLUICE_LOG", "info").stdout(Stdio::null()).stderr(log);
+        cmd.args(args).env("SLUICE_LOG", log_filter()).stdout(Stdio::null()).stderr(log);
         for v in ["SLUICE_LEAN_ALLOCATOR", "MIMALLOC_ARENA_EAGER_COMMIT", "MIMALLOC_PURGE_DELAY"] {
             cmd.env_remove(v);
         }
@@ -148,9 +128,10 @@ fn cores() -> usize {
 
 #[test]
 fn agent_role_runs_lean_and_fills_only_unset_keys() {
-    let dir = Dir::new("agent");
-    let cfg = config(&dir.0);
-    let mut agent = Proc::start(&dir.0, &["agent", "--config", cfg.to_str().unwrap()], &[]);
+    let dir = Dir::new("role-agent");
+    std::fs::create_dir_all(dir.path("logs")).unwrap();
+    let cfg = config(dir.root());
+    let mut agent = Proc::start(dir.root(), &["agent", "--config", cfg.to_str().unwrap()], &[]);
     agent.wait_started();
     // Re-executed in place: the pid we spawned, the allocator settings in its
     // environment, the binary's name back (not `exe`).
@@ -163,20 +144,22 @@ fn agent_role_runs_lean_and_fills_only_unset_keys() {
     // Role defaults where the config is silent, the config where it is not.
     assert_eq!(agent.count("plain-worker"), 1);
     assert_eq!(agent.count("tuned-worker"), 3);
-    assert_eq!(shards(&dir.0, "plain"), 1);
-    assert_eq!(shards(&dir.0, "tuned"), 3);
-    let log = std::fs::read_to_string(dir.0.join("agent.log")).unwrap();
+    assert_eq!(shards(dir.root(), "plain"), 1);
+    assert_eq!(shards(dir.root(), "tuned"), 3);
+    let log = std::fs::read_to_string(dir.root().join("agent.log")).unwrap();
     assert_eq!(log.matches("starting the agent role").count(), 1, "{log}");
 }
 
 #[test]
 fn agent_role_respects_the_users_allocator_choice_and_run_keeps_defaults() {
-    let dir = Dir::new("optout");
-    let cfg = config(&dir.0);
-    let agent = Proc::start(&dir.0, &["agent", "--config", cfg.to_str().unwrap()], &[("SLUICE_LEAN_ALLOCATOR", "0")]);
+    let dir = Dir::new("role-optout");
+    std::fs::create_dir_all(dir.path("logs")).unwrap();
+    let cfg = config(dir.root());
+    let agent =
+        Proc::start(dir.root(), &["agent", "--config", cfg.to_str().unwrap()], &[("SLUICE_LEAN_ALLOCATOR", "0")]);
     // The log is written by the process itself: wait for the opt-out line.
     let deadline = Instant::now() + Duration::from_secs(30);
-    while !std::fs::read_to_string(dir.0.join("agent.log"))
+    while !std::fs::read_to_string(dir.root().join("agent.log"))
         .unwrap_or_default()
         .contains("SLUICE_LEAN_ALLOCATOR: the agent keeps mimalloc's default settings")
     {
@@ -187,7 +170,7 @@ fn agent_role_respects_the_users_allocator_choice_and_run_keeps_defaults() {
     drop(agent);
     // A user's own value of one option is kept as given, the other added.
     let mut agent =
-        Proc::start(&dir.0, &["agent", "--config", cfg.to_str().unwrap()], &[("MIMALLOC_PURGE_DELAY", "5")]);
+        Proc::start(dir.root(), &["agent", "--config", cfg.to_str().unwrap()], &[("MIMALLOC_PURGE_DELAY", "5")]);
     agent.wait_started();
     assert_eq!(
         lean_vars(&agent.environ()),
@@ -195,11 +178,11 @@ fn agent_role_respects_the_users_allocator_choice_and_run_keeps_defaults() {
     );
     drop(agent);
     // `sluice run`: mimalloc's defaults and the per-core defaults.
-    let _ = std::fs::remove_dir_all(dir.0.join("data"));
-    let mut node = Proc::start(&dir.0, &["run", cfg.to_str().unwrap()], &[]);
+    let _ = std::fs::remove_dir_all(dir.root().join("data"));
+    let mut node = Proc::start(dir.root(), &["run", cfg.to_str().unwrap()], &[]);
     node.wait_started();
     assert_eq!(lean_vars(&node.environ()), Vec::<&str>::new());
     assert_eq!(node.count("plain-worker"), cores());
     assert_eq!(node.count("tuned-worker"), 3);
-    assert_eq!(shards(&dir.0, "plain"), cores());
+    assert_eq!(shards(dir.root(), "plain"), cores());
 }

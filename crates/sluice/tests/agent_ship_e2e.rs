@@ -15,99 +15,17 @@
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// The binary under test; `SLUICE_BIN` overrides it (as in bench/run.py).
-fn bin() -> String {
-    std::env::var("SLUICE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_sluice").to_string())
-}
+mod common;
+use common::*;
+
 const TOKEN: &str = "e2e-acme-token-0123456789";
 const ALGORITHMS: [&str; 6] =
     ["round_robin", "weighted_round_robin", "random", "least_connections", "least_loaded", "credit"];
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-struct Dir(PathBuf);
-impl Dir {
-    fn new(name: &str) -> Self {
-        let d = std::env::temp_dir().join(format!("sluice-ship-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        Dir(d)
-    }
-    fn path(&self, p: &str) -> PathBuf {
-        self.0.join(p)
-    }
-}
-impl Drop for Dir {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-}
-
-/// A child process killed when dropped.
-struct Proc {
-    child: Child,
-    name: String,
-    log: PathBuf,
-}
-impl Proc {
-    fn start(args: &[&str], log: &Path, name: &str) -> Self {
-        let file = std::fs::OpenOptions::new().create(true).append(true).open(log).unwrap();
-        let child = Command::new(bin())
-            .args(args)
-            .env("SLUICE_LOG", "info")
-            .stdout(Stdio::null())
-            .stderr(file)
-            .spawn()
-            .unwrap();
-        Self { child, name: name.to_string(), log: log.to_path_buf() }
-    }
-    fn kill9(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-    fn term(&mut self) {
-        Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().unwrap();
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while self.child.try_wait().unwrap().is_none() {
-            assert!(Instant::now() < deadline, "{} did not stop after SIGTERM", self.name);
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-    fn assert_alive(&mut self) {
-        if let Some(s) = self.child.try_wait().unwrap() {
-            let log = std::fs::read_to_string(&self.log).unwrap_or_default();
-            let tail: Vec<&str> = log.lines().rev().take(20).collect::<Vec<_>>().into_iter().rev().collect();
-            panic!("{} exited early: {s}; last lines of its log:\n{}", self.name, tail.join("\n"));
-        }
-    }
-}
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn wait_port(port: u16, p: &mut Proc) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < deadline {
-        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return;
-        }
-        p.assert_alive();
-        std::thread::sleep(Duration::from_millis(30));
-    }
-    panic!("port {port} never opened");
-}
 
 /// A processor: `sluice` source on `port` → (optional filter) → file sink.
 struct Processor {
@@ -225,61 +143,6 @@ block_timeout = "2s"
 
 fn start_agent(dir: &Dir, name: &str, config: &Path) -> Proc {
     Proc::start(&["agent", "--config", config.to_str().unwrap()], &dir.path(&format!("{name}.log")), "agent")
-}
-
-/// Sequence numbers of run `tag` in `path`, as written by the file sink.
-fn seqs(path: &Path, tag: &str) -> Vec<u64> {
-    let Ok(text) = std::fs::read_to_string(path) else { return Vec::new() };
-    let prefix = format!("\"message\":\"{tag} ");
-    text.lines()
-        .filter_map(|l| {
-            let i = l.find(&prefix)? + prefix.len();
-            let rest = &l[i..];
-            rest[..rest.find('"')?].parse().ok()
-        })
-        .collect()
-}
-
-/// Per-receiver counts of run `tag`, and the account of all of them.
-struct Account {
-    per_receiver: Vec<usize>,
-    unique: usize,
-    duplicates: usize,
-    missing: Vec<u64>,
-}
-
-fn account(outputs: &[&Path], tag: &str, total: u64) -> Account {
-    let mut seen: BTreeMap<u64, usize> = BTreeMap::new();
-    let mut per_receiver = Vec::new();
-    for o in outputs {
-        let s = seqs(o, tag);
-        per_receiver.push(s.len());
-        for n in s {
-            *seen.entry(n).or_default() += 1;
-        }
-    }
-    let duplicates = seen.values().map(|c| c - 1).sum();
-    let missing: Vec<u64> = (0..total).filter(|n| !seen.contains_key(n)).take(10).collect();
-    Account { per_receiver, unique: seen.len(), duplicates, missing }
-}
-
-fn wait_all(outputs: &[&Path], tag: &str, total: u64, timeout: Duration, procs: &mut [&mut Proc]) -> Account {
-    let deadline = Instant::now() + timeout;
-    loop {
-        let a = account(outputs, tag, total);
-        if a.unique as u64 >= total || Instant::now() > deadline {
-            return a;
-        }
-        for p in procs.iter_mut() {
-            p.assert_alive();
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-fn shares(a: &Account) -> String {
-    let total: usize = a.per_receiver.iter().sum::<usize>().max(1);
-    a.per_receiver.iter().map(|n| format!("{:.1}%", *n as f64 * 100.0 / total as f64)).collect::<Vec<_>>().join(" / ")
 }
 
 #[test]
@@ -533,10 +396,6 @@ fn bad_token_foreign_identity_and_garbage_are_refused_with_reasons() {
 }
 
 // ---- syslog output to a real rsyslog ----
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
-}
 
 /// Stops the rsyslog instances however the test ends.
 struct Rsyslog(PathBuf);

@@ -3,17 +3,16 @@
 //! generated on first start.
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_sluice");
+mod common;
+use common::free_port;
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
+const BIN: &str = env!("CARGO_BIN_EXE_sluice");
 
 struct Dir(PathBuf);
 impl Dir {
@@ -251,4 +250,75 @@ fn address_api_without_an_api_server_is_a_config_error() {
         err.contains("pipelines.main.sources.http.address: \"api\" needs the API server, but [api] address is empty"),
         "{err}"
     );
+}
+
+/// `queue.events` of pipeline `main` in `/_node/stats`, and the Prometheus gauge.
+fn queue_depth(port: u16) -> (Option<u64>, bool) {
+    let (_, body) = http(port, "GET", "/_node/stats", &[], b"");
+    let v = json(&body);
+    let n = v["pipelines"]["main"]["queue"]["events"].as_u64();
+    let (_, metrics) = http(port, "GET", "/metrics", &[], b"");
+    let gauge = n.is_some_and(|n| metrics.contains(&format!("sluice_pipeline_queue_events{{pipeline=\"main\"}} {n}")));
+    (n, gauge)
+}
+
+#[test]
+fn persisted_queue_backlog_shows_in_stats_and_drains_when_the_sink_returns() {
+    let dir = Dir::new("api-backlog");
+    let port = free_port();
+    let sink_port = free_port();
+    let cfg = dir.path("c.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            r#"
+[node]
+data_dir = "{d}"
+[api]
+address = "127.0.0.1:{port}"
+[pipelines.main]
+batch_size = 50
+batch_delay = "10ms"
+[pipelines.main.queue]
+type = "persisted"
+[pipelines.main.sources.http]
+type = "http"
+address = "api"
+[pipelines.main.sinks.down]
+type = "tcp"
+address = "127.0.0.1:{sink_port}"
+"#,
+            d = dir.0.display()
+        ),
+    )
+    .unwrap();
+    let child = Command::new(BIN)
+        .args(["run", cfg.to_str().unwrap()])
+        .env("SLUICE_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.path("log")).unwrap())
+        .spawn()
+        .unwrap();
+    let mut p = Proc(child);
+    wait_for("the mounted /ndjson", &mut p.0, || {
+        TcpStream::connect(("127.0.0.1", port)).is_ok() && http(port, "POST", "/ndjson", &[], b"").0 == 200
+    });
+    // 300 events accepted into the persisted queue while the sink's peer is down.
+    let body: String = (0..300).map(|i| format!("{{\"message\":\"q{i}\"}}\n")).collect();
+    let (status, reply) = http(port, "POST", "/ndjson", &[], body.as_bytes());
+    assert_eq!((status, json(&reply)), (200, serde_json::json!({"accepted": 300, "failed": 0})));
+    // The backlog on disk is what the stats report (refreshed every second).
+    wait_for("queue.events = 300", &mut p.0, || queue_depth(port) == (Some(300), true));
+    // The peer comes up: every event arrives and the depth returns to 0.
+    let listener = std::net::TcpListener::bind(("127.0.0.1", sink_port)).unwrap();
+    let (conn, _) = listener.accept().unwrap();
+    let mut got = std::collections::BTreeSet::new();
+    let mut reader = std::io::BufReader::new(conn);
+    while got.len() < 300 {
+        let mut line = String::new();
+        assert!(std::io::BufRead::read_line(&mut reader, &mut line).unwrap() > 0, "the sink closed early");
+        got.insert(json(&line)["message"].as_str().unwrap().to_string());
+    }
+    assert_eq!(got, (0..300).map(|i| format!("q{i}")).collect());
+    wait_for("queue.events = 0", &mut p.0, || queue_depth(port) == (Some(0), true));
 }

@@ -13,98 +13,22 @@
 //!   processor through the API and another by SIGHUP reload: both get
 //!   traffic (time to first event printed), the pipeline is not restarted
 //!   (the agent's connection survives: still no duplicate); per-processor
-//!   gauges in `/_node/stats` and `/metrics`.
+//!   gauges in `/_node/stats` and `/metrics`;
+//! - a dispatcher with a persisted queue (`ack = "queued"`) takes everything
+//!   while every processor is down, survives its own `kill -9`, and delivers
+//!   it all, once, when they return.
 
-use std::collections::BTreeMap;
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// The binary under test; `SLUICE_BIN` overrides it.
-fn bin() -> String {
-    std::env::var("SLUICE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_sluice").to_string())
-}
+mod common;
+use common::*;
+
 const AGENT_TOKEN: &str = "e2e-acme-agent-token-0123456789";
 const RELAY_TOKEN: &str = "e2e-dispatcher-relay-token-0123456789";
 const ADMIN_TOKEN: &str = "e2e-members-admin-token-0123456789";
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-struct Dir(PathBuf);
-impl Dir {
-    fn new(name: &str) -> Self {
-        let d = std::env::temp_dir().join(format!("sluice-dispatch-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        Dir(d)
-    }
-    fn path(&self, p: &str) -> PathBuf {
-        self.0.join(p)
-    }
-}
-impl Drop for Dir {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-}
-
-/// A child process killed when dropped.
-struct Proc {
-    child: Child,
-    name: String,
-}
-impl Proc {
-    fn start(args: &[&str], log: &Path, name: &str) -> Self {
-        let log = std::fs::OpenOptions::new().create(true).append(true).open(log).unwrap();
-        let child =
-            Command::new(bin()).args(args).env("SLUICE_LOG", "info").stdout(Stdio::null()).stderr(log).spawn().unwrap();
-        Self { child, name: name.to_string() }
-    }
-    fn kill9(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-    fn signal(&self, sig: &str) {
-        Command::new("kill").args([sig, &self.child.id().to_string()]).status().unwrap();
-    }
-    fn term(&mut self) {
-        self.signal("-TERM");
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while self.child.try_wait().unwrap().is_none() {
-            assert!(Instant::now() < deadline, "{} did not stop after SIGTERM", self.name);
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-    fn assert_alive(&mut self) {
-        if let Some(s) = self.child.try_wait().unwrap() {
-            panic!("{} exited early: {s}", self.name);
-        }
-    }
-}
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn wait_port(port: u16, p: &mut Proc) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < deadline {
-        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return;
-        }
-        p.assert_alive();
-        std::thread::sleep(Duration::from_millis(30));
-    }
-    panic!("port {port} never opened");
-}
 
 /// A processor: `sluice` source (agent and relay tokens) → persisted queue → file sink.
 struct Processor {
@@ -181,6 +105,8 @@ struct Dispatcher {
     log: PathBuf,
     name: String,
     data: PathBuf,
+    /// Persisted queue and `ack = "queued"` instead of memory + `delivered`.
+    persisted: bool,
     proc: Option<Proc>,
 }
 
@@ -193,8 +119,18 @@ impl Dispatcher {
             log: dir.path(&format!("{name}.log")),
             name: name.to_string(),
             data: dir.path(&format!("{name}-data")),
+            persisted: false,
             proc: None,
         };
+        d.write_config(receivers);
+        d
+    }
+
+    /// The variant that absorbs an outage of every processor: a persisted
+    /// queue, and agents' batches acknowledged once in it.
+    fn persisted(dir: &Dir, name: &str, receivers: &[String]) -> Self {
+        let mut d = Self::new(dir, name, receivers);
+        d.persisted = true;
         d.write_config(receivers);
         d
     }
@@ -215,12 +151,11 @@ workers = 1
 batch_size = 512
 batch_delay = "5ms"
 [pipelines.dispatch.queue]
-type = "memory"
-max_events = 16384
+{queue}
 [pipelines.dispatch.sources.agents]
 type = "sluice"
 address = "127.0.0.1:{port}"
-ack = "delivered"
+ack = "{ack}"
 heartbeat_interval = "1s"
 [pipelines.dispatch.sources.agents.tokens.acme]
 token = "{AGENT_TOKEN}"
@@ -244,6 +179,12 @@ members_api = {{ token = "{ADMIN_TOKEN}" }}
                 api = self.api,
                 port = self.port,
                 list = list.join(", "),
+                queue = if self.persisted {
+                    "type = \"persisted\"\nfsync = \"never\"\nshards = 1"
+                } else {
+                    "type = \"memory\"\nmax_events = 16384"
+                },
+                ack = if self.persisted { "queued" } else { "delivered" },
             ),
         )
         .unwrap();
@@ -307,64 +248,6 @@ block_timeout = "2s"
 
 fn start_agent(dir: &Dir, name: &str, config: &Path) -> Proc {
     Proc::start(&["agent", "--config", config.to_str().unwrap()], &dir.path(&format!("{name}.log")), "agent")
-}
-
-/// Sequence numbers of run `tag` in `path`, as written by the file sink.
-fn seqs(path: &Path, tag: &str) -> Vec<u64> {
-    let Ok(text) = std::fs::read_to_string(path) else { return Vec::new() };
-    let prefix = format!("\"message\":\"{tag} ");
-    text.lines()
-        .filter_map(|l| {
-            let i = l.find(&prefix)? + prefix.len();
-            let rest = &l[i..];
-            rest[..rest.find('"')?].parse().ok()
-        })
-        .collect()
-}
-
-struct Account {
-    per_receiver: Vec<usize>,
-    unique: usize,
-    duplicates: usize,
-    missing: Vec<u64>,
-}
-
-fn account(outputs: &[&Path], tag: &str, total: u64) -> Account {
-    let mut seen: BTreeMap<u64, usize> = BTreeMap::new();
-    let mut per_receiver = Vec::new();
-    for o in outputs {
-        let s = seqs(o, tag);
-        per_receiver.push(s.len());
-        for n in s {
-            *seen.entry(n).or_default() += 1;
-        }
-    }
-    let duplicates = seen.values().map(|c| c - 1).sum();
-    let missing: Vec<u64> = (0..total).filter(|n| !seen.contains_key(n)).take(10).collect();
-    Account { per_receiver, unique: seen.len(), duplicates, missing }
-}
-
-fn wait_all(outputs: &[&Path], tag: &str, total: u64, timeout: Duration, procs: &mut [&mut Proc]) -> Account {
-    let deadline = Instant::now() + timeout;
-    loop {
-        let a = account(outputs, tag, total);
-        if a.unique as u64 >= total || Instant::now() > deadline {
-            return a;
-        }
-        for p in procs.iter_mut() {
-            p.assert_alive();
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-fn shares(a: &Account) -> String {
-    let total: usize = a.per_receiver.iter().sum::<usize>().max(1);
-    a.per_receiver.iter().map(|n| format!("{:.1}%", *n as f64 * 100.0 / total as f64)).collect::<Vec<_>>().join(" / ")
-}
-
-fn total_of(outputs: &[&Path], tag: &str) -> usize {
-    outputs.iter().map(|o| seqs(o, tag).len()).sum()
 }
 
 /// Plain HTTP/1.1 to the API listener: status and body.
@@ -584,4 +467,62 @@ fn drain_and_add_processors_at_run_time_without_loss_or_duplicates() {
     assert_eq!(seqs(outputs[0], "mem").len(), m0_at_drain, "the drained processor got nothing new");
     assert!(a.per_receiver[2] > 0 && a.per_receiver[3] > 0, "{}", shares(&a));
     d.proc.as_mut().unwrap().assert_alive();
+}
+
+#[test]
+fn a_persisted_dispatcher_absorbs_an_outage_of_every_processor_and_its_own_kill_9() {
+    let dir = Dir::new("outage");
+    let mut procs: Vec<Processor> = (0..2).map(|i| Processor::new(&dir, &format!("p{i}"))).collect();
+    let receivers: Vec<String> = procs.iter().map(Processor::addr).collect();
+    let mut d = Dispatcher::persisted(&dir, "d0", &receivers);
+    d.start();
+    // Every processor is down: the agent ships all of it anyway, because the
+    // dispatcher acknowledges once a batch is in its disk queue.
+    let total = 20_000u64;
+    let cfg =
+        agent_config(&dir, "outage", &[d.addr()], &format!("message = \"out {{seq}}\"\ncount = {total}\nrate = 10000"));
+    let mut agent = start_agent(&dir, "outage", &cfg);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let stats = json(d.api, "/_node/stats", None);
+        if stats["pipelines"]["dispatch"]["queue"]["events"].as_u64() == Some(total) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the dispatcher's queue never held all {total}: {}",
+            stats["pipelines"]["dispatch"]["queue"]
+        );
+        agent.assert_alive();
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // The agent has nothing left to send: stopping it loses nothing.
+    agent.term();
+    // kill -9 of the dispatcher with everything in its queue, restart.
+    if let Some(mut p) = d.proc.take() {
+        p.kill9();
+    }
+    d.start();
+    let restarted = Instant::now();
+    for p in procs.iter_mut() {
+        p.start();
+    }
+    let outputs: Vec<PathBuf> = procs.iter().map(|p| p.out.clone()).collect();
+    let out_refs: Vec<&Path> = outputs.iter().map(PathBuf::as_path).collect();
+    let mut dp = d.proc.take().unwrap();
+    let a = wait_all(&out_refs, "out", total, Duration::from_secs(60), &mut [&mut dp]);
+    println!(
+        "persisted dispatcher: {} of {total} events after every processor was down and the dispatcher was killed; \
+         drained in {:.1} s; {} duplicates; shares {}",
+        a.unique,
+        restarted.elapsed().as_secs_f64(),
+        a.duplicates,
+        shares(&a)
+    );
+    assert_eq!(a.missing, Vec::<u64>::new(), "lost events");
+    assert_eq!(a.unique as u64, total);
+    // Nothing had been forwarded before the kill, so nothing arrives twice.
+    assert_eq!(a.duplicates, 0);
+    assert!(a.per_receiver.iter().all(|n| *n > 0), "both processors got traffic: {}", shares(&a));
+    dp.term();
 }

@@ -4,16 +4,15 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_sluice");
+mod common;
+use common::free_port;
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
+const BIN: &str = env!("CARGO_BIN_EXE_sluice");
 
 fn start(config: &Path, log: &Path) -> Child {
     let log = std::fs::File::create(log).unwrap();

@@ -14,19 +14,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::free_port;
+
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
-}
-
-fn free_port() -> u16 {
-    // A port free for both TCP and UDP.
-    loop {
-        let t = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let p = t.local_addr().unwrap().port();
-        if std::net::UdpSocket::bind(("127.0.0.1", p)).is_ok() {
-            return p;
-        }
-    }
 }
 
 /// Stops the clients and sluice however the test ends.

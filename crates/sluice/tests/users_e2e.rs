@@ -7,18 +7,17 @@
 //! everyone; CSRF, logout and the audit log are checked on the way.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::free_port;
+
 use serde_json::{json, Value};
 
 const BIN: &str = env!("CARGO_BIN_EXE_sluice");
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
 
 struct Proc(Child);
 impl Drop for Proc {

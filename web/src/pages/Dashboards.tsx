@@ -293,6 +293,8 @@ export function DashboardPage({ id, edit }: { id: number; edit: boolean }) {
         setSaving(false);
         setError(null);
         setEditing(false);
+        // Drop `?edit=1` (a new dashboard opens with it): a reload shows the saved view.
+        navigate(`/dashboards/${x.id}`, true);
       },
       (e: unknown) => {
         setError(toApiError(e));

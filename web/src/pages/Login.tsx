@@ -36,6 +36,43 @@ export async function checkToken(token: string): Promise<void> {
   if (!r.ok && r.status !== 503) throw await errorOf(r);
 }
 
+/** Props of [`CodeField`]. */
+export interface CodeFieldProps {
+  /** A recovery code (`xxxx-xxxx-xxxx-xxxx`) rather than a 6-digit TOTP code. */
+  recovery: boolean;
+  value: string;
+  onInput: (v: string) => void;
+}
+
+/**
+ * The second-factor field. One input element per kind (`key`): an input
+ * that had the TOTP `pattern` and is re-rendered without one keeps
+ * `pattern=""` (Preact sets the property to ""), which refuses every
+ * recovery code in both Chromium and Firefox.
+ */
+export function CodeField({ recovery, value, onInput }: CodeFieldProps) {
+  return (
+    <label>
+      {recovery ? 'Recovery code' : 'Code'}
+      {recovery ? (
+        <input key="recovery" name="code" autocomplete="one-time-code" value={value} onInput={(e) => onInput(e.currentTarget.value)} required autoFocus />
+      ) : (
+        <input
+          key="totp"
+          name="code"
+          autocomplete="one-time-code"
+          inputMode="numeric"
+          pattern="[0-9 ]{6,7}"
+          value={value}
+          onInput={(e) => onInput(e.currentTarget.value)}
+          required
+          autoFocus
+        />
+      )}
+    </label>
+  );
+}
+
 /** A sentence for a login error. */
 export function loginMessage(e: ApiError): string {
   switch (e.type) {
@@ -131,19 +168,7 @@ export function LoginPage({ next }: LoginProps) {
         ) : step === 'totp' ? (
           <>
             <p>Enter the {recovery ? 'recovery code' : '6-digit code from your authenticator app'}.</p>
-            <label>
-              {recovery ? 'Recovery code' : 'Code'}
-              <input
-                name="code"
-                autocomplete="one-time-code"
-                inputMode={recovery ? 'text' : 'numeric'}
-                pattern={recovery ? undefined : '[0-9 ]{6,7}'}
-                value={code}
-                onInput={(e) => setCode(e.currentTarget.value)}
-                required
-                autoFocus
-              />
-            </label>
+            <CodeField recovery={recovery} value={code} onInput={setCode} />
             <button type="button" class="link" onClick={() => setRecovery(!recovery)}>
               {recovery ? 'Use an authenticator code' : 'Use a recovery code'}
             </button>

@@ -20,7 +20,9 @@
 //!
 //! **Failover.** One task per receiver connects (TLS optional), sends
 //! `HELLO`, writes batches and reads acks. It sends a `PING` every
-//! `heartbeat_interval`; a receiver silent for three intervals, a closed or
+//! `heartbeat_interval`; a receiver silent for three intervals, a batch not
+//! acknowledged within `ack_timeout` (default 30 s: a receiver that answers
+//! `PING`s but holds batches, e.g. a wedged pipeline behind it), a closed or
 //! reset connection, a write timeout or an `ERROR` frame ends the session:
 //! every batch in flight to that receiver goes back to the dispatcher and is
 //! sent to the others first (at-least-once: a batch the dead receiver had
@@ -58,7 +60,7 @@
 //! (connection failures), `connects`, `batches_sent`, `batches_acked`,
 //! `batches_failed` (in flight when it failed, re-sent elsewhere),
 //! `retry_acks`, `ack_latency_us_total` (sum; divide by `batches_acked`);
-//! `ejections`; gauges (refreshed every 100 ms) `in_flight`, `share_permille`
+//! `ejections`; `ack_timeouts`; gauges (refreshed every 100 ms) `in_flight`, `share_permille`
 //! (of the sink's acknowledged events), `ack_p50_us`, `ack_p99_us`, `state`
 //! (0 down, 1 up, 2 ejected, 3 draining, 4 removed) and `admission_pct`
 //! (slow-start). Each receiver's share and ack latency percentiles are also
@@ -173,6 +175,11 @@ struct Config {
     /// `PING` period; a receiver silent for three periods is failed over.
     #[serde(default = "default_heartbeat")]
     heartbeat_interval: HumanDuration,
+    /// Longest wait for a batch's `ACK` (Filebeat's `timeout`): a receiver
+    /// that keeps answering `PING`s but holds a batch longer is failed over
+    /// like a silent one ("0s": wait for ever).
+    #[serde(default = "default_ack_timeout")]
+    ack_timeout: HumanDuration,
     /// First reconnection delay.
     #[serde(default = "default_backoff_min")]
     backoff_min: HumanDuration,
@@ -228,6 +235,9 @@ fn default_connect_timeout() -> HumanDuration {
 fn default_write_timeout() -> HumanDuration {
     HumanDuration(Duration::from_secs(30))
 }
+fn default_ack_timeout() -> HumanDuration {
+    HumanDuration(Duration::from_secs(30))
+}
 fn default_heartbeat() -> HumanDuration {
     HumanDuration(Duration::from_secs(1))
 }
@@ -252,6 +262,8 @@ struct Settings {
     connect_timeout: Duration,
     write_timeout: Duration,
     heartbeat: Duration,
+    /// `None`: no limit.
+    ack_timeout: Option<Duration>,
     backoff_min: Duration,
     backoff_max: Duration,
     tls: Option<(TlsConnector, Option<ServerName<'static>>)>,
@@ -272,6 +284,7 @@ struct Receiver {
     retry_acks: Arc<Counter>,
     latency_total: Arc<Counter>,
     ejections: Arc<Counter>,
+    ack_timeouts: Arc<Counter>,
     g_in_flight: Arc<Gauge>,
     g_share: Arc<Gauge>,
     g_p50: Arc<Gauge>,
@@ -294,6 +307,7 @@ impl Receiver {
             retry_acks: m.counter("retry_acks"),
             latency_total: m.counter("ack_latency_us_total"),
             ejections: m.counter("ejections"),
+            ack_timeouts: m.counter("ack_timeouts"),
             g_in_flight: m.gauge("in_flight"),
             g_share: m.gauge("share_permille"),
             g_p50: m.gauge("ack_p50_us"),
@@ -419,6 +433,7 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
             connect_timeout: c.connect_timeout.0,
             write_timeout: c.write_timeout.0,
             heartbeat: c.heartbeat_interval.0,
+            ack_timeout: Some(c.ack_timeout.0).filter(|d| !d.is_zero()),
             backoff_min: c.backoff_min.0,
             backoff_max: c.backoff_max.0,
             tls,
@@ -668,6 +683,8 @@ impl Sink for SluiceSink {
 /// A frame for a connection task, tagged with the session it was meant for.
 struct Outgoing {
     session: u64,
+    /// The batch's id (its `ACK` names it).
+    id: u64,
     frame: Arc<Vec<u8>>,
 }
 
@@ -844,7 +861,7 @@ impl Dispatcher {
         if self.balancer.algorithm() == Algorithm::Credit {
             s.credits = s.credits.saturating_sub(1);
         }
-        if s.conn.send(Outgoing { session: s.session, frame: Arc::clone(&job.frame) }).is_err() {
+        if s.conn.send(Outgoing { session: s.session, id: job.id, frame: Arc::clone(&job.frame) }).is_err() {
             // The task is gone (cancelled): keep the job.
             s.available = false;
             return Some(job);
@@ -1115,7 +1132,7 @@ async fn connection_task(
                 if events.send(ConnEvent::Connected { key, session, window, credits }).is_err() {
                     return;
                 }
-                let reason = run_session(key, session, reader, writer, &mut rx, &events, &s, &cancel).await;
+                let reason = run_session(key, session, reader, writer, &mut rx, &events, &s, &r, &cancel).await;
                 let _ = events.send(ConnEvent::Disconnected { key, session });
                 if cancel.is_cancelled() {
                     return;
@@ -1214,6 +1231,7 @@ async fn run_session(
     rx: &mut mpsc::UnboundedReceiver<Outgoing>,
     events: &mpsc::UnboundedSender<ConnEvent>,
     s: &Settings,
+    r: &Receiver,
     cancel: &CancellationToken,
 ) -> String {
     // Reading a frame is not cancel-safe: a task reads and forwards.
@@ -1231,13 +1249,20 @@ async fn run_session(
     ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut last_heard = Instant::now();
     let mut nonce = 0u64;
+    // Batches written in this session and not acknowledged yet, oldest first.
+    let mut unacked: VecDeque<(u64, Instant)> = VecDeque::new();
     let reason = loop {
         tokio::select! {
             _ = cancel.cancelled() => break "sink stopped".to_string(),
             f = frx.recv() => {
                 last_heard = Instant::now();
                 let ev = match f {
-                    Some(Ok(Some(Frame::Ack(a)))) => ConnEvent::Acked { key, session, id: a.id, status: a.status, fill: a.fill, credits: a.credits },
+                    Some(Ok(Some(Frame::Ack(a)))) => {
+                        if let Some(i) = unacked.iter().position(|(id, _)| *id == a.id) {
+                            unacked.remove(i);
+                        }
+                        ConnEvent::Acked { key, session, id: a.id, status: a.status, fill: a.fill, credits: a.credits }
+                    }
                     Some(Ok(Some(Frame::Credit { credits, fill }))) => ConnEvent::Credit { key, session, credits, fill },
                     Some(Ok(Some(Frame::Pong { fill, .. }))) => ConnEvent::Fill { key, session, fill },
                     Some(Ok(Some(Frame::Ping { nonce }))) => {
@@ -1258,10 +1283,17 @@ async fn run_session(
                     continue; // meant for an earlier, failed session: already re-queued
                 }
                 if let Err(e) = write(&mut writer, &out.frame, s.write_timeout).await { break e; }
+                unacked.push_back((out.id, Instant::now()));
             }
             _ = ping.tick() => {
                 if last_heard.elapsed() > s.heartbeat * 3 {
                     break format!("no frame from the receiver for {:?}", last_heard.elapsed());
+                }
+                if let (Some(limit), Some((id, sent))) = (s.ack_timeout, unacked.front()) {
+                    if sent.elapsed() > limit {
+                        r.ack_timeouts.inc();
+                        break format!("batch {id} not acknowledged within ack_timeout ({limit:?})");
+                    }
                 }
                 nonce += 1;
                 if let Err(e) = write(&mut writer, &Frame::Ping { nonce }.to_bytes(), s.write_timeout).await { break e; }
@@ -1442,6 +1474,75 @@ mod tests {
         let mut s = seqs(&all);
         s.dedup();
         assert_eq!(s, (0..500).collect::<Vec<_>>(), "nothing lost");
+    }
+
+    /// A receiver that says `HELLO_OK`, answers every `PING` and never
+    /// acknowledges a batch; returns its address and how many batches it got.
+    async fn wedged_receiver() -> (SocketAddr, Arc<std::sync::atomic::AtomicU64>) {
+        use sluice_protocol::frame::HelloOk;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let batches = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let counted = Arc::clone(&batches);
+        tokio::spawn(async move {
+            loop {
+                let Ok((conn, _)) = listener.accept().await else { return };
+                let counted = Arc::clone(&counted);
+                tokio::spawn(async move {
+                    let (rd, mut wr) = conn.into_split();
+                    let mut reader = FrameReader::new(rd, 1 << 24);
+                    while let Ok(Some(f)) = reader.read().await {
+                        let reply = match f {
+                            Frame::Hello(h) => Frame::HelloOk(HelloOk {
+                                version: VERSION,
+                                mode: h.mode,
+                                max_batch_bytes: 1 << 24,
+                                max_in_flight: 4,
+                                initial_credits: 0,
+                                heartbeat_ms: 200,
+                                receiver: "wedged".into(),
+                            }),
+                            Frame::Ping { nonce } => Frame::Pong { nonce, fill: 0 },
+                            Frame::Batch(_) => {
+                                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                                continue;
+                            }
+                            _ => continue,
+                        };
+                        if wr.write_all(&reply.to_bytes()).await.is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        (addr, batches)
+    }
+
+    #[tokio::test]
+    async fn a_receiver_that_pings_but_never_acks_is_failed_over_after_ack_timeout() {
+        let (wedged, held) = wedged_receiver().await;
+        let good = receiver(free_addr()).await;
+        let cx = BuildContext::for_test("sink", "out");
+        let cfg = sink_config(&[wedged, good.addr], "round_robin", "ack_timeout = \"1s\"");
+        let mut sink = (SPEC.build)(toml::from_str(&cfg).unwrap(), &cx).unwrap();
+        let mut rxs = Vec::new();
+        for i in 0..20 {
+            let (t, rx) = token();
+            sink.write_acked(&batch(i * 10, 10), &mut Some(t)).await.unwrap();
+            rxs.push(rx);
+        }
+        // Every batch is acknowledged, the ones the wedged receiver held
+        // through the good one once the timeout failed it over.
+        for rx in rxs.drain(..) {
+            assert_eq!(wait_delivered(&rx).await, Delivery::Delivered);
+        }
+        assert!(held.load(std::sync::atomic::Ordering::SeqCst) > 0, "the wedged receiver was given batches");
+        sink.close().await.unwrap();
+        let (_, metrics) = cx.registry.components().into_iter().find(|(_, m)| m.id == format!("out@{wedged}")).unwrap();
+        let got = good.stop().await;
+        assert_eq!(seqs(&got), (0..200).collect::<Vec<_>>(), "every event once, through the good receiver");
+        assert!(metrics.counter("ack_timeouts").get() >= 1, "ack_timeouts counted");
     }
 
     #[tokio::test]

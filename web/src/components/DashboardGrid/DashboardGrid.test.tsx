@@ -35,4 +35,24 @@ describe('DashboardGrid', () => {
     });
     expect((onChange.mock.calls[1]?.[0] as Panel[]).find((p) => p.id === 'b')?.layout).toEqual({ x: 6, y: 0, w: 6, h: 3 });
   });
+
+  it('takes a panel past the one below with ArrowDown, and ignores steps off the grid', () => {
+    const stacked: Panel[] = panels.map((p, i) => ({ ...p, layout: { x: 0, y: 2 * i, w: 6, h: 2 } }));
+    const el = document.createElement('div');
+    const onChange = vi.fn();
+    act(() => render(<DashboardGrid panels={stacked} editing onChange={onChange} render={() => null} />, el));
+    const header = el.querySelector('[data-panel-id=a] header') as HTMLElement;
+    act(() => {
+      header.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowLeft', bubbles: true }));
+    });
+    expect(onChange).not.toHaveBeenCalled();
+    act(() => {
+      header.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowDown', bubbles: true }));
+    });
+    const moved = onChange.mock.calls[0]?.[0] as Panel[];
+    expect(moved.map((p) => [p.id, p.layout.y])).toEqual([
+      ['a', 2],
+      ['b', 0],
+    ]);
+  });
 });

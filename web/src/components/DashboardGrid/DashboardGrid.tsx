@@ -5,7 +5,7 @@
 import type { ComponentChildren } from 'preact';
 import { useRef, useState } from 'preact/hooks';
 import { GRID_COLUMNS, type Panel } from '../../api/dashboards';
-import { moveTo as moveBox, resizeTo as resizeBox, type Box } from './layout';
+import { moveTo as moveBox, resizeTo as resizeBox, step as stepBox, type Box } from './layout';
 
 /** Height of one grid row, px. */
 export const ROW_PX = 80;
@@ -38,6 +38,14 @@ function withBoxes(panels: Panel[], bs: Box[]): Panel[] {
 /** Moves panel `id` to cell `(x, y)`, pushing others down. */
 export function movePanel(panels: Panel[], id: string, x: number, y: number): Panel[] {
   return withBoxes(panels, moveBox(boxes(panels), id, x, y));
+}
+
+/**
+ * One arrow-key step of panel `id`: moves by `(dx, dy)` cells, or with
+ * `resize` grows by `(dx, dy)`; a move goes past the neighbour in the way.
+ */
+export function stepPanel(panels: Panel[], id: string, dx: number, dy: number, resize: boolean): Panel[] {
+  return withBoxes(panels, stepBox(boxes(panels), id, dx, dy, resize));
 }
 
 /** Resizes panel `id` to `w × h` cells, pushing others down. */
@@ -97,8 +105,8 @@ export function DashboardGrid({ panels, editing, onChange, render, actions }: Da
     const v = d[e.key];
     if (!v) return;
     e.preventDefault();
-    const l = p.layout;
-    onChange(e.shiftKey ? resizePanel(panels, p.id, l.w + v[0], l.h + v[1]) : movePanel(panels, p.id, l.x + v[0], l.y + v[1]));
+    const next = stepPanel(panels, p.id, v[0], v[1], e.shiftKey);
+    if (JSON.stringify(next) !== JSON.stringify(panels)) onChange(next);
   };
 
   return (
@@ -121,6 +129,7 @@ export function DashboardGrid({ panels, editing, onChange, render, actions }: Da
           <header
             class="panel-header"
             tabIndex={editing ? 0 : -1}
+            role={editing ? 'group' : undefined}
             aria-label={editing ? `${p.title}: arrows move, Shift+arrows resize` : undefined}
             onPointerDown={(e) => start(e, p, 'move')}
             onKeyDown={(e) => key(e, p)}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bottomOf, hasOverlap, moveTo, resizeTo, settle, type Box } from './layout';
+import { bottomOf, hasOverlap, moveTo, resizeTo, settle, step, type Box } from './layout';
 
 const byId = (bs: Box[]): Record<string, [number, number, number, number]> =>
   Object.fromEntries(bs.map((b) => [b.id, [b.x, b.y, b.w, b.h]]));
@@ -29,7 +29,7 @@ describe('grid layout', () => {
     expect(bottomOf(r)).toBe(5);
   });
 
-  it('never overlaps after random moves', () => {
+  it('never overlaps nor leaves holes after random moves', () => {
     let boxes: Box[] = Array.from({ length: 6 }, (_v, i) => ({ id: String(i), x: (i % 3) * 4, y: Math.floor(i / 3) * 2, w: 4, h: 2 }));
     let seed = 7;
     const rnd = (n: number): number => {
@@ -41,6 +41,28 @@ describe('grid layout', () => {
       boxes = rnd(2) ? moveTo(boxes, id, rnd(12), rnd(8)) : resizeTo(boxes, id, 2 + rnd(10), 2 + rnd(4));
       expect(hasOverlap(boxes)).toBe(false);
       expect(boxes).toHaveLength(6);
+      // No holes: every box sits on row 0 or right below another.
+      const floating = boxes.filter((b) => b.y > 0 && !hasOverlap([...boxes.filter((o) => o.id !== b.id), { ...b, y: b.y - 1 }]));
+      expect(floating).toEqual([]);
     }
+  });
+
+  it('steps a box with the keyboard past the box below it, and back', () => {
+    const stacked: Box[] = [
+      { id: 'a', x: 0, y: 0, w: 6, h: 3 },
+      { id: 'b', x: 0, y: 3, w: 6, h: 3 },
+    ];
+    // y + 1 alone would float straight back up: the step goes on until a moves.
+    expect(byId(moveTo(stacked, 'a', 0, 1))).toEqual(byId(stacked));
+    const down = step(stacked, 'a', 0, 1);
+    expect(byId(down)).toEqual({ a: [0, 3, 6, 3], b: [0, 0, 6, 3] });
+    expect(byId(step(down, 'a', 0, -1))).toEqual(byId(stacked));
+    // At the bottom, the left edge and the minimum size nothing changes.
+    expect(step(down, 'a', 0, 1)).toBe(down);
+    expect(step(stacked, 'a', -1, 0)).toBe(stacked);
+    const small: Box[] = [{ id: 'a', x: 0, y: 0, w: 2, h: 2 }];
+    expect(step(small, 'a', -1, 0, true)).toBe(small);
+    expect(byId(step(small, 'a', 1, 0, true))).toEqual({ a: [0, 0, 3, 2] });
+    expect(byId(step(stacked, 'b', 1, 0))).toEqual({ a: [0, 0, 6, 3], b: [1, 3, 6, 3] });
   });
 });

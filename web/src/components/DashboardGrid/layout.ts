@@ -31,7 +31,8 @@ function clamp<T extends Box>(b: T): T {
 /**
  * Removes overlaps and holes: the box `fixedId` keeps its place, every other
  * box (in reading order) takes the highest free row in its columns, then the
- * fixed box floats up into any free space above it.
+ * fixed box floats up into any free space above it and the others follow it
+ * up into the rows it left.
  */
 export function settle<T extends Box>(boxes: T[], fixedId?: string): T[] {
   const fixed = boxes.find((b) => b.id === fixedId);
@@ -45,6 +46,10 @@ export function settle<T extends Box>(boxes: T[], fixedId?: string): T[] {
   if (fixed && f) {
     const others = placed.slice(1);
     while (f.y > 0 && !others.some((p) => overlaps(p, { ...f, y: f.y - 1 }))) f.y--;
+    // The fixed box may have left rows the others were pushed below: they follow it up.
+    for (const b of [...others].sort((a, c) => a.y - c.y || a.x - c.x)) {
+      while (b.y > 0 && !placed.some((p) => p !== b && overlaps(p, { ...b, y: b.y - 1 }))) b.y--;
+    }
   }
   return placed;
 }
@@ -63,6 +68,27 @@ export function resizeTo<T extends Box>(boxes: T[], id: string, w: number, h: nu
     boxes.map((b) => (b.id === id ? clamp({ ...b, w, h, x: Math.min(b.x, GRID_COLUMNS - Math.max(MIN_W, Math.round(w))) }) : b)),
     id,
   );
+}
+
+/**
+ * One keyboard step of box `id`: moves it by `(dx, dy)` cells (or resizes it
+ * by `(dw, dh)` with `resize`). A move that `settle` would undo — a box
+ * stepped down onto the box below floats straight back up — is repeated
+ * until the box actually lands somewhere else, so the arrow keys can take a
+ * box past its neighbours. Returns `boxes` unchanged at the grid's edges.
+ */
+export function step<T extends Box>(boxes: T[], id: string, dx: number, dy: number, resize = false): T[] {
+  const b = boxes.find((x) => x.id === id);
+  if (!b) return boxes;
+  const limit = Math.max(GRID_COLUMNS, bottomOf(boxes) + 1);
+  for (let k = 1; k <= limit; k++) {
+    const r = resize ? resizeTo(boxes, id, b.w + k * dx, b.h + k * dy) : moveTo(boxes, id, b.x + k * dx, b.y + k * dy);
+    const n = r.find((x) => x.id === id);
+    if (n && (n.x !== b.x || n.y !== b.y || n.w !== b.w || n.h !== b.h)) return r;
+    // Resizing never needs more than one step: a box at its minimum or at the edge stays.
+    if (resize) break;
+  }
+  return boxes;
 }
 
 /** Where a new box of `w × h` goes: the first free row at the bottom. */

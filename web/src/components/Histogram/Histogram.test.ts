@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { histogramData, snapSelection } from './Histogram';
+import { histogramData, snapSelection, xRange } from './Histogram';
 
 describe('Histogram', () => {
   it('turns buckets into uPlot columns', () => {
@@ -13,5 +13,10 @@ describe('Histogram', () => {
     expect(snapSelection(61_000, 179_000, 60_000)).toEqual([60_000, 180_000]);
     expect(snapSelection(60_000, 60_000, 60_000)).toEqual([60_000, 120_000]);
     expect(snapSelection(5, 7, 0)).toEqual([5, 7]);
+  });
+
+  it('ends the x range with the last bucket, so its bar shows', () => {
+    expect(xRange(60_000, 180_000, 30_000)).toEqual([60_000, 210_000]);
+    expect(xRange(null, null, 30_000)).toEqual([null, null]);
   });
 });

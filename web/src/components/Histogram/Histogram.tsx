@@ -26,6 +26,16 @@ export function snapSelection(fromMs: number, toMs: number, intervalMs: number):
   return [f, t > f ? t : f + intervalMs];
 }
 
+/**
+ * The x range: from the first bucket's start to the end of the last one. A
+ * bar is drawn from its bucket's start to the right, so uPlot's default (the
+ * last bucket's *start*) clipped the newest bucket — where fresh events are.
+ */
+export function xRange(min: number | null, max: number | null, intervalMs: number): [number | null, number | null] {
+  if (min === null || max === null) return [min, max];
+  return [min, max + Math.max(intervalMs, 1)];
+}
+
 /** The histogram. */
 export function Histogram({ buckets, intervalMs, onSelect, height = 120 }: HistogramProps) {
   const data = useMemo(() => histogramData(buckets), [buckets]);
@@ -36,7 +46,7 @@ export function Histogram({ buckets, intervalMs, onSelect, height = 120 }: Histo
     ms: 1,
     legend: { show: false },
     cursor: { drag: { x: true, y: false, setScale: false } },
-    scales: { x: { time: true } },
+    scales: { x: { time: true, range: (_u, min, max) => xRange(min, max, intervalMs) } },
     axes: [{ stroke: '#6b7280' }, { stroke: '#6b7280', size: 50 }],
     series: [
       {},

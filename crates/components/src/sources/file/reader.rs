@@ -196,6 +196,20 @@ impl Reader {
             if n == 0 {
                 return Ok(Step::Idle);
             }
+            // The file may have been truncated and rewritten past our
+            // position between the check above and this read (copytruncate
+            // while a writer is fast): those bytes belong to the new content.
+            // Check the first bytes again; if they changed, drop what was
+            // just read — the new content is read from 0, and a copy of the
+            // old content resumes where the old content was really read to.
+            if !self.prefix.is_empty() {
+                let mut p = vec![0u8; self.prefix.len()];
+                let m = read_full_at(&self.file, &mut p, 0)?;
+                if m < p.len() || p != self.prefix {
+                    self.buf.truncate(old);
+                    return Ok(Step::Truncated);
+                }
+            }
             self.pos += n as u64;
             self.now = now_ns();
             self.process(s, c, false);

@@ -1,0 +1,259 @@
+// The core user journey in real headless Firefox: Debian's firefox-esr
+// (/usr/bin/firefox-esr, or $FIREFOX) driven over WebDriver BiDi by
+// puppeteer-core — no geckodriver, no browser download — against the same
+// node as the Chromium tests (node.mjs). Sign in with password + TOTP,
+// search (count, histogram), open an event, build a dashboard and find it
+// after a reload (a panel resized with the mouse keeps its size), watch the
+// live feed, and see nothing of another group. Screenshots go to
+// ARTIFACTS/firefox-*.png. chromium.mjs covers the rest of the UI.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import puppeteer from 'puppeteer-core';
+import { ACME, ADMIN, ADMIN_PASSWORD, ART, BOB_PASSWORD, WAIT_MS, signInCodes, startNode, waitFor } from './node.mjs';
+import { base32, totp } from './totp.mjs';
+
+const WAIT = { timeout: WAIT_MS };
+
+let node, base, browser, page;
+
+/** A test step that leaves a screenshot `firefox-failed-<n>.png` when it fails. */
+let stepNo = 0;
+function step(name, fn) {
+  const n = ++stepNo;
+  test(`firefox: ${name}`, async (t) => {
+    try {
+      await fn(t);
+    } catch (e) {
+      await page?.screenshot({ path: join(ART, `firefox-failed-${n}.png`), fullPage: true }).catch(() => {});
+      throw e;
+    }
+  });
+}
+
+const shot = (name) => page.screenshot({ path: join(ART, `firefox-${name}.png`), fullPage: true });
+/** An element with exactly this text (whitespace-normalised). */
+const byText = (tag, text) => `::-p-xpath(//${tag}[normalize-space()=${JSON.stringify(text)}])`;
+const el = (sel) => page.waitForSelector(sel, { visible: true, ...WAIT });
+const click = async (sel) => (await el(sel)).click();
+const count = (sel) => page.$$eval(sel, (es) => es.length);
+const texts = (sel) => page.$$eval(sel, (es) => es.map((e) => e.textContent.trim()));
+const attr = (sel, name) => page.$eval(sel, (e, name) => e.getAttribute(name), name);
+const until = (fn, ...args) => page.waitForFunction(fn, WAIT, ...args);
+const atPath = (re) => until((re) => new RegExp(re).test(location.pathname), re.source);
+
+/** Types `text` into the field with real key presses, replacing what was there. */
+async function fill(sel, text) {
+  const h = await el(sel);
+  await h.click();
+  await h.evaluate((e) => e.select());
+  await page.keyboard.press('Backspace');
+  await h.type(text);
+}
+
+async function search(q) {
+  await fill('input[name="query"]', q);
+  await page.keyboard.press('Enter');
+}
+
+async function hitCount() {
+  await until(() => document.querySelector('#hit-count') && !document.querySelector('.summary-line')?.textContent?.includes('searching'));
+  return Number(await attr('#hit-count', 'data-count'));
+}
+
+/** Waits until the count shows `n` (a search may still be answering), then reads it. */
+async function hitCountBecomes(n) {
+  await until((n) => document.querySelector('#hit-count')?.getAttribute('data-count') === String(n), n).catch(() => {});
+  return hitCount();
+}
+
+const nextCode = signInCodes();
+
+/** Signs in through the login form; with `secret` also enters the TOTP code. */
+async function passwordSignIn(user, password, secret) {
+  await fill('input[name="username"]', user);
+  await fill('input[name="password"]', password);
+  await click(byText('button', 'Sign in'));
+  if (secret) {
+    await fill('input[name="code"]', await nextCode(secret));
+    await click(byText('button', 'Verify'));
+  }
+}
+
+async function signOut() {
+  await click(byText('button', 'Sign out'));
+  await el('form[aria-label="Sign in"]');
+}
+
+/** A JSON call with the browser's session cookie and CSRF token. */
+function sessionCall(method, path, body) {
+  return page.evaluate(
+    async (method, path, body) => {
+      const csrf = /(?:^|; )sluice_csrf=([^;]*)/.exec(document.cookie)?.[1] ?? '';
+      const r = await fetch(path, { method, headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': decodeURIComponent(csrf) }, body: body && JSON.stringify(body) });
+      return { status: r.status, text: await r.text() };
+    },
+    method,
+    path,
+    body,
+  );
+}
+
+/** A panel's place on the grid as the page shows it: `x/w | y/h` (1-based grid lines). */
+const gridPlace = (title) => page.$eval(`section.panel[aria-label="${title}"]`, (e) => `${e.style.gridColumn} | ${e.style.gridRow}`);
+
+before(async () => {
+  node = await startNode();
+  base = node.base;
+  assert.ok(node.usersApi, 'the node has the users API');
+  browser = await puppeteer.launch({
+    browser: 'firefox',
+    protocol: 'webDriverBiDi',
+    executablePath: process.env.FIREFOX ?? '/usr/bin/firefox-esr',
+    headless: true,
+    // No update checks, telemetry or first-run pages: nothing here reaches the internet.
+    extraPrefsFirefox: { 'app.update.enabled': false, 'browser.shell.checkDefaultBrowser': false, 'datareporting.policy.dataSubmissionEnabled': false, 'toolkit.telemetry.enabled': false },
+  });
+  page = await browser.newPage();
+  await page.setViewport({ width: 1280, height: 800 });
+  page.on('pageerror', (e) => node.note(`\n[firefox page error] ${e.message}`));
+  page.on('console', (m) => m.type() === 'error' && node.note(`\n[firefox console] ${m.text()}`));
+});
+
+after(async () => {
+  await browser?.close();
+  node?.stop();
+});
+
+let totpSecret = null;
+
+step('sign in with password + TOTP', async () => {
+  assert.match(await browser.version(), /^firefox\//);
+  await page.goto(`${base}/`);
+  await el('form[aria-label="Sign in"]');
+  await shot('login');
+  // The first admin must use TOTP: the first sign-in enrols it (QR code + key).
+  await passwordSignIn('admin', ADMIN_PASSWORD);
+  await atPath(/^\/enrol/);
+  await el('img.qr');
+  assert.ok(await page.$eval('img.qr', (i) => i.complete && i.naturalWidth > 0), 'the QR code image loaded');
+  totpSecret = (await page.$eval('#totp-secret', (e) => e.textContent)).trim();
+  await shot('enrol');
+  await fill('input[name="code"]', totp(base32(totpSecret)));
+  await click(byText('button', 'Turn on'));
+  await el('#recovery-codes li');
+  assert.equal(await count('#recovery-codes li'), 10);
+  await click(byText('button', 'I have saved them — continue'));
+  // An operator who may read group acme only.
+  assert.equal((await sessionCall('POST', '/api/v1/users', { username: 'bob', type: 'operator', password: BOB_PASSWORD })).status, 201);
+  const a = await sessionCall('POST', '/api/v1/assignments', { subject: { kind: 'user', name: 'bob' }, pattern: { group: 'acme', subgroup: '*', host: '*' } });
+  assert.equal(a.status, 201, a.text);
+  await signOut();
+  // A wrong password is refused without saying which part was wrong.
+  await passwordSignIn('admin', 'wrong password');
+  await el(byText('p', 'Wrong user name or password.'));
+  // Password + the TOTP code computed from the enrolment secret: the admin sees both groups.
+  await passwordSignIn('admin', ADMIN_PASSWORD, totpSecret);
+  await atPath(/^\/search/);
+  assert.equal(await hitCount(), 50);
+  await signOut();
+  await passwordSignIn('bob', BOB_PASSWORD);
+  await atPath(/^\/search/);
+});
+
+step('search shows the count, the histogram and the results of the signed-in group only', async () => {
+  assert.equal(await hitCount(), 30);
+  await el('.histogram[data-total="30"] canvas');
+  assert.equal(await count('tr.hit'), 30);
+  const first = await page.$eval('tr.hit .summary', (e) => e.textContent);
+  assert.match(first, /acme request 29$/);
+  await search('level:error');
+  assert.equal(await hitCountBecomes(10), 10);
+  assert.match(page.url(), /q=level%3Aerror/);
+  await el('.histogram[data-total="10"] canvas');
+  await shot('search');
+});
+
+step('an event opens with all its fields; a value becomes a filter', async () => {
+  await search('');
+  assert.equal(await hitCountBecomes(30), 30);
+  await click('tr.hit button.expand');
+  await el('[data-field="message"]');
+  const message = await page.$eval('[data-field="message"] .value', (e) => e.textContent.trim());
+  assert.equal(message, 'acme request 29');
+  assert.equal(await page.$eval('[data-field="ms"] .value', (e) => e.textContent.trim()), '29');
+  await shot('event');
+  await click('[data-field="service"] .value-link');
+  await until(() => new URLSearchParams(location.search).get('q')?.startsWith('service:'));
+  assert.equal(await hitCountBecomes(15), 15);
+});
+
+step("another group's data cannot be seen", async () => {
+  await search('globex');
+  assert.equal(await hitCountBecomes(0), 0);
+  await search('@group:globex');
+  assert.equal(await hitCountBecomes(0), 0);
+  await search('');
+  assert.equal(await hitCountBecomes(30), 30);
+  await click(`::-p-xpath(//button[contains(@class, "field-name")][text()[normalize-space()="@group"]])`);
+  await el('.top-values .v');
+  assert.deepEqual(await texts('.top-values .v'), ['acme']);
+  assert.equal(await node.total('globex', ACME), 0);
+  assert.equal(await node.total('globex', ADMIN), 20);
+});
+
+step('a dashboard with a resized panel is saved and found again after a reload', async () => {
+  await click(byText('a', 'Dashboards'));
+  await fill('form input[name="title"][placeholder="Title"]', 'Firefox board');
+  await click(byText('button', 'Create'));
+  await until(() => /^\/dashboards\/\d+$/.test(location.pathname) && location.search === '?edit=1');
+  await click(byText('button', '+ Add panel'));
+  await fill('.panel-editor input[name="title"]', 'Events over time');
+  await click(byText('button', 'Apply'));
+  await click(byText('button', '+ Add panel'));
+  await fill('.panel-editor input[name="title"]', 'Levels');
+  await page.select('.panel-editor select[name="metric"]', 'terms');
+  await fill('.panel-editor input[name="field"]', 'level');
+  await click('.panel-editor input[name="chart"][value="pie"]');
+  await click(byText('button', 'Apply'));
+  await el('section.panel[aria-label="Levels"] .pie path');
+  assert.equal(await gridPlace('Levels'), '1 / span 6 | 4 / span 3');
+  // Resize the pie with the mouse: three columns wider, one row taller.
+  const h = await (await el('section.panel[aria-label="Levels"] .resize-handle')).boundingBox();
+  const grid = await (await el('.dashboard-grid')).boundingBox();
+  const col = (grid.width + 12) / 12;
+  await page.mouse.move(h.x + h.width / 2, h.y + h.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(h.x + h.width / 2 + 3 * col, h.y + h.height / 2 + 92, { steps: 8 });
+  await page.mouse.up();
+  assert.equal(await gridPlace('Levels'), '1 / span 9 | 4 / span 4');
+  await click(byText('button', 'Save'));
+  await el(byText('button', 'Edit'));
+  const url = page.url();
+  assert.doesNotMatch(url, /edit=1/);
+  await page.reload();
+  await el('section.panel[aria-label="Levels"] .pie path');
+  assert.equal(page.url(), url);
+  assert.deepEqual(await texts('section.panel h3'), ['Events over time', 'Levels']);
+  assert.equal(await gridPlace('Levels'), '1 / span 9 | 4 / span 4');
+  assert.equal(await count('section.panel[aria-label="Levels"] .pie path'), 2);
+  assert.deepEqual(await texts('section.panel[aria-label="Levels"] .legend li'), ['info 20 (67%)', 'error 10 (33%)']);
+  await el('section.panel[aria-label="Events over time"] .panel-body[data-total="30"]');
+  await shot('dashboard');
+});
+
+step('the live feed receives events sent during the test, and only its group', async () => {
+  await click(byText('a', 'Live'));
+  await el(byText('span', 'connected'));
+  await node.ingest('globex', [{ message: 'globex live secret' }, { message: 'globex live secret 2' }]);
+  await node.ingest('acme', Array.from({ length: 5 }, (_, i) => ({ message: `acme live ${i}`, level: 'info' })));
+  await el('#live-received[data-count="5"]');
+  await until(() => document.querySelectorAll('.live-event').length === 5);
+  await waitFor('all 57 stored', async () => (await node.total('')) === 57);
+  await new Promise((r) => setTimeout(r, 500));
+  assert.equal(await attr('#live-received', 'data-count'), '5');
+  const shown = await texts('.live-event');
+  assert.equal(shown.filter((t) => t.includes('globex')).length, 0);
+  assert.match(shown[0], /acme live 4/);
+  await shot('live');
+});

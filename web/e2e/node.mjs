@@ -1,0 +1,168 @@
+// The backend the browser tests run against, shared by the Chromium
+// (chromium.mjs) and Firefox (firefox.mjs) journeys: a real sluice binary
+// (SLUICE_BIN) with a temp config — embedded store, the http source on the
+// API port for group "acme" and on a port of its own for group "globex",
+// static tokens, the users backend ([auth], admins must use TOTP) — seeded
+// with 30 events of acme (10 errors) and 20 of globex.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { base32, totp } from './totp.mjs';
+
+export const BIN = process.env.SLUICE_BIN ?? '../target/debug/sluice';
+export const ART = process.env.ARTIFACTS ?? '../.cache/artifacts/browser';
+export const ADMIN = 'admin-token-0123456789abcdef';
+export const ACME = 'acme-token-0123456789abcdef';
+// The first admin's password, given to the node as SLUICE_ADMIN_PASSWORD,
+// and the password of the operator the tests create.
+export const ADMIN_PASSWORD = 'e2e-admin-password-0123';
+export const BOB_PASSWORD = 'e2e-bob-password-0123456';
+/** How long a browser wait may take, ms. */
+export const WAIT_MS = 20_000;
+
+const freePort = () =>
+  new Promise((ok) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => ok(port));
+    });
+  });
+
+/** Polls `f` every 100 ms until it returns something truthy. */
+export async function waitFor(what, f, ms = WAIT_MS) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await f();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The 30 acme and 20 globex events every journey starts with. */
+export const SEED = {
+  acme: Array.from({ length: 30 }, (_, i) => ({ message: `acme request ${i}`, level: i % 3 === 0 ? 'error' : 'info', service: i % 2 ? 'api' : 'web', ms: i })),
+  globex: Array.from({ length: 20 }, (_, i) => ({ message: `globex secret ${i}`, level: 'error', service: 'vault' })),
+};
+
+/**
+ * Starts a node, seeds it and waits until the 50 events are searchable.
+ * The returned object talks to it; `stop()` kills it and removes its files.
+ */
+export async function startNode() {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-ui-e2e-'));
+  const port = await freePort();
+  const port2 = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const cfg = join(dir, 'node.toml');
+  writeFileSync(
+    cfg,
+    `[node]
+data_dir = "${dir}"
+[api]
+address = "127.0.0.1:${port}"
+[api.tokens.admin]
+token = "${ADMIN}"
+allowed = [{ group = "*" }]
+[api.tokens.acme]
+token = "${ACME}"
+allowed = [{ group = "acme" }]
+[pipelines.main]
+batch_size = 64
+batch_delay = "10ms"
+[pipelines.main.sources.acme]
+type = "http"
+address = "api"
+group = "acme"
+subgroup = "web"
+[pipelines.main.sources.globex]
+type = "http"
+address = "127.0.0.1:${port2}"
+group = "globex"
+[pipelines.main.sinks.store]
+type = "store"
+path = "${join(dir, 'store')}"
+commit_interval = "100ms"
+[auth]
+[auth.totp]
+require_types = ["admin"]
+`,
+  );
+  let log = '';
+  const proc = spawn(BIN, ['run', cfg], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SLUICE_ADMIN_PASSWORD: ADMIN_PASSWORD } });
+  proc.stdout.on('data', (d) => (log += d));
+  proc.stderr.on('data', (d) => (log += d));
+
+  const node = {
+    base,
+    usersApi: false,
+    /** Everything the node printed so far (and page errors the tests add). */
+    get log() {
+      return log;
+    },
+    note(s) {
+      log += s;
+    },
+    /** A JSON call with a bearer token (the admin static token by default). */
+    async api(method, path, { token = ADMIN, body, to } = {}) {
+      const r = await fetch(`${to ?? base}${path}`, {
+        method,
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: typeof body === 'string' ? body : body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await r.text();
+      return { status: r.status, json: text ? JSON.parse(text) : null, text };
+    },
+    /** Sends ndjson events to a group's http source; returns when accepted. */
+    async ingest(group, events) {
+      const to = group === 'acme' ? base : `http://127.0.0.1:${port2}`;
+      const r = await fetch(`${to}/ndjson`, { method: 'POST', headers: { 'Content-Type': 'application/x-ndjson' }, body: events.map((e) => JSON.stringify(e)).join('\n') + '\n' });
+      assert.equal(r.status, 200, `ingest ${group}: ${await r.text()}`);
+    },
+    /** The number of stored events matching `query` for `token`, -1 on an error. */
+    async total(query, token = ADMIN) {
+      const r = await node.api('POST', '/api/v1/search', { token, body: { query, size: 1 } });
+      return r.status === 200 ? r.json.total : -1;
+    },
+    /** Kills the node and removes its files; prints its log when a test failed (or with E2E_LOG=1). */
+    stop() {
+      proc.kill('SIGTERM');
+      if ((process.exitCode || process.env.E2E_LOG) && log) console.error(`--- sluice log ---\n${log.slice(-4000)}`);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  try {
+    await waitFor('the node', async () => (await fetch(`${base}/_node/stats`).catch(() => null))?.ok);
+    await node.ingest('acme', SEED.acme);
+    await node.ingest('globex', SEED.globex);
+    await waitFor('50 stored events', async () => (await node.total('')) === 50);
+    node.usersApi = ((await (await fetch(`${base}/api/v1/auth/config`)).json()).methods ?? []).includes('password');
+  } catch (e) {
+    process.exitCode = 1;
+    node.stop();
+    throw e;
+  }
+  return node;
+}
+
+/**
+ * TOTP codes for sign-ins: the code of the next 30 s step (the server
+ * accepts one step ahead, and the current step's code may already have been
+ * used by the enrolment). A step once used is refused (no replays), so a
+ * second sign-in within the same step waits for the next one.
+ */
+export function signInCodes() {
+  let lastStep = 0;
+  return async (secret) => {
+    let step = Math.floor(Date.now() / 30000) + 1;
+    while (step <= lastStep) {
+      await new Promise((r) => setTimeout(r, 30000 - (Date.now() % 30000) + 200));
+      step = Math.floor(Date.now() / 30000) + 1;
+    }
+    lastStep = step;
+    return totp(base32(secret), step * 30);
+  };
+}

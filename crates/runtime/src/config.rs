@@ -42,11 +42,65 @@ pub struct NodeConfig {
     /// (a persisted queue keeps them for the next start).
     #[serde(default = "default_shutdown_timeout")]
     pub shutdown_timeout: HumanDuration,
+    /// Threads of the async runtime that runs sources, sinks and the API
+    /// (default: the number of cores; the agent role: at most 2, see
+    /// [`Config::apply_role_defaults`]). Read at start (a reload keeps the
+    /// running value).
+    #[serde(default)]
+    pub runtime_threads: Option<usize>,
 }
 
 impl Default for NodeConfig {
     fn default() -> Self {
-        Self { name: default_node_name(), data_dir: default_data_dir(), shutdown_timeout: default_shutdown_timeout() }
+        Self {
+            name: default_node_name(),
+            data_dir: default_data_dir(),
+            shutdown_timeout: default_shutdown_timeout(),
+            runtime_threads: None,
+        }
+    }
+}
+
+/// What a node runs as (`sluice run`, `sluice agent`, `sluice dispatcher`);
+/// the role chooses the defaults of settings a config leaves out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// `sluice run`: sized for throughput (threads per core).
+    Node,
+    /// `sluice agent`: one per host beside the applications, so sized for
+    /// memory (docs/adr/0011-agent-memory.md).
+    Agent,
+    /// `sluice dispatcher`: a relay tier, sized like a node.
+    Dispatcher,
+}
+
+/// Async runtime threads of the agent role when `node.runtime_threads` is unset.
+pub const AGENT_RUNTIME_THREADS: usize = 2;
+
+impl Config {
+    /// Fills the role's defaults into keys the file left out. For
+    /// [`Role::Agent`]: `node.runtime_threads` = min(cores, 2), each
+    /// pipeline's `workers` = 1 and a persisted queue's `shards` = 1 (instead
+    /// of one per core each): an agent moves batches from its sources to a
+    /// sink and needs neither on a many-core host. Keys set in the file are
+    /// kept, so a user can still raise them. Other roles: nothing changes.
+    pub fn apply_role_defaults(&mut self, role: Role) {
+        if role != Role::Agent {
+            return;
+        }
+        if self.node.runtime_threads.is_none() {
+            self.node.runtime_threads = Some(cores().min(AGENT_RUNTIME_THREADS));
+        }
+        for p in self.pipelines.values_mut() {
+            if p.raw.get("workers").is_none() {
+                p.workers = 1;
+            }
+            if let QueueConfig::Persisted(q) = &mut p.queue {
+                if q.shards.is_none() {
+                    q.shards = Some(1);
+                }
+            }
+        }
     }
 }
 
@@ -307,6 +361,9 @@ pub fn parse_config(text: &str) -> Result<Config, Vec<ConfigError>> {
         None => ApiConfig::default(),
     };
     check_api(&api, &mut errors);
+    if node.runtime_threads == Some(0) {
+        errors.push(ConfigError::new("node.runtime_threads", "must be at least 1"));
+    }
     let auth = match table.get("auth") {
         Some(v) => match parse_table::<sluice_users::AuthConfig>(v.clone(), "auth") {
             Ok(a) => {
@@ -483,6 +540,44 @@ mod tests {
         assert!(c.api.tokens.is_empty());
     }
 
+    const AGENT: &str = "[pipelines.files.sources.f]\ntype = \"file\"\n[pipelines.files.queue]\ntype = \"persisted\"\n\
+        [pipelines.files.sinks.b]\ntype = \"blackhole\"\n\
+        [pipelines.tuned]\nworkers = 3\n[pipelines.tuned.queue]\ntype = \"persisted\"\nshards = 4\n\
+        [pipelines.tuned.sources.f]\ntype = \"file\"\n[pipelines.tuned.sinks.b]\ntype = \"blackhole\"\n\
+        [pipelines.mem.sources.f]\ntype = \"file\"\n[pipelines.mem.sinks.b]\ntype = \"blackhole\"\n";
+
+    #[test]
+    fn agent_role_defaults_fill_only_unset_keys() {
+        let mut c = parse_config(AGENT).unwrap();
+        let node = c.clone();
+        assert_eq!(c.node.runtime_threads, None);
+        assert_eq!(c.pipelines["files"].workers, cores());
+        c.apply_role_defaults(Role::Agent);
+        assert_eq!(c.node.runtime_threads, Some(cores().min(2)));
+        let shards = |c: &Config, p: &str| match &c.pipelines[p].queue {
+            QueueConfig::Persisted(q) => q.shards,
+            QueueConfig::Memory { .. } => None,
+        };
+        assert_eq!((c.pipelines["files"].workers, shards(&c, "files")), (1, Some(1)));
+        assert_eq!((c.pipelines["tuned"].workers, shards(&c, "tuned")), (3, Some(4)), "set keys are kept");
+        assert_eq!(c.pipelines["mem"].workers, 1);
+        assert_eq!(c.pipelines["mem"].queue, QueueConfig::Memory { max_events: 16384 });
+        // Other roles keep the throughput defaults.
+        for role in [Role::Node, Role::Dispatcher] {
+            let mut n = node.clone();
+            n.apply_role_defaults(role);
+            assert_eq!(n, node);
+        }
+        // An explicit runtime_threads wins; 0 is refused.
+        let mut t = parse_config(&format!("[node]\nruntime_threads = 6\n{AGENT}")).unwrap();
+        t.apply_role_defaults(Role::Agent);
+        assert_eq!(t.node.runtime_threads, Some(6));
+        assert_eq!(
+            errs(&format!("[node]\nruntime_threads = 0\n{AGENT}")),
+            vec!["node.runtime_threads: must be at least 1".to_string()]
+        );
+    }
+
     #[test]
     fn every_error_has_its_path() {
         let e = errs(
@@ -491,7 +586,8 @@ mod tests {
         assert!(e.contains(&"bogus: unknown section (expected node, api, auth or pipelines)".to_string()), "{e:?}");
         assert!(
             e.contains(
-                &"node.nmae: unknown field `nmae`, expected one of `name`, `data_dir`, `shutdown_timeout`".to_string()
+                &"node.nmae: unknown field `nmae`, expected one of `name`, `data_dir`, `shutdown_timeout`, `runtime_threads`"
+                    .to_string()
             ),
             "{e:?}"
         );

@@ -7,6 +7,7 @@
 //! configurations of this one binary.
 
 mod bench_cli;
+mod lean;
 mod users_cli;
 
 use std::path::PathBuf;
@@ -16,13 +17,14 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use sluice_core::mount::Mounts;
-use sluice_runtime::config::load_config;
+use sluice_runtime::config::{load_config, Role};
 use sluice_runtime::node::NodeError;
 use sluice_runtime::{topology, Node};
 
 // Events are many small allocations made on one thread and freed on another
 // (source → worker → sink); mimalloc handles that pattern better than glibc's
-// malloc (see BENCHMARKS.md).
+// malloc (see BENCHMARKS.md). The agent role runs it with settings that give
+// memory back (`lean`).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -122,11 +124,25 @@ enum KafkaCmd {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Before anything else: on success this process is replaced.
+    let lean = matches!(cli.cmd, Cmd::Agent { .. }).then(lean::ensure);
+    if matches!(lean, Some(lean::Outcome::Lean)) {
+        lean::restore_name();
+    }
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("SLUICE_LOG").unwrap_or_else(|_| "info".into()))
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
+    match lean {
+        Some(lean::Outcome::Failed(e)) => {
+            tracing::warn!(error = %e, "could not re-execute with the agent's allocator settings; memory use will be higher")
+        }
+        Some(lean::Outcome::UserChoice) => {
+            tracing::info!("{}: the agent keeps mimalloc's default settings (more memory)", lean::MARK)
+        }
+        Some(lean::Outcome::Lean) | None => {}
+    }
     match cli.cmd {
         Cmd::Validate { config } => validate(&config),
         Cmd::Components => {
@@ -139,8 +155,8 @@ fn main() -> ExitCode {
         Cmd::Assign(a) => users_cli::exit(users_cli::assign(a, true)),
         Cmd::Unassign(a) => users_cli::exit(users_cli::assign(a, false)),
         Cmd::Token(a) => users_cli::exit(users_cli::token(a)),
-        Cmd::Agent { config } => run_role("agent", config),
-        Cmd::Dispatcher { config } => run_role("dispatcher", config),
+        Cmd::Agent { config } => run_role(Role::Agent, config),
+        Cmd::Dispatcher { config } => run_role(Role::Dispatcher, config),
         #[cfg(feature = "kafka")]
         Cmd::Kafka { cmd: KafkaCmd::Replay { config, from, to, topic, pipeline, source } } => {
             match kafka_replay(&config, &from, &to, &topic, pipeline.as_deref(), source.as_deref()) {
@@ -151,7 +167,7 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Cmd::Run { config, admin_password_file } => match run(config, admin_password_file) {
+        Cmd::Run { config, admin_password_file } => match run(Role::Node, config, admin_password_file) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("error: {e:#}");
@@ -162,9 +178,10 @@ fn main() -> ExitCode {
 }
 
 /// `sluice agent` / `sluice dispatcher`: a node run from that role's config.
-fn run_role(role: &str, config: PathBuf) -> ExitCode {
-    tracing::info!(config = %config.display(), role, "starting the {role} role");
-    match run(config, None) {
+fn run_role(role: Role, config: PathBuf) -> ExitCode {
+    let name = format!("{role:?}").to_lowercase();
+    tracing::info!(config = %config.display(), role = %name, "starting the {name} role");
+    match run(role, config, None) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
@@ -319,10 +336,24 @@ fn store_path(cfg: &sluice_runtime::config::Config) -> Option<PathBuf> {
     })
 }
 
-fn run(path: PathBuf, admin_password_file: Option<PathBuf>) -> anyhow::Result<()> {
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().thread_name("sluice").build()?;
+/// The config file with `role`'s defaults filled in (at start and on reload).
+fn load_for(
+    role: Role,
+    path: &std::path::Path,
+) -> Result<sluice_runtime::config::Config, Vec<sluice_core::config::ConfigError>> {
+    let mut cfg = load_config(path)?;
+    cfg.apply_role_defaults(role);
+    Ok(cfg)
+}
+
+fn run(role: Role, path: PathBuf, admin_password_file: Option<PathBuf>) -> anyhow::Result<()> {
+    let cfg = load_for(role, &path).map_err(|e| anyhow::anyhow!("{}", NodeError::Config(e)))?;
+    let mut rt = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = cfg.node.runtime_threads {
+        rt.worker_threads(n);
+    }
+    let rt = rt.enable_all().thread_name("sluice").build()?;
     rt.block_on(async move {
-        let cfg = load_config(&path).map_err(|e| anyhow::anyhow!("{}", NodeError::Config(e)))?;
         let name = cfg.node.name.clone();
         // The API listener is bound before any pipeline starts: sources with
         // `address = "api"` mount their routes on it.
@@ -375,13 +406,13 @@ fn run(path: PathBuf, admin_password_file: Option<PathBuf>) -> anyhow::Result<()
                 }
             });
         }
-        wait_for_signals(&node, &path).await?;
+        wait_for_signals(role, &node, &path).await?;
         node.shutdown().await;
         Ok(())
     })
 }
 
-async fn wait_for_signals(node: &Node, path: &std::path::Path) -> anyhow::Result<()> {
+async fn wait_for_signals(role: Role, node: &Node, path: &std::path::Path) -> anyhow::Result<()> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut term = signal(SignalKind::terminate())?;
     let mut int = signal(SignalKind::interrupt())?;
@@ -392,7 +423,7 @@ async fn wait_for_signals(node: &Node, path: &std::path::Path) -> anyhow::Result
             _ = int.recv() => { tracing::info!("SIGINT: draining and stopping"); return Ok(()); }
             _ = hup.recv() => {
                 tracing::info!(config = %path.display(), "SIGHUP: reloading");
-                match load_config(path) {
+                match load_for(role, path) {
                     Err(e) => tracing::error!("reload rejected, keeping the running config: {}", NodeError::Config(e)),
                     Ok(cfg) => match node.reload(cfg).await {
                         Ok(()) => tracing::info!("reload done"),

@@ -3,7 +3,8 @@
 //! a 200,000-line write at full speed, `kill -9` and restart with an exact
 //! account of lost and duplicated lines, and bad input (binary files, a
 //! 100 MB single line, a file replaced by a directory, permission denied as
-//! an unprivileged user) — every count exact.
+//! an unprivileged user) — every count exact. The binary runs in the agent
+//! role (`sluice agent`: its lean defaults, docs/adr/0011-agent-memory.md).
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
@@ -17,7 +18,7 @@ use common::{bin, Dir};
 fn start(config: &Path, log: &Path) -> Child {
     let log = std::fs::OpenOptions::new().create(true).append(true).open(log).unwrap();
     Command::new(bin())
-        .args(["run", config.to_str().unwrap()])
+        .args(["agent", "--config", config.to_str().unwrap()])
         .env("SLUICE_LOG", common::log_filter())
         .stdout(Stdio::null())
         .stderr(log)

@@ -336,6 +336,12 @@ impl QueueOutput {
                     match q.try_append_claimed_now(shard, &mut framed, n as u32) {
                         Ok(Some((id, claimed))) => {
                             self.metrics.events_in.add(n as u64);
+                            // Written to the OS; the reader thread's periodic
+                            // sync makes it durable per the `Interval` policy,
+                            // exactly as on the blocking path below.
+                            if let Some(ack) = ack {
+                                ack.delivered();
+                            }
                             if claimed {
                                 if let Some(tx) = direct {
                                     let item =
@@ -456,17 +462,42 @@ mod tests {
         assert!(out.send(events(3)).await.is_err());
     }
 
-    #[tokio::test]
-    async fn persisted_send_acked_resolves_once_appended() {
-        let dir = tempfile::tempdir().unwrap();
-        let cfg = PersistedConfig {
+    fn persisted_cfg(fsync: &str) -> PersistedConfig {
+        PersistedConfig {
             path: None,
             shards: Some(1),
             segment_size: sluice_core::config::ByteSize(1 << 20),
             max_bytes: sluice_core::config::ByteSize(16 << 20),
-            fsync: "always".into(),
+            fsync: fsync.into(),
             checkpoint_interval: sluice_core::config::HumanDuration(Duration::from_millis(100)),
-        };
+        }
+    }
+
+    /// Regression (issue #2 work): with an interval fsync the append takes the
+    /// non-blocking write-through path, which dropped the source's token
+    /// unresolved — a `file` or `kafka` source then saw every batch fail.
+    #[tokio::test]
+    async fn issue_2_persisted_send_acked_resolves_on_the_write_through_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let (q, _report) =
+            PipelineQueue::persisted(&persisted_cfg("1s"), dir.path().to_path_buf(), 1, metrics("persisted")).unwrap();
+        let out = q.output();
+        for round in 0..3 {
+            let (ack, rx) = tracked();
+            out.send_acked(events(4), ack).await.unwrap();
+            assert_eq!(rx.try_recv().unwrap(), Delivery::Delivered, "round {round}");
+            let item = q.work.recv_timeout(Duration::from_secs(5)).unwrap();
+            assert_eq!(item.events.len(), 4);
+            item.token.delivered();
+        }
+        q.close_input();
+        q.finish();
+    }
+
+    #[tokio::test]
+    async fn persisted_send_acked_resolves_once_appended() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = persisted_cfg("always");
         let (q, _report) = PipelineQueue::persisted(&cfg, dir.path().to_path_buf(), 1, metrics("persisted")).unwrap();
         let out = q.output();
         let (ack, rx) = tracked();

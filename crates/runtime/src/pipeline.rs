@@ -260,8 +260,15 @@ impl RunningPipeline {
         let name = self.name.clone();
         self.gauges.abort();
         self.sources_cancel.cancel();
+        // A source that does not stop (a client library blocked on an
+        // unreachable peer) must not hold the node: after `timeout` it is
+        // left behind. What it read but did not get acknowledged is read
+        // again after the restart (duplicates, never loss).
+        let deadline = tokio::time::Instant::now() + timeout;
         for s in self.sources {
-            let _ = s.await;
+            if tokio::time::timeout_at(deadline, s).await.is_err() {
+                tracing::error!(pipeline = %name, ?timeout, "a source did not stop within shutdown_timeout; leaving it behind");
+            }
         }
         self.queue.close_input();
         let hard = self.hard_cancel.clone();

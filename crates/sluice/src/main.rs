@@ -353,7 +353,8 @@ fn run(role: Role, path: PathBuf, admin_password_file: Option<PathBuf>) -> anyho
         rt.worker_threads(n);
     }
     let rt = rt.enable_all().thread_name("sluice").build()?;
-    rt.block_on(async move {
+    let shutdown_timeout = cfg.node.shutdown_timeout.0;
+    let result = rt.block_on(async move {
         let name = cfg.node.name.clone();
         // The API listener is bound before any pipeline starts: sources with
         // `address = "api"` mount their routes on it.
@@ -409,7 +410,11 @@ fn run(role: Role, path: PathBuf, admin_password_file: Option<PathBuf>) -> anyho
         wait_for_signals(role, &node, &path).await?;
         node.shutdown().await;
         Ok(())
-    })
+    });
+    // Blocking threads a stuck source left behind must not keep the
+    // process alive (dropping the runtime would wait for them).
+    rt.shutdown_timeout(shutdown_timeout);
+    result
 }
 
 async fn wait_for_signals(role: Role, node: &Node, path: &std::path::Path) -> anyhow::Result<()> {

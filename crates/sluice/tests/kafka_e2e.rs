@@ -14,7 +14,7 @@
 #![cfg(feature = "kafka")]
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
@@ -331,14 +331,14 @@ fn api_of(cfg: &Path) -> u16 {
 
 /// `seq` → how many times it was seen, per output file.
 fn read_seqs(path: &Path) -> Vec<u64> {
-    let Ok(f) = std::fs::File::open(path) else { return Vec::new() };
-    BufReader::new(f)
+    let Ok(text) = std::fs::read_to_string(path) else { return Vec::new() };
+    // Only complete lines: the file sink may be writing the last one.
+    let complete = text.rfind('\n').map_or("", |i| &text[..i]);
+    complete
         .lines()
-        .map_while(Result::ok)
         .filter(|l| !l.is_empty())
         .map(|l| {
-            let v: serde_json::Value =
-                serde_json::from_str(&l).unwrap_or_else(|e| panic!("bad output line {l:?}: {e}"));
+            let v: serde_json::Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("bad output line {l:?}: {e}"));
             v["seq"].as_u64().unwrap_or_else(|| panic!("no seq in {l}"))
         })
         .collect()

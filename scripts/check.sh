@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole check, as CI runs it: formatting, lints, tests, docs, and a short
 # fuzz of every parser. Run from anywhere; idempotent.
-#   SLUICE_FUZZ_SECONDS=N   seconds per fuzz target (default 15; 0 skips fuzzing)
+#   SLUICE_FUZZ_SECONDS=N   seconds per fuzz target (default 10; 0 skips fuzzing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -47,9 +47,9 @@ scripts/web.sh e2e 2>&1 | tee "$root/.cache/web-e2e.log"
 step "cargo doc -D warnings"
 RUSTDOCFLAGS=-Dwarnings cargo doc --workspace --no-deps --locked -q
 
-if [ -d fuzz ] && [ "${SLUICE_FUZZ_SECONDS:-15}" != 0 ]; then
-  step "cargo fuzz (${SLUICE_FUZZ_SECONDS:-15} s per target)"
-  scripts/fuzz.sh "${SLUICE_FUZZ_SECONDS:-15}"
+if [ -d fuzz ] && [ "${SLUICE_FUZZ_SECONDS:-10}" != 0 ]; then
+  step "cargo fuzz (${SLUICE_FUZZ_SECONDS:-10} s per target)"
+  scripts/fuzz.sh "${SLUICE_FUZZ_SECONDS:-10}"
 fi
 
 step "done"

@@ -85,13 +85,6 @@ impl Node {
         Ok(Self { registry, mounts, node: Mutex::new(config.node), pipelines, ticker })
     }
 
-    /// Refreshes gauges that are read from queues (call before rendering stats).
-    pub async fn refresh(&self) {
-        for p in self.pipelines.lock().await.values() {
-            p.refresh_gauges();
-        }
-    }
-
     /// Names of the running pipelines.
     pub async fn pipeline_names(&self) -> Vec<String> {
         self.pipelines.lock().await.keys().cloned().collect()

@@ -54,7 +54,7 @@ pub struct RunningPipeline {
     /// Refreshes a persisted queue's depth gauges every second (they are
     /// read from the queue, not counted on the way), so `/_node/stats` and
     /// `/metrics` show the backlog on disk.
-    gauges: JoinHandle<()>,
+    gauges: Option<JoinHandle<()>>,
     /// Sinks whose settings can change without a restart, by id.
     live: Vec<(String, Arc<dyn LiveConfig>)>,
 }
@@ -183,7 +183,7 @@ pub fn start(built: BuiltPipeline, node: &NodeConfig) -> Result<RunningPipeline,
             .instrument(span),
         ));
     }
-    let gauges = {
+    let gauges = queue.is_persisted().then(|| {
         let queue = Arc::clone(&queue);
         tokio::spawn(async move {
             let mut iv = tokio::time::interval(Duration::from_secs(1));
@@ -192,7 +192,7 @@ pub fn start(built: BuiltPipeline, node: &NodeConfig) -> Result<RunningPipeline,
                 queue.refresh_gauges();
             }
         })
-    };
+    });
     Ok(RunningPipeline {
         name,
         raw: cfg.raw,
@@ -208,11 +208,6 @@ pub fn start(built: BuiltPipeline, node: &NodeConfig) -> Result<RunningPipeline,
 }
 
 impl RunningPipeline {
-    /// Refreshes queue gauges (persisted queues).
-    pub fn refresh_gauges(&self) {
-        self.queue.refresh_gauges();
-    }
-
     /// Whether every source has finished on its own (finite generators).
     pub fn sources_done(&self) -> bool {
         self.sources.iter().all(JoinHandle::is_finished)
@@ -258,7 +253,9 @@ impl RunningPipeline {
     /// that still fail give up; their batches stay unacknowledged.
     pub async fn stop(self, timeout: Duration) {
         let name = self.name.clone();
-        self.gauges.abort();
+        if let Some(g) = &self.gauges {
+            g.abort();
+        }
         self.sources_cancel.cancel();
         // A source that does not stop (a client library blocked on an
         // unreachable peer) must not hold the node: after `timeout` it is

@@ -161,6 +161,11 @@ impl PipelineQueue {
         }
     }
 
+    /// Whether this is a persisted queue (its depth gauges are read from disk stats).
+    pub fn is_persisted(&self) -> bool {
+        self.persisted.is_some()
+    }
+
     /// Refreshes depth gauges from a persisted queue's stats.
     pub fn refresh_gauges(&self) {
         if let Some(q) = &self.persisted {

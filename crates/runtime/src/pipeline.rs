@@ -300,10 +300,12 @@ fn worker(
     has_dead_letter_sink: bool,
 ) {
     let mut last_flush = Instant::now();
+    let mut retired = Retired::default();
     loop {
         let first = match work.recv_timeout(Duration::from_secs(1)) {
             Ok(item) => item,
             Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                retired.collect();
                 flush(filters, routes, has_dead_letter_sink);
                 last_flush = Instant::now();
                 continue;
@@ -343,7 +345,10 @@ fn worker(
         }
         let n_out = events.len() as u64;
         metrics.events_filtered.add(n_in.saturating_sub(n_out));
-        route(events, token, routes, has_dead_letter_sink);
+        if let Some(sent) = route(events, token, routes, has_dead_letter_sink) {
+            retired.keep(sent);
+        }
+        retired.collect();
         if last_flush.elapsed() >= Duration::from_secs(1) {
             flush(filters, routes, has_dead_letter_sink);
             last_flush = Instant::now();
@@ -371,16 +376,55 @@ fn flush(filters: &[Box<dyn Filter>], routes: &[SinkRoute], has_dead_letter_sink
     }
 }
 
-fn route(events: Vec<Event>, token: AckToken, routes: &[SinkRoute], has_dead_letter_sink: bool) {
+/// Batches a worker handed to a sink, kept (one reference each) so that the
+/// worker, not the sink's task, frees their events once the sink is done:
+/// most of an event's allocations were made on the worker's thread (the
+/// filters' fields), and mimalloc frees on the allocating thread without
+/// the cross-thread queue. Bounded: past [`Retired::MAX`] batches the oldest
+/// reference is let go and the sink frees that one.
+#[derive(Default)]
+struct Retired(std::collections::VecDeque<Arc<Vec<Event>>>);
+
+impl Retired {
+    /// Batches kept at most.
+    const MAX: usize = 16;
+
+    fn keep(&mut self, batch: Arc<Vec<Event>>) {
+        if self.0.len() >= Self::MAX {
+            self.0.pop_front();
+        }
+        self.0.push_back(batch);
+    }
+
+    /// Frees the batches no sink holds any more (oldest first; sinks take
+    /// batches in order, so the first one still held ends the sweep).
+    fn collect(&mut self) {
+        while self.0.front().is_some_and(|b| Arc::strong_count(b) == 1) {
+            self.0.pop_front();
+        }
+    }
+}
+
+/// Hands a batch to the sinks. In the common case (one sink, no
+/// conditions) returns a reference to the batch for [`Retired`].
+fn route(
+    events: Vec<Event>,
+    token: AckToken,
+    routes: &[SinkRoute],
+    has_dead_letter_sink: bool,
+) -> Option<Arc<Vec<Event>>> {
     if events.is_empty() {
         token.delivered();
-        return;
+        return None;
     }
     let any_dead = has_dead_letter_sink && events.iter().any(|e| e.dead_letter);
     let simple = routes.len() == 1 && routes[0].when.is_none() && !routes[0].dead_letter && !any_dead;
     if simple {
-        let _ = routes[0].tx.blocking_send(SinkItem { events: Arc::new(events), token });
-        return;
+        let events = Arc::new(events);
+        return match routes[0].tx.blocking_send(SinkItem { events: Arc::clone(&events), token }) {
+            Ok(()) => Some(events),
+            Err(_) => None,
+        };
     }
     let shared = Arc::new(events);
     let all_plain = routes.iter().all(|r| r.when.is_none() && !r.dead_letter) && !any_dead;

@@ -18,7 +18,8 @@ use sluice_core::codec::event_from_json_bytes;
 use sluice_core::component::{BoxError, BuildContext, Closed, Source, SourceContext, SourceSpec};
 use sluice_core::config::{parse_table, ByteSize, ConfigError};
 use sluice_core::metrics::{ComponentMetrics, Counter};
-use sluice_core::Event;
+use sluice_core::event::{no_identity, now_ns, MESSAGE};
+use sluice_core::{Event, Object, Str, Value};
 use tokio::io::AsyncReadExt;
 use tokio::net::{TcpListener, TcpStream};
 
@@ -212,6 +213,8 @@ impl LineDecoder {
         source: &Arc<str>,
     ) -> usize {
         let buf: &[u8] = chunk;
+        // One clock read per chunk: the lines of one read arrived together.
+        let now = now_ns();
         let mut pos = 0;
         while pos < buf.len() {
             let rest = &buf[pos..];
@@ -231,7 +234,7 @@ impl LineDecoder {
                 Some(_) | None if rest.len() > self.max_line => {
                     // Oversized: keep the first max_line bytes, skip to the next newline.
                     self.oversized.inc();
-                    let mut e = self.line_event(&chunk.slice(pos..pos + self.max_line), source);
+                    let mut e = self.line_event(chunk, pos..pos + self.max_line, now, source);
                     e.add_tag("_oversized");
                     out.push(e);
                     match nl {
@@ -252,39 +255,57 @@ impl LineDecoder {
                 end -= 1;
             }
             if !buf[pos..end].iter().all(u8::is_ascii_whitespace) {
-                out.push(self.line_event(&chunk.slice(pos..end), source));
+                out.push(self.line_event(chunk, pos..end, now, source));
             }
             pos += (line_end + 1).min(rest.len());
         }
         pos
     }
 
-    fn line_event(&self, line: &Bytes, source: &Arc<str>) -> Event {
-        let mut e = match self.format {
-            LineFormat::Lines => match std::str::from_utf8(line) {
-                Ok(text) => Event::from_message(text),
-                Err(_) => Event::from_message(String::from_utf8_lossy(line)),
-            },
-            LineFormat::Ndjson => match event_from_json_bytes(line) {
-                Ok((e, bad_ts)) => {
-                    let mut e = e;
-                    if bad_ts {
-                        e.add_tag("_timestampparsefailure");
+    /// The event for `chunk[range]`, stamped `now`. Plain lines are copied
+    /// into the event's `message` (the chunk is not sliced: no reference
+    /// count per line); JSON lines keep a slice of the chunk.
+    fn line_event(&self, chunk: &Bytes, range: std::ops::Range<usize>, now: i64, source: &Arc<str>) -> Event {
+        match self.format {
+            LineFormat::Lines => {
+                let line = &chunk[range];
+                let message = match std::str::from_utf8(line) {
+                    Ok(text) => Value::from(text),
+                    Err(_) => Value::from(String::from_utf8_lossy(line).as_ref()),
+                };
+                // Room for what a parsing filter typically adds (grok's
+                // captures, tags) so the object is not regrown per event.
+                let mut fields = Object::with_capacity(LINE_FIELDS_CAPACITY);
+                fields.push_unique(Str::new(MESSAGE), message);
+                Event::new(now, fields, no_identity(), Arc::clone(source))
+            }
+            LineFormat::Ndjson => {
+                let line = chunk.slice(range);
+                let mut e = match event_from_json_bytes(&line) {
+                    Ok((e, bad_ts)) => {
+                        let mut e = e;
+                        if bad_ts {
+                            e.add_tag("_timestampparsefailure");
+                        }
+                        e
                     }
-                    e
-                }
-                Err(_) => {
-                    self.metrics.events_failed.inc();
-                    let mut e = Event::from_message(String::from_utf8_lossy(line));
-                    e.add_tag("_jsonparsefailure");
-                    e
-                }
-            },
-        };
-        e.source = Arc::clone(source);
-        e
+                    Err(_) => {
+                        self.metrics.events_failed.inc();
+                        let mut e = Event::from_message(String::from_utf8_lossy(&line));
+                        e.add_tag("_jsonparsefailure");
+                        e
+                    }
+                };
+                e.source = Arc::clone(source);
+                e
+            }
+        }
     }
 }
+
+/// Initial key capacity of a plain line's event: `message` plus a grok
+/// pattern's worth of captures (`%{COMBINEDAPACHELOG}` sets 11).
+const LINE_FIELDS_CAPACITY: usize = 12;
 
 #[cfg(test)]
 mod tests {

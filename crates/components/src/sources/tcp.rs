@@ -356,6 +356,26 @@ mod tests {
         assert_eq!(m.counter("oversized_frames").get(), 1);
     }
 
+    #[test]
+    fn plain_lines_become_messages_with_the_source_and_one_read_time() {
+        let (cx, _s, m) = source_context(Arc::new(Capture::default()));
+        let d = LineDecoder::new(LineFormat::Lines, 8, &cx);
+        let src: Arc<str> = Arc::from("tcp:test");
+        let mut st = LineState::default();
+        let mut out = Vec::new();
+        let before = now_ns();
+        let c = d.decode(&Bytes::from_static(b"one\r\n  \n\xff\xfetwo\n0123456789\nlast"), true, &mut st, &mut out, &src);
+        assert_eq!(c, 29);
+        let messages: Vec<_> = out.iter().map(|e| e.message().unwrap_or("<none>")).collect();
+        assert_eq!(messages, ["one", "\u{fffd}\u{fffd}two", "01234567", "last"]);
+        assert!(out.iter().all(|e| &*e.source == "tcp:test" && e.timestamp == out[0].timestamp));
+        assert!(out[0].timestamp >= before);
+        assert!(out[2].has_tag("_oversized") && !out[0].has_tag("_oversized"));
+        assert_eq!(out[0].fields().len(), 1);
+        assert_eq!(m.counter("oversized_frames").get(), 1);
+        assert_eq!(m.events_failed.get(), 0);
+    }
+
     #[tokio::test]
     async fn receives_over_a_real_socket() {
         use tokio::io::AsyncWriteExt;

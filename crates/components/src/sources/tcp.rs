@@ -17,8 +17,8 @@ use serde::Deserialize;
 use sluice_core::codec::event_from_json_bytes;
 use sluice_core::component::{BoxError, BuildContext, Closed, Source, SourceContext, SourceSpec};
 use sluice_core::config::{parse_table, ByteSize, ConfigError};
-use sluice_core::metrics::{ComponentMetrics, Counter};
 use sluice_core::event::{no_identity, now_ns, MESSAGE};
+use sluice_core::metrics::{ComponentMetrics, Counter};
 use sluice_core::{Event, Object, Str, Value};
 use tokio::io::AsyncReadExt;
 use tokio::net::{TcpListener, TcpStream};
@@ -364,7 +364,8 @@ mod tests {
         let mut st = LineState::default();
         let mut out = Vec::new();
         let before = now_ns();
-        let c = d.decode(&Bytes::from_static(b"one\r\n  \n\xff\xfetwo\n0123456789\nlast"), true, &mut st, &mut out, &src);
+        let c =
+            d.decode(&Bytes::from_static(b"one\r\n  \n\xff\xfetwo\n0123456789\nlast"), true, &mut st, &mut out, &src);
         assert_eq!(c, 29);
         let messages: Vec<_> = out.iter().map(|e| e.message().unwrap_or("<none>")).collect();
         assert_eq!(messages, ["one", "\u{fffd}\u{fffd}two", "01234567", "last"]);

@@ -213,5 +213,8 @@ fn haproxy_case_counts_every_event_once_over_both_processors() {
     assert!(per.iter().all(|&n| n > 0), "both processors behind HAProxy got events: {per:?}");
     let peers: Vec<&str> = r["processes"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
     assert!(peers.contains(&"lb"), "HAProxy was started and sampled as a peer: {peers:?}");
-    println!("haproxy_case_counts_every_event_once_over_both_processors: {per:?}, {:.1} s", started.elapsed().as_secs_f64());
+    println!(
+        "haproxy_case_counts_every_event_once_over_both_processors: {per:?}, {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
 }

@@ -1,7 +1,7 @@
 //! End-to-end checks of `sluice bench` with the real binary (issue #6): the
 //! CI smoke case (an agent balancing over two processors, every event
 //! counted exactly by the collectors), `bench gen --collect` accounting,
-//! and `bench compare` / `bench table` on the results. No timing is
+//! and `bench compare` / `bench table` / `bench report` on the results. No timing is
 //! asserted: achieved rates are reported, never tested.
 
 use std::path::{Path, PathBuf};
@@ -67,6 +67,11 @@ fn smoke_case_accounts_for_every_event_at_each_processor() {
     assert!(cmp.contains("throughput mean (events/s)") && cmp.contains("1.00×"), "{cmp}");
     let (table, _) = run(&["bench", "table", out.to_str().unwrap()]);
     assert!(table.lines().nth(2).is_some_and(|l| l.starts_with("| smoke | agent | 1,000/s | 2,000 |")), "{table}");
+    // `bench report` writes the same page again from result.json.
+    let again = dir.path().join("again.html");
+    let (printed, _) = run(&["bench", "report", res.to_str().unwrap(), "--out", again.to_str().unwrap()]);
+    assert_eq!(printed.trim(), again.to_str().unwrap());
+    assert_eq!(std::fs::read_to_string(&again).unwrap(), html, "re-rendered from result.json alone");
 }
 
 #[test]

@@ -450,6 +450,7 @@ fn route(
         let _ = r.tx.blocking_send(SinkItem { events: selected, token: token.clone() });
     }
     token.delivered();
+    None
 }
 
 async fn run_sink(

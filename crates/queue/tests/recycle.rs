@@ -48,6 +48,20 @@ fn files(dir: &Path, ext: &str) -> Vec<String> {
     v
 }
 
+/// Copies a queue directory (two levels: root and shard directories).
+fn copy_dir(from: &Path, to: &Path) {
+    for e in fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dst = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            fs::create_dir_all(&dst).unwrap();
+            copy_dir(&e.path(), &dst);
+        } else {
+            fs::copy(e.path(), dst).unwrap();
+        }
+    }
+}
+
 /// Appends `n` records of `round`, reads and acknowledges them all.
 fn append_and_ack(q: &PersistedQueue, round: usize, n: usize) {
     for i in 0..n {
@@ -105,8 +119,12 @@ fn crash_with_a_reused_segment_cuts_its_stale_tail_and_keeps_every_new_record() 
     for i in 0..40 {
         q.append(0, &payload(1, i)[..100], 1).unwrap();
     }
-    // Crash: no drop, so no trim and no final checkpoint.
-    std::mem::forget(q);
+    // Crash (kill -9): a copy of the files as they are now, without the
+    // trim and checkpoint a clean close would do.
+    let crashed = tempfile::tempdir().unwrap();
+    copy_dir(d.path(), crashed.path());
+    drop(q);
+    let d = crashed;
     let (q, report) = PersistedQueue::open(cfg(d.path())).unwrap();
     assert_eq!(report.corrupt_records, 0, "sealed reused segments were cut at their end");
     assert!(report.truncated_bytes > 0, "the active reused segment's stale tail is cut");

@@ -54,7 +54,8 @@ pub(crate) fn scan_segment(file: &File, path: &Path, id: u64) -> Result<SegmentS
     let mut handle = file;
     handle.rewind().map_err(io_err)?;
     let mut reader = BufReader::with_capacity(1 << 20, handle);
-    let mut scan = SegmentScan { records: Vec::new(), good_end: 0, file_len, bad_header: None, bad_record: None, version: 0 };
+    let mut scan =
+        SegmentScan { records: Vec::new(), good_end: 0, file_len, bad_header: None, bad_record: None, version: 0 };
 
     let mut seg_header = [0u8; SEGMENT_HEADER_LEN as usize];
     if file_len < SEGMENT_HEADER_LEN {

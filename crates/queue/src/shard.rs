@@ -823,7 +823,9 @@ impl Shard {
                         st.spares.push(spare);
                         continue;
                     }
-                    Err(e) => warn!(path = %seg.path.display(), error = %e, "cannot keep acknowledged segment as a spare"),
+                    Err(e) => {
+                        warn!(path = %seg.path.display(), error = %e, "cannot keep acknowledged segment as a spare")
+                    }
                 }
             }
             match fs::remove_file(&seg.path) {

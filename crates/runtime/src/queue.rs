@@ -46,7 +46,11 @@ pub struct PipelineQueue {
 }
 
 enum Backend {
-    Memory { tx: Mutex<Option<Sender<WorkItem>>>, permits: Arc<Semaphore>, max: usize },
+    Memory {
+        tx: Mutex<Option<Sender<WorkItem>>>,
+        permits: Arc<Semaphore>,
+        max: usize,
+    },
     Persisted {
         q: Arc<PersistedQueue>,
         next_shard: AtomicUsize,

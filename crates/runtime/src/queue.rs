@@ -61,10 +61,9 @@ enum Backend {
     },
 }
 
-/// Encode buffers kept between appends. A batch of a few hundred events
-/// encodes to a few hundred KiB; allocating that afresh for every append
-/// made the allocator hand back (and the kernel zero) fresh pages each time,
-/// which cost about as much CPU as the write itself.
+/// Encode buffers kept between appends: a batch of a few hundred events
+/// encodes to a few hundred KiB, which is not allocated (and first touched)
+/// afresh for every append (ADR 0009).
 #[derive(Default)]
 struct BufPool(Mutex<Vec<Vec<u8>>>);
 

@@ -252,9 +252,14 @@ pub fn share_moving_average(mine: &[u64], total: &[u64], n: usize) -> Vec<f64> {
     m.iter().zip(&t).map(|(&a, &b)| if b > 0.0 { a / b } else { 0.0 }).collect()
 }
 
+/// The endpoint index of a killed process that receives no events itself
+/// (a balancer or dispatcher): recovery is then measured over every endpoint.
+pub const NOT_AN_ENDPOINT: usize = usize::MAX;
+
 /// Throughput and balance figures from per-second counts; `skip` seconds
 /// of warm-up are left out. `kills` and `starts` are `(second, endpoint
-/// index)` of actions, for recovery and scale-out times.
+/// index)` of actions, for recovery and scale-out times; a kill's index may
+/// be [`NOT_AN_ENDPOINT`].
 pub fn summarize(
     endpoints: &[EndpointReport],
     skip: usize,
@@ -851,6 +856,11 @@ mod tests {
         let e = [ep("p1", vec![50, 50, 50, 50, 60, 100, 100]), ep("p2", vec![50, 50, 50, 25, 0, 0, 0])];
         let s = summarize(&e, 0, &[(3.5, 1)], &[]);
         assert_eq!(s.recovery_s, Some(1.5));
+        // A dispatcher in front of both is killed at 3.5 s: both endpoints
+        // stall, and together reach 90 % of the rate before again at second 6.
+        let e = [ep("p1", vec![50, 50, 50, 30, 0, 20, 46]), ep("p2", vec![50, 50, 50, 30, 0, 20, 45])];
+        let s = summarize(&e, 0, &[(3.5, NOT_AN_ENDPOINT)], &[]);
+        assert_eq!(s.recovery_s, Some(2.5));
         // p3 starts at 2 s and gets a third from second 4.
         let e = [
             ep("p1", vec![50, 50, 50, 40, 34, 33]),

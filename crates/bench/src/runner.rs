@@ -506,8 +506,13 @@ pub fn run_case(case: &Case, opts: &RunOptions) -> Result<RunResult, BenchError>
         let names: Vec<String> =
             received.as_ref().map(|r| r.endpoints.iter().map(|e| e.name.clone()).collect()).unwrap_or_default();
         let idx = |n: &str| names.iter().position(|x| x == n);
-        let kills: Vec<(f64, usize)> =
-            actions.iter().filter(|a| a.what == "kill").filter_map(|a| idx(&a.target).map(|i| (a.at_s, i))).collect();
+        // A killed process that is not an endpoint (a balancer, a dispatcher):
+        // every endpoint is a survivor (`report::NOT_AN_ENDPOINT`).
+        let kills: Vec<(f64, usize)> = actions
+            .iter()
+            .filter(|a| a.what == "kill")
+            .map(|a| (a.at_s, idx(&a.target).unwrap_or(report::NOT_AN_ENDPOINT)))
+            .collect();
         let starts: Vec<(f64, usize)> =
             actions.iter().filter(|a| a.what == "start").filter_map(|a| idx(&a.target).map(|i| (a.at_s, i))).collect();
         let skip = gcfg.warmup.as_secs() as usize;

@@ -6,8 +6,14 @@
 
 use std::path::{Path, PathBuf};
 
-/// Format version written in segment headers and checkpoints.
-pub const FORMAT_VERSION: u32 = 1;
+/// Format version written in segment headers (2: record CRCs are seeded
+/// with the segment id, so records left in a recycled segment file never
+/// validate as records of its new id). Version 1 segments are still read.
+pub const FORMAT_VERSION: u32 = 2;
+/// Oldest segment format version still read.
+pub const MIN_SEGMENT_VERSION: u32 = 1;
+/// Format version written in checkpoints (unchanged since version 1).
+pub const CHECKPOINT_VERSION: u32 = 1;
 
 /// Magic at the start of every segment file.
 pub const SEGMENT_MAGIC: [u8; 4] = *b"SLQS";
@@ -32,6 +38,9 @@ pub const CHECKPOINT_TMP_FILE: &str = "checkpoint.tmp";
 pub const LOCK_FILE: &str = "LOCK";
 /// Extension of segment files.
 pub const SEGMENT_EXT: &str = "seg";
+/// Extension of a fully acknowledged segment file kept for reuse as a later
+/// segment (never read; removed on open).
+pub const SPARE_EXT: &str = "free";
 
 /// Directory of shard `shard` under `root`.
 pub fn shard_dir(root: &Path, shard: u32) -> PathBuf {
@@ -50,6 +59,16 @@ pub fn parse_shard_dir(name: &str) -> Option<u32> {
 /// Path of segment `id` in `shard_dir`.
 pub fn segment_path(shard_dir: &Path, id: u64) -> PathBuf {
     shard_dir.join(format!("{id:020}.{SEGMENT_EXT}"))
+}
+
+/// Path of the spare (recycled) file made from segment `id` in `shard_dir`.
+pub fn spare_path(shard_dir: &Path, id: u64) -> PathBuf {
+    shard_dir.join(format!("{id:020}.{SPARE_EXT}"))
+}
+
+/// Whether `name` is a spare file name (`00000000000000000007.free`).
+pub fn is_spare_name(name: &str) -> bool {
+    name.strip_suffix(".free").is_some_and(|d| d.len() == 20 && d.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Parses a segment file name (`00000000000000000007.seg`) into its id.
@@ -73,8 +92,8 @@ pub fn encode_segment_header(id: u64) -> [u8; SEGMENT_HEADER_LEN as usize] {
 /// Result of validating a segment header.
 #[derive(Debug, PartialEq, Eq)]
 pub enum SegmentHeaderCheck {
-    /// Valid header for the expected id.
-    Ok,
+    /// Valid header for the expected id, with its format version.
+    Ok(u32),
     /// Magic or id mismatch, or too short.
     Invalid(&'static str),
     /// Valid magic but an unknown version.
@@ -90,19 +109,19 @@ pub fn check_segment_header(bytes: &[u8], expected_id: u64) -> SegmentHeaderChec
         return SegmentHeaderCheck::Invalid("bad segment magic");
     }
     let version = le_u32(&bytes[4..8]);
-    if version != FORMAT_VERSION {
+    if !(MIN_SEGMENT_VERSION..=FORMAT_VERSION).contains(&version) {
         return SegmentHeaderCheck::UnsupportedVersion(version);
     }
     if le_u64(&bytes[8..16]) != expected_id {
         return SegmentHeaderCheck::Invalid("segment id does not match file name");
     }
-    SegmentHeaderCheck::Ok
+    SegmentHeaderCheck::Ok(version)
 }
 
 /// Decoded record header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RecordHeader {
-    /// CRC32 over header bytes 8..24 followed by the payload.
+    /// CRC32 over the segment id (version 2), header bytes 8..24 and the payload.
     pub crc: u32,
     /// Payload length.
     pub len: u32,
@@ -119,10 +138,11 @@ impl RecordHeader {
     }
 }
 
-/// Appends one encoded record (header + payload) to `out`.
+/// Appends one encoded record (header + payload) of segment `segment`
+/// (current format version) to `out`.
 ///
 /// The caller guarantees `payload.len() <= MAX_PAYLOAD`.
-pub fn encode_record(out: &mut Vec<u8>, payload: &[u8], events: u32, seq: u64) {
+pub fn encode_record(out: &mut Vec<u8>, payload: &[u8], events: u32, seq: u64, segment: u64) {
     let start = out.len();
     out.extend_from_slice(&RECORD_MAGIC);
     out.extend_from_slice(&[0u8; 4]); // crc placeholder
@@ -132,7 +152,7 @@ pub fn encode_record(out: &mut Vec<u8>, payload: &[u8], events: u32, seq: u64) {
     out.extend_from_slice(&events.to_le_bytes());
     out.extend_from_slice(&seq.to_le_bytes());
     out.extend_from_slice(payload);
-    let crc = record_crc(&out[start + 8..start + RECORD_HEADER_LEN], payload);
+    let crc = record_crc(segment, FORMAT_VERSION, &out[start + 8..start + RECORD_HEADER_LEN], payload);
     out[start + 4..start + 8].copy_from_slice(&crc.to_le_bytes());
 }
 
@@ -141,20 +161,25 @@ pub fn encode_record(out: &mut Vec<u8>, payload: &[u8], events: u32, seq: u64) {
 /// bytes [`encode_record`] would append, without copying the payload).
 ///
 /// The caller guarantees `record.len() - RECORD_HEADER_LEN <= MAX_PAYLOAD`.
-pub fn fill_record_header(record: &mut [u8], events: u32, seq: u64) {
+pub fn fill_record_header(record: &mut [u8], events: u32, seq: u64, segment: u64) {
     // INVARIANT: callers reject payloads above MAX_PAYLOAD (< u32::MAX).
     let len = (record.len() - RECORD_HEADER_LEN) as u32;
     record[0..4].copy_from_slice(&RECORD_MAGIC);
     record[8..12].copy_from_slice(&len.to_le_bytes());
     record[12..16].copy_from_slice(&events.to_le_bytes());
     record[16..24].copy_from_slice(&seq.to_le_bytes());
-    let crc = record_crc(&record[8..RECORD_HEADER_LEN], &record[RECORD_HEADER_LEN..]);
+    let crc = record_crc(segment, FORMAT_VERSION, &record[8..RECORD_HEADER_LEN], &record[RECORD_HEADER_LEN..]);
     record[4..8].copy_from_slice(&crc.to_le_bytes());
 }
 
-/// CRC32 of the checksummed header tail (bytes 8..24) and the payload.
-pub fn record_crc(header_tail: &[u8], payload: &[u8]) -> u32 {
+/// CRC32 of a record of segment `segment` written in segment format
+/// `version`: the segment id (u64 LE, version 2 on), the checksummed header
+/// tail (bytes 8..24) and the payload.
+pub fn record_crc(segment: u64, version: u32, header_tail: &[u8], payload: &[u8]) -> u32 {
     let mut h = crc32fast::Hasher::new();
+    if version >= 2 {
+        h.update(&segment.to_le_bytes());
+    }
     h.update(header_tail);
     h.update(payload);
     h.finalize()
@@ -181,11 +206,12 @@ pub fn decode_record_header(bytes: &[u8]) -> Result<RecordHeader, &'static str> 
     Ok(h)
 }
 
-/// Checks the CRC of a record given its raw header bytes and payload.
-pub fn verify_record(header_bytes: &[u8], header: &RecordHeader, payload: &[u8]) -> bool {
+/// Checks the CRC of a record of segment `segment` (format `version`) given
+/// its raw header bytes and payload.
+pub fn verify_record(header_bytes: &[u8], header: &RecordHeader, payload: &[u8], segment: u64, version: u32) -> bool {
     header_bytes.len() >= RECORD_HEADER_LEN
         && payload.len() == header.len as usize
-        && record_crc(&header_bytes[8..RECORD_HEADER_LEN], payload) == header.crc
+        && record_crc(segment, version, &header_bytes[8..RECORD_HEADER_LEN], payload) == header.crc
 }
 
 /// A decoded checkpoint: the ack frontier plus acknowledged ranges beyond it.
@@ -207,7 +233,7 @@ pub const CHECKPOINT_RANGE_LEN: usize = 24;
 pub fn encode_checkpoint(cp: &Checkpoint) -> Vec<u8> {
     let mut b = Vec::with_capacity(CHECKPOINT_FIXED_LEN + cp.acked.len() * CHECKPOINT_RANGE_LEN + 4);
     b.extend_from_slice(&CHECKPOINT_MAGIC);
-    b.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    b.extend_from_slice(&CHECKPOINT_VERSION.to_le_bytes());
     b.extend_from_slice(&cp.frontier.0.to_le_bytes());
     b.extend_from_slice(&cp.frontier.1.to_le_bytes());
     // INVARIANT: range count is bounded by in-flight records, far below u32::MAX.
@@ -252,7 +278,7 @@ pub fn decode_checkpoint(bytes: &[u8]) -> CheckpointCheck {
         return CheckpointCheck::Invalid("checkpoint crc mismatch");
     }
     let version = le_u32(&bytes[4..8]);
-    if version != FORMAT_VERSION {
+    if version != CHECKPOINT_VERSION {
         return CheckpointCheck::UnsupportedVersion(version);
     }
     let acked = bytes[CHECKPOINT_FIXED_LEN..body]
@@ -281,7 +307,7 @@ mod tests {
     #[test]
     fn record_roundtrip_and_layout() {
         let mut buf = Vec::new();
-        encode_record(&mut buf, b"hello", 3, 42);
+        encode_record(&mut buf, b"hello", 3, 42, 5);
         assert_eq!(buf.len(), RECORD_HEADER_LEN + 5);
         assert_eq!(&buf[0..4], b"SLQR");
         assert_eq!(&buf[8..12], &5u32.to_le_bytes());
@@ -290,19 +316,29 @@ mod tests {
         assert_eq!(&buf[24..], b"hello");
         let h = decode_record_header(&buf).unwrap();
         assert_eq!(h, RecordHeader { crc: h.crc, len: 5, events: 3, seq: 42 });
-        assert!(verify_record(&buf, &h, &buf[24..]));
+        assert!(verify_record(&buf, &h, &buf[24..], 5, FORMAT_VERSION));
+        // Version 2 seeds the CRC with the segment id: the same bytes are not
+        // a valid record of another segment (a recycled file's stale tail).
+        assert!(!verify_record(&buf, &h, &buf[24..], 6, FORMAT_VERSION));
+        // Version 1 records (no seed) still verify as such.
+        let mut v1 = buf.clone();
+        let crc = record_crc(5, 1, &v1[8..24], &buf[24..]);
+        v1[4..8].copy_from_slice(&crc.to_le_bytes());
+        let h1 = decode_record_header(&v1).unwrap();
+        assert!(verify_record(&v1, &h1, &v1[24..], 77, 1));
+        assert!(!verify_record(&v1, &h1, &v1[24..], 5, 2));
         assert_eq!(h.total_len(), 29);
     }
 
     #[test]
     fn every_single_bit_flip_is_detected() {
         let mut buf = Vec::new();
-        encode_record(&mut buf, b"payload bytes", 7, 9);
+        encode_record(&mut buf, b"payload bytes", 7, 9, 0);
         for i in 0..buf.len() * 8 {
             let mut b = buf.clone();
             b[i / 8] ^= 1 << (i % 8);
             let ok = match decode_record_header(&b) {
-                Ok(h) => verify_record(&b, &h, &b[24..]),
+                Ok(h) => verify_record(&b, &h, &b[24..], 0, FORMAT_VERSION),
                 Err(_) => false,
             };
             assert!(!ok, "flip of bit {i} not detected");
@@ -312,7 +348,7 @@ mod tests {
     #[test]
     fn header_rejects_bad_magic_and_huge_len() {
         let mut buf = Vec::new();
-        encode_record(&mut buf, b"x", 1, 0);
+        encode_record(&mut buf, b"x", 1, 0, 0);
         let mut bad = buf.clone();
         bad[0] = b'X';
         assert_eq!(decode_record_header(&bad), Err("bad record magic"));
@@ -325,7 +361,10 @@ mod tests {
     #[test]
     fn segment_header_checks() {
         let h = encode_segment_header(7);
-        assert_eq!(check_segment_header(&h, 7), SegmentHeaderCheck::Ok);
+        assert_eq!(check_segment_header(&h, 7), SegmentHeaderCheck::Ok(FORMAT_VERSION));
+        let mut v1 = h;
+        v1[4..8].copy_from_slice(&1u32.to_le_bytes());
+        assert_eq!(check_segment_header(&v1, 7), SegmentHeaderCheck::Ok(1));
         assert_eq!(check_segment_header(&h, 8), SegmentHeaderCheck::Invalid("segment id does not match file name"));
         let mut v = h;
         v[4..8].copy_from_slice(&9u32.to_le_bytes());

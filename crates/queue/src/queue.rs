@@ -336,6 +336,9 @@ impl Drop for PersistedQueue {
     fn drop(&mut self) {
         let data = self.fsync != FsyncPolicy::Never;
         for s in &self.shards {
+            if let Err(e) = s.trim() {
+                warn!(error = %e, "failed to trim queue shard on drop");
+            }
             if let Err(e) = s.flush(data) {
                 warn!(error = %e, "failed to flush queue shard on drop");
             }

@@ -40,6 +40,8 @@ pub(crate) struct SegmentScan {
     pub file_len: u64,
     /// Set when the segment header itself is invalid (no record was read).
     pub bad_header: Option<&'static str>,
+    /// Segment format version from the header (0 when the header is bad).
+    pub version: u32,
     /// First invalid record: offset and reason. `None` when the file ends
     /// exactly after a valid record.
     pub bad_record: Option<(u64, &'static str)>,
@@ -52,7 +54,8 @@ pub(crate) fn scan_segment(file: &File, path: &Path, id: u64) -> Result<SegmentS
     let mut handle = file;
     handle.rewind().map_err(io_err)?;
     let mut reader = BufReader::with_capacity(1 << 20, handle);
-    let mut scan = SegmentScan { records: Vec::new(), good_end: 0, file_len, bad_header: None, bad_record: None };
+    let mut scan =
+        SegmentScan { records: Vec::new(), good_end: 0, file_len, bad_header: None, bad_record: None, version: 0 };
 
     let mut seg_header = [0u8; SEGMENT_HEADER_LEN as usize];
     if file_len < SEGMENT_HEADER_LEN {
@@ -61,7 +64,7 @@ pub(crate) fn scan_segment(file: &File, path: &Path, id: u64) -> Result<SegmentS
     }
     reader.read_exact(&mut seg_header).map_err(io_err)?;
     match check_segment_header(&seg_header, id) {
-        SegmentHeaderCheck::Ok => {}
+        SegmentHeaderCheck::Ok(v) => scan.version = v,
         SegmentHeaderCheck::Invalid(reason) => {
             scan.bad_header = Some(reason);
             return Ok(scan);
@@ -98,7 +101,7 @@ pub(crate) fn scan_segment(file: &File, path: &Path, id: u64) -> Result<SegmentS
         }
         payload.resize(h.len as usize, 0);
         reader.read_exact(&mut payload).map_err(io_err)?;
-        if !verify_record(&header, &h, &payload) {
+        if !verify_record(&header, &h, &payload, id, scan.version) {
             scan.bad_record = Some((off, "record crc mismatch"));
             break;
         }
@@ -117,7 +120,7 @@ mod tests {
     fn write_segment(dir: &Path, id: u64, payloads: &[&[u8]]) -> (std::path::PathBuf, Vec<u8>) {
         let mut bytes = encode_segment_header(id).to_vec();
         for (i, p) in payloads.iter().enumerate() {
-            encode_record(&mut bytes, p, i as u32 + 1, i as u64);
+            encode_record(&mut bytes, p, i as u32 + 1, i as u64, id);
         }
         let path = dir.join("seg");
         File::create(&path).unwrap().write_all(&bytes).unwrap();

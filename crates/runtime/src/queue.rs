@@ -46,8 +46,50 @@ pub struct PipelineQueue {
 }
 
 enum Backend {
-    Memory { tx: Mutex<Option<Sender<WorkItem>>>, permits: Arc<Semaphore>, max: usize },
-    Persisted { q: Arc<PersistedQueue>, next_shard: AtomicUsize, tx: Mutex<Option<Sender<WorkItem>>>, max_bytes: u64 },
+    Memory {
+        tx: Mutex<Option<Sender<WorkItem>>>,
+        permits: Arc<Semaphore>,
+        max: usize,
+    },
+    Persisted {
+        q: Arc<PersistedQueue>,
+        next_shard: AtomicUsize,
+        tx: Mutex<Option<Sender<WorkItem>>>,
+        max_bytes: u64,
+        /// Encode buffers of finished appends, reused by the next ones.
+        bufs: BufPool,
+    },
+}
+
+/// Encode buffers kept between appends: a batch of a few hundred events
+/// encodes to a few hundred KiB, which is not allocated (and first touched)
+/// afresh for every append (ADR 0009).
+#[derive(Default)]
+struct BufPool(Mutex<Vec<Vec<u8>>>);
+
+impl BufPool {
+    /// Buffers kept at most (a few per concurrent source task).
+    const KEEP: usize = 8;
+    /// Larger buffers are not kept (one huge batch must not pin its memory).
+    const MAX_CAPACITY: usize = 4 << 20;
+
+    /// An empty buffer with room for at least `want` bytes.
+    fn take(&self, want: usize) -> Vec<u8> {
+        let mut buf = self.0.lock().pop().unwrap_or_default();
+        buf.clear();
+        buf.reserve(want);
+        buf
+    }
+
+    /// Returns a buffer for reuse.
+    fn put(&self, buf: Vec<u8>) {
+        if buf.capacity() <= Self::MAX_CAPACITY {
+            let mut pool = self.0.lock();
+            if pool.len() < Self::KEEP {
+                pool.push(buf);
+            }
+        }
+    }
 }
 
 /// The queue as sources see it.
@@ -121,6 +163,7 @@ impl PipelineQueue {
                 next_shard: AtomicUsize::new(0),
                 tx: Mutex::new(Some(tx_direct)),
                 max_bytes: cfg.max_bytes.0.max(1),
+                bufs: BufPool::default(),
             },
             metrics,
             closed: AtomicBool::new(false),
@@ -322,10 +365,10 @@ impl QueueOutput {
                 self.metrics.events_in.add(n as u64);
                 tx.send(WorkItem { events, token }).map_err(|_| Closed)
             }
-            Backend::Persisted { q, next_shard, tx, .. } => {
+            Backend::Persisted { q, next_shard, tx, bufs, .. } => {
                 // Room for the record header first, so the queue writes the
                 // record without copying the payload.
-                let mut framed = Vec::with_capacity(RECORD_HEADER_LEN + encoded_size_hint(&events));
+                let mut framed = bufs.take(RECORD_HEADER_LEN + encoded_size_hint(&events));
                 framed.resize(RECORD_HEADER_LEN, 0);
                 encode_batch(&events, &mut framed);
                 let shard = next_shard.fetch_add(1, Ordering::Relaxed);
@@ -340,6 +383,7 @@ impl QueueOutput {
                 if direct.is_some() {
                     match q.try_append_claimed_now(shard, &mut framed, n as u32) {
                         Ok(Some((id, claimed))) => {
+                            bufs.put(framed);
                             self.metrics.events_in.add(n as u64);
                             // Written to the OS; the reader thread's periodic
                             // sync makes it durable per the `Interval` policy,
@@ -364,6 +408,7 @@ impl QueueOutput {
                     }
                 }
                 let mut buf = framed.split_off(RECORD_HEADER_LEN);
+                bufs.put(framed);
                 let mut events = Some(events);
                 loop {
                     let qc = Arc::clone(q);
@@ -384,6 +429,7 @@ impl QueueOutput {
                     };
                     match r {
                         Ok((id, claimed)) => {
+                            bufs.put(payload);
                             self.metrics.events_in.add(n as u64);
                             // Durable (per the fsync policy) from here on.
                             if let Some(ack) = ack {

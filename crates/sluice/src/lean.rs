@@ -44,8 +44,7 @@ pub struct Profile {
 pub const AGENT: Profile = Profile { settings: SETTINGS, mark: MARK };
 
 /// A node with a `store` sink: keep freed pages (no re-zeroing by the kernel).
-pub const STORE: Profile =
-    Profile { settings: &[("MIMALLOC_PURGE_DELAY", "-1")], mark: "SLUICE_STORE_ALLOCATOR" };
+pub const STORE: Profile = Profile { settings: &[("MIMALLOC_PURGE_DELAY", "-1")], mark: "SLUICE_STORE_ALLOCATOR" };
 
 /// What [`ensure`] found, when it returns (the re-exec does not).
 #[derive(Debug)]

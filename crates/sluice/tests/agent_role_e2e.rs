@@ -58,7 +58,8 @@ impl Proc {
         let log = std::fs::File::create(dir.join(format!("{}.log", args[0]))).unwrap();
         let mut cmd = Command::new(bin());
         cmd.args(args).env("SLUICE_LOG", log_filter()).stdout(Stdio::null()).stderr(log);
-        for v in ["SLUICE_LEAN_ALLOCATOR", "SLUICE_STORE_ALLOCATOR", "MIMALLOC_ARENA_EAGER_COMMIT", "MIMALLOC_PURGE_DELAY"]
+        for v in
+            ["SLUICE_LEAN_ALLOCATOR", "SLUICE_STORE_ALLOCATOR", "MIMALLOC_ARENA_EAGER_COMMIT", "MIMALLOC_PURGE_DELAY"]
         {
             cmd.env_remove(v);
         }
@@ -118,7 +119,11 @@ fn lean_vars(env: &[String]) -> Vec<&str> {
     let mut v: Vec<&str> = env
         .iter()
         .map(String::as_str)
-        .filter(|s| s.starts_with("MIMALLOC_") || s.starts_with("SLUICE_LEAN_ALLOCATOR") || s.starts_with("SLUICE_STORE_ALLOCATOR"))
+        .filter(|s| {
+            s.starts_with("MIMALLOC_")
+                || s.starts_with("SLUICE_LEAN_ALLOCATOR")
+                || s.starts_with("SLUICE_STORE_ALLOCATOR")
+        })
         .collect();
     v.sort_unstable();
     v

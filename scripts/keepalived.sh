@@ -1,15 +1,25 @@
 #!/usr/bin/env bash
-# keepalived.sh - two sluice dispatchers behind a keepalived (VRRP) virtual IP,
-# in network namespaces on this machine (adapted from
-# ../shared/recipes/keepalived.sh; nothing touches the host's interfaces), and
-# the failover measurement of issue #8: what sluice's acks save at the switch.
+# keepalived.sh - two balancers (sluice dispatchers, or HAProxy) behind a
+# keepalived (VRRP) virtual IP, in network namespaces on this machine (adapted
+# from ../shared/recipes/keepalived.sh; nothing touches the host's
+# interfaces), and the failover measurement of issue #8: what sluice's acks
+# save at the switch, next to the HAProxy + keepalived study.
 #
 #   ns kalv-br : bridge br0
-#   ns kalv-a  : 10.213.7.1  keepalived priority 150 (MASTER) + dispatcher A
-#   ns kalv-b  : 10.213.7.2  keepalived priority 100 (BACKUP) + dispatcher B
-#   ns kalv-c  : 10.213.7.9  agent, plain TCP sender, 2 processors (:5044, :5045)
-#   VIP 10.213.7.100 (vrid 51, advert 1 s); dispatchers listen on :5043 (agent
-#   protocol, ack = "delivered") and :5170 (ndjson/lines over TCP)
+#   ns kalv-a  : 10.213.7.1  keepalived priority 150 (MASTER) + balancer A
+#   ns kalv-b  : 10.213.7.2  keepalived priority 100 (BACKUP) + balancer B
+#   ns kalv-c  : 10.213.7.9  agent, plain TCP sender, 2 processors (agent
+#                protocol :5044, :5045; lines over TCP :5046, :5047)
+#   VIP 10.213.7.100 (vrid 51, advert 1 s); the balancers listen on :5043
+#   (agent protocol) and :5170 (lines over TCP)
+#
+#   BALANCER=sluice (default): each node runs a sluice dispatcher (agent
+#     protocol in with ack = "delivered", per-batch least_loaded out; its tcp
+#     source feeds the same sink)
+#   BALANCER=haproxy: each node runs HAProxy (mode tcp, HAPROXY_BALANCE=
+#     roundrobin|leastconn, per connection) forwarding :5043 to the
+#     processors' agent-protocol ports (the agent talks to a processor through
+#     it; acks come back from the processor) and :5170 to their lines ports
 #
 # usage: keepalived.sh [install|start|stop|status|failover] [DIR]
 #   DIR (or $SERVICES_DIR): configs, pids, logs, outputs; default ./.cache/services
@@ -18,7 +28,10 @@
 #     killed -9): (1) a sluice agent (acks, re-sends), (2) a plain TCP sender
 #     that reconnects and carries on (what syslog-over-TCP does). Prints
 #     recovery time and lost/duplicated events of each as one JSON line.
+#     FAILOVER_WATCH_S (30): longest wait for the output to resume after the kill.
 # Binary: $SLUICE_BIN or target/release/sluice. Needs root (ip netns), which CI has.
+# Idempotent: start reuses a running setup of the same BALANCER (another one is
+# stopped first); stop kills what DIR's pid files name and deletes the namespaces.
 set -euo pipefail
 
 ACTION=${1:-start}
@@ -30,16 +43,24 @@ VIP=$NET.100
 SLUICE=${SLUICE_BIN:-$(pwd)/target/release/sluice}
 RELAY=kalv-relay-token-0123456789abcdef
 AGENT=kalv-agent-token-0123456789abcdef
+BALANCER=${BALANCER:-sluice}
+HAPROXY_BALANCE=${HAPROXY_BALANCE:-roundrobin}
+case $BALANCER in sluice|haproxy) ;; *) echo "BALANCER: sluice or haproxy" >&2; exit 2;; esac
 
 alive() { [ -s "$D/$1.pid" ] && kill -0 "$(cat "$D/$1.pid")" 2>/dev/null; }
 
 install() {
   local need=()
-  for p in keepalived iproute2 python3; do dpkg -s "$p" >/dev/null 2>&1 || need+=("$p"); done
+  local pkgs="keepalived iproute2 python3"
+  [ "$BALANCER" = haproxy ] && pkgs+=" haproxy"
+  for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || need+=("$p"); done
   [ ${#need[@]} -eq 0 ] && return 0
   local made=0
   if [ ! -e /usr/sbin/policy-rc.d ]; then printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d; made=1; fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" >/dev/null || {
+    DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" >/dev/null
+  }
   [ $made = 1 ] && rm -f /usr/sbin/policy-rc.d
   return 0
 }
@@ -80,7 +101,7 @@ wait_tcp() { # NS HOST PORT
   echo "$2:$3 never opened in $1"; return 1
 }
 
-processor_conf() { # NAME PORT
+processor_conf() { # NAME PORT LINES_PORT
   cat > "$D/$1.toml" <<EOF
 [node]
 data_dir = "$D/$1-data"
@@ -102,6 +123,15 @@ address = "$NET.9:$2"
 token = "$RELAY"
 group = "acme"
 relay = true
+# agents reach a processor directly through HAProxy
+[pipelines.main.sources.in.tokens.agents]
+token = "$AGENT"
+group = "acme"
+[pipelines.main.sources.plain]
+type = "tcp"
+address = "$NET.9:$3"
+format = "lines"
+group = "acme"
 [pipelines.main.sinks.out]
 type = "file"
 path = "$D/$1.ndjson"
@@ -164,14 +194,48 @@ vrrp_instance VI_1 {
 EOF
 }
 
+haproxy_conf() { # NAME
+  cat > "$D/$1.cfg" <<EOF
+global
+  maxconn 4000
+defaults
+  mode tcp
+  timeout connect 1s
+  timeout client 600s
+  timeout server 600s
+frontend agents
+  bind 0.0.0.0:5043
+  default_backend agents
+backend agents
+  balance $HAPROXY_BALANCE
+  server p1 $NET.9:5044 check inter 1s fall 2 rise 1
+  server p2 $NET.9:5045 check inter 1s fall 2 rise 1
+frontend plain
+  bind 0.0.0.0:5170
+  default_backend plain
+backend plain
+  balance $HAPROXY_BALANCE
+  server p1 $NET.9:5046 check inter 1s fall 2 rise 1
+  server p2 $NET.9:5047 check inter 1s fall 2 rise 1
+EOF
+  haproxy -c -q -f "$D/$1.cfg"
+}
+
 start_node() { # n prio
   ip -n kalv-$1 link set kalv-$1-in up
   keepalived_conf "$1" "$2"
   run ka-$1 kalv-$1 keepalived --dont-fork --log-console --vrrp -f "$D/ka-$1.conf" \
     -p "$D/ka-$1.main.pid" -r "$D/ka-$1.vrrp.pid"
-  dispatcher_conf disp-$1
-  run disp-$1 kalv-$1 "$SLUICE" dispatcher --config "$D/disp-$1.toml"
+  if [ "$BALANCER" = haproxy ]; then
+    haproxy_conf lb-$1
+    # -db: foreground, one process: the pid killed -9 is the balancer
+    run lb-$1 kalv-$1 haproxy -db -f "$D/lb-$1.cfg"
+  else
+    dispatcher_conf lb-$1
+    run lb-$1 kalv-$1 "$SLUICE" dispatcher --config "$D/lb-$1.toml"
+  fi
   wait_tcp kalv-$1 127.0.0.1 5043
+  wait_tcp kalv-$1 127.0.0.1 5170
 }
 
 vip_on() { ip -n kalv-$1 -4 addr show | grep -q "$VIP"; }
@@ -179,11 +243,14 @@ vip_on() { ip -n kalv-$1 -4 addr show | grep -q "$VIP"; }
 start() {
   [ "$(id -u)" = 0 ] || { echo "needs root"; return 1; }
   [ -x "$SLUICE" ] || { echo "no sluice binary at $SLUICE (set SLUICE_BIN)"; return 1; }
-  install; mkdir -p "$D"; net_up
-  processor_conf proc-1 5044; processor_conf proc-2 5045
+  install; mkdir -p "$D"
+  if [ -s "$D/balancer" ] && [ "$(cat "$D/balancer")" != "$BALANCER" ]; then stop; fi
+  net_up; echo "$BALANCER" > "$D/balancer"
+  processor_conf proc-1 5044 5046; processor_conf proc-2 5045 5047
   run proc-1 kalv-c "$SLUICE" run "$D/proc-1.toml"
   run proc-2 kalv-c "$SLUICE" run "$D/proc-2.toml"
   wait_tcp kalv-c $NET.9 5044; wait_tcp kalv-c $NET.9 5045
+  wait_tcp kalv-c $NET.9 5046; wait_tcp kalv-c $NET.9 5047
   start_node a 150; start_node b 100
   for _ in $(seq 1 60); do
     vip_on a && { echo "VIP $VIP on node a"; return 0; }
@@ -208,14 +275,15 @@ stop() {
     [ $left = 0 ] && break; sleep 0.25
   done
   for n in a b c br; do ip netns del kalv-$n 2>/dev/null || true; done
-  echo "keepalived dispatcher net stopped"
+  rm -f "$D/balancer"
+  echo "keepalived balancer net stopped"
 }
 
-# Node a "dies": its link goes down, its dispatcher and keepalived are killed -9.
+# Node a "dies": its link goes down, its balancer and keepalived are killed -9.
 kill_a() {
   local x f
   ip -n kalv-a link set kalv-a-in down
-  for x in disp-a ka-a; do
+  for x in lb-a ka-a; do
     if alive $x; then kill -9 "$(cat "$D/$x.pid")" 2>/dev/null || true; fi
     rm -f "$D/$x.pid"
   done
@@ -247,10 +315,10 @@ PY
 
 # watch TAG SECONDS: prints the longest gap (ms) in the processors' output growth after the kill
 watch_gap() { # TAG KILL_AT_EPOCH_MS OUTFILE
-  python3 - "$1" "$2" "$3" "$D/proc-1.ndjson" "$D/proc-2.ndjson" <<'PY' &
+  python3 - "$1" "$2" "$3" "${FAILOVER_WATCH_S:-30}" "$D/proc-1.ndjson" "$D/proc-2.ndjson" <<'PY' &
 import os, sys, time
-tag, kill_ms, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-files = sys.argv[4:]
+tag, kill_ms, out, watch = sys.argv[1], int(sys.argv[2]), sys.argv[3], float(sys.argv[4])
+files = sys.argv[5:]
 def size():
     return sum(os.path.getsize(f) for f in files if os.path.exists(f))
 # wait for the kill
@@ -259,7 +327,7 @@ while time.time() * 1000 < kill_ms:
 base = size(); t0 = time.time()
 # recovery: the first growth after output stalled following the kill
 last = base; last_change = t0; stalled = False; rec = None
-while time.time() - t0 < 30:
+while time.time() - t0 < watch:
     s = size()
     now = time.time()
     if s != last:
@@ -275,7 +343,7 @@ PY
 
 failover() {
   local n=${1:-30000} rate=${2:-2000}
-  alive disp-a && alive disp-b || start
+  if ! { alive lb-a && alive lb-b && [ "$(cat "$D/balancer" 2>/dev/null)" = "$BALANCER" ]; }; then start; fi
   rm -f "$D"/proc-*.ndjson
   # (1) sluice agent with acks
   cat > "$D/agent.toml" <<EOF
@@ -312,7 +380,8 @@ EOF
   run agent kalv-c "$SLUICE" agent --config "$D/agent.toml"
   sleep 3; kill_a; local killed; killed=$(date +%s%3N)
   for _ in $(seq 1 100); do vip_on b && break; sleep 0.1; done
-  local vip_ms=$(( $(date +%s%3N) - killed ))
+  local vip_ms=$(( $(date +%s%3N) - killed )) vip_moved=false
+  vip_on b && vip_moved=true
   local want=$(( n ))
   for _ in $(seq 1 600); do
     [ "$(count vip $n | python3 -c 'import json,sys; print(json.load(sys.stdin)["unique"])')" -ge "$want" ] && break
@@ -361,7 +430,7 @@ PY
   sleep 3
   wait "$gap_pid" || true
   local plain_res; plain_res=$(count plain $n)
-  echo "{\"events\":$n,\"rate\":$rate,\"vip_takeover_ms\":$vip_ms,\"sluice\":{\"result\":$sluice_res,\"recovery_ms\":$(cat "$D/gap-sluice")},\"plain_tcp\":{\"result\":$plain_res,\"client\":$(cat "$D/plain.json"),\"recovery_ms\":$(cat "$D/gap-plain")}}"
+  echo "{\"balancer\":\"$BALANCER\",$([ "$BALANCER" = haproxy ] && echo "\"haproxy_balance\":\"$HAPROXY_BALANCE\",")\"events\":$n,\"rate\":$rate,\"vip_takeover_ms\":$vip_ms,\"vip_moved\":$vip_moved,\"sluice\":{\"result\":$sluice_res,\"recovery_ms\":$(cat "$D/gap-sluice")},\"plain_tcp\":{\"result\":$plain_res,\"client\":$(cat "$D/plain.json"),\"recovery_ms\":$(cat "$D/gap-plain")}}"
   # node a back for the next run
   start_node a 150
 }
@@ -370,7 +439,8 @@ case "$ACTION" in
   install) install ;;
   start) start ;;
   stop) stop ;;
-  status) for n in ka-a ka-b disp-a disp-b proc-1 proc-2; do alive $n && echo "$n running" || echo "$n stopped"; done
+  status) echo "balancer: $(cat "$D/balancer" 2>/dev/null || echo none)"
+          for n in ka-a ka-b lb-a lb-b proc-1 proc-2; do alive $n && echo "$n running" || echo "$n stopped"; done
           vip_on a && echo "VIP on a"; vip_on b && echo "VIP on b"; true ;;
   failover) failover "${FAILOVER_EVENTS:-30000}" "${FAILOVER_RATE:-2000}" ;;
   *) echo "usage: $0 [install|start|stop|status|failover] [DIR]"; exit 2 ;;

@@ -244,6 +244,14 @@ pub fn moving_average(v: &[u64], n: usize) -> Vec<f64> {
     out
 }
 
+/// An endpoint's share of the events of the trailing `n` seconds (its
+/// moving sum over the total's; 0 where nothing arrived in the window).
+pub fn share_moving_average(mine: &[u64], total: &[u64], n: usize) -> Vec<f64> {
+    let padded: Vec<u64> = (0..total.len()).map(|i| mine.get(i).copied().unwrap_or(0)).collect();
+    let (m, t) = (moving_average(&padded, n), moving_average(total, n));
+    m.iter().zip(&t).map(|(&a, &b)| if b > 0.0 { a / b } else { 0.0 }).collect()
+}
+
 /// Throughput and balance figures from per-second counts; `skip` seconds
 /// of warm-up are left out. `kills` and `starts` are `(second, endpoint
 /// index)` of actions, for recovery and scale-out times.
@@ -561,6 +569,8 @@ pub fn html(r: &RunResult) -> String {
     let marks: Vec<(f64, String)> = r.actions.iter().map(|a| (a.at_s, format!("{} {}", a.what, a.target))).collect();
     if let Some(rec) = &r.received {
         let eps = &rec.endpoints;
+        // Owned legend labels ("p1 5 s avg"), borrowed by the series.
+        let avg_names: Vec<String> = eps.iter().map(|e| format!("{} 5 s avg", e.name)).collect();
         let mut series = Vec::new();
         for (i, e) in eps.iter().enumerate() {
             series.push(Series {
@@ -569,17 +579,14 @@ pub fn html(r: &RunResult) -> String {
                 dashed: false,
                 color: i,
             });
-            series.push(Series { name: "5 s avg", values: moving_average(&e.per_second, 5), dashed: true, color: i });
-        }
-        let tot = totals(eps);
-        if eps.len() > 1 {
             series.push(Series {
-                name: "total",
-                values: tot.iter().map(|&v| v as f64).collect(),
-                dashed: false,
-                color: 7,
+                name: &avg_names[i],
+                values: moving_average(&e.per_second, 5),
+                dashed: true,
+                color: i,
             });
         }
+        let tot = totals(eps);
         o.push_str("<h2>Events per second at each processor</h2>");
         o.push_str(&svg_chart(
             "events/s received per processor (dashed: 5 s moving average)",
@@ -589,30 +596,51 @@ pub fn html(r: &RunResult) -> String {
             &marks,
         ));
         if eps.len() > 1 {
-            let shares: Vec<Series<'_>> = eps
-                .iter()
-                .enumerate()
-                .map(|(i, e)| Series {
-                    name: &e.name,
-                    values: tot
-                        .iter()
-                        .enumerate()
-                        .map(
-                            |(s, &t)| {
-                                if t == 0 {
-                                    0.0
-                                } else {
-                                    e.per_second.get(s).copied().unwrap_or(0) as f64 / t as f64
-                                }
-                            },
-                        )
-                        .collect(),
-                    dashed: false,
+            // The total on its own chart: on the processors' chart it would
+            // set the scale and flatten their lines.
+            let total = [
+                Series { name: "total", values: tot.iter().map(|&v| v as f64).collect(), dashed: false, color: 7 },
+                Series { name: "total 5 s avg", values: moving_average(&tot, 5), dashed: true, color: 7 },
+            ];
+            o.push_str("<h2>Events per second, all processors</h2>");
+            o.push_str(&svg_chart(
+                "events/s received in total (dashed: 5 s moving average)",
+                "events/s",
+                &total,
+                None,
+                &marks,
+            ));
+            let mut shares: Vec<Series<'_>> = Vec::new();
+            for (i, e) in eps.iter().enumerate() {
+                let per: Vec<f64> = tot
+                    .iter()
+                    .enumerate()
+                    .map(
+                        |(s, &t)| {
+                            if t == 0 {
+                                0.0
+                            } else {
+                                e.per_second.get(s).copied().unwrap_or(0) as f64 / t as f64
+                            }
+                        },
+                    )
+                    .collect();
+                shares.push(Series { name: &e.name, values: per, dashed: false, color: i });
+                shares.push(Series {
+                    name: &avg_names[i],
+                    values: share_moving_average(&e.per_second, &tot, 5),
+                    dashed: true,
                     color: i,
-                })
-                .collect();
+                });
+            }
             o.push_str("<h2>Each processor's share per second</h2>");
-            o.push_str(&svg_chart("share of each second's events", "share", &shares, Some(1.0), &marks));
+            o.push_str(&svg_chart(
+                "share of each second's events (dashed: share of the last 5 s)",
+                "share",
+                &shares,
+                Some(1.0),
+                &marks,
+            ));
         }
     }
     if r.sender.len() > 1 {
@@ -755,7 +783,7 @@ pub fn matrix_table(results: &[RunResult]) -> String {
             shares.join(" / "),
             s.balance_cv,
             mean(&s.shares.iter().map(|x| x.share_cv).collect::<Vec<_>>()),
-            s.lost,
+            lost_cell(r),
             s.duplicated,
             fmt_num(s.latency.p50_ms),
             fmt_num(s.latency.p99_ms),
@@ -767,6 +795,16 @@ pub fn matrix_table(results: &[RunResult]) -> String {
         );
     }
     o
+}
+
+/// The table's "lost" cell: a run that timed out before quiescence has
+/// events still on their way (in a queue), not necessarily lost — say so.
+fn lost_cell(r: &RunResult) -> String {
+    if r.quiescent {
+        r.summary.lost.to_string()
+    } else {
+        format!("{} unaccounted at the quiesce timeout", r.summary.lost)
+    }
 }
 
 /// A peer's role (a balancer or a Kafka broker), not a sluice process: left
@@ -840,6 +878,14 @@ mod tests {
     }
 
     #[test]
+    fn share_moving_average_is_the_windowed_share() {
+        // p1 gets 10 of 10, then 0 of 10, then 5 of 10: over 2 s windows
+        // its share is 1.0, 0.5, 0.25; a window with no events is 0.
+        let s = share_moving_average(&[10, 0, 5], &[10, 10, 10, 0, 0], 2);
+        assert_eq!(s, vec![1.0, 0.5, 0.25, 0.5, 0.0]);
+    }
+
+    #[test]
     fn html_is_self_contained_and_compare_prints_ratios() {
         let mut r = RunResult { case: "c".into(), count: 10, rate: 5.0, ..Default::default() };
         r.received =
@@ -855,7 +901,18 @@ mod tests {
         });
         let page = html(&r);
         assert!(page.starts_with("<!doctype html>") && page.contains("<svg") && !page.contains("<script"));
-        assert_eq!(page.matches("<svg").count(), 3, "rate, share and CPU charts");
+        assert_eq!(page.matches("<svg").count(), 4, "per-processor rate, total rate, share and CPU charts");
+        for h in ["Events per second at each processor", "Events per second, all processors", "share per second"] {
+            assert!(page.contains(h), "{h}");
+        }
+        assert!(page.contains("p2 5 s avg") && page.contains("total 5 s avg"), "moving averages are labelled");
+        r.quiescent = true;
+        r.summary.lost = 0;
+        assert!(matrix_table(std::slice::from_ref(&r)).contains("| 0 | 0 |"), "lost and dup of a quiescent run");
+        let mut late = r.clone();
+        (late.quiescent, late.summary.lost) = (false, 7);
+        let t = matrix_table(&[late]);
+        assert!(t.contains("| 7 unaccounted at the quiesce timeout |"), "{t}");
         let mut b = r.clone();
         b.summary.throughput_mean *= 2.0;
         let c = compare(&r, &b);

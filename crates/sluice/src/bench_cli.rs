@@ -1,5 +1,5 @@
 //! `sluice bench …`: argument parsing and printing for the load generator,
-//! the experiment runner, `compare`, `table` and `sizing`. Everything they
+//! the experiment runner, `compare`, `table`, `report` and `sizing`. Everything they
 //! do lives in the `sluice-bench` library (issue #6); this module only turns
 //! arguments into its calls and its results into output.
 
@@ -37,6 +37,15 @@ pub enum BenchCmd {
     Table {
         /// result.json files (or run directories holding one).
         results: Vec<PathBuf>,
+    },
+    /// Write report.html again from a run's result.json (after the report
+    /// learned new charts, or for a result copied elsewhere).
+    Report {
+        /// result.json (or the run directory holding one).
+        result: PathBuf,
+        /// Where to write the HTML (default: report.html beside result.json).
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// Run processor/store cases at increasing rates and print the hardware
     /// needed per N events/s (cores, RAM, disk per day).
@@ -142,6 +151,7 @@ pub fn main(cmd: BenchCmd) -> ExitCode {
         BenchCmd::Run(a) => run(a),
         BenchCmd::Compare { a, b } => compare(&a, &b),
         BenchCmd::Table { results } => table(&results),
+        BenchCmd::Report { result, out } => rerender(&result, out),
         BenchCmd::Sizing(a) => size(a),
     };
     match r {
@@ -284,6 +294,16 @@ fn compare(a: &Path, b: &Path) -> anyhow::Result<()> {
 fn table(results: &[PathBuf]) -> anyhow::Result<()> {
     let rs = results.iter().map(|p| read_result(p)).collect::<anyhow::Result<Vec<_>>>()?;
     print!("{}", report::matrix_table(&rs));
+    Ok(())
+}
+
+fn rerender(result: &Path, out: Option<PathBuf>) -> anyhow::Result<()> {
+    let r = read_result(result)?;
+    let dir =
+        if result.is_dir() { result.to_path_buf() } else { result.parent().unwrap_or(Path::new(".")).to_path_buf() };
+    let out = out.unwrap_or_else(|| dir.join("report.html"));
+    std::fs::write(&out, report::html(&r)).with_context(|| format!("write {}", out.display()))?;
+    println!("{}", out.display());
     Ok(())
 }
 

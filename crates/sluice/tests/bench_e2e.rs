@@ -1,7 +1,7 @@
 //! End-to-end checks of `sluice bench` with the real binary (issue #6): the
 //! CI smoke case (an agent balancing over two processors, every event
 //! counted exactly by the collectors), `bench gen --collect` accounting,
-//! and `bench compare` / `bench table` on the results. No timing is
+//! and `bench compare` / `bench table` / `bench report` on the results. No timing is
 //! asserted: achieved rates are reported, never tested.
 
 use std::path::{Path, PathBuf};
@@ -67,6 +67,11 @@ fn smoke_case_accounts_for_every_event_at_each_processor() {
     assert!(cmp.contains("throughput mean (events/s)") && cmp.contains("1.00×"), "{cmp}");
     let (table, _) = run(&["bench", "table", out.to_str().unwrap()]);
     assert!(table.lines().nth(2).is_some_and(|l| l.starts_with("| smoke | agent | 1,000/s | 2,000 |")), "{table}");
+    // `bench report` writes the same page again from result.json.
+    let again = dir.path().join("again.html");
+    let (printed, _) = run(&["bench", "report", res.to_str().unwrap(), "--out", again.to_str().unwrap()]);
+    assert_eq!(printed.trim(), again.to_str().unwrap());
+    assert_eq!(std::fs::read_to_string(&again).unwrap(), html, "re-rendered from result.json alone");
 }
 
 #[test]
@@ -173,4 +178,48 @@ fn kafka_case_counts_every_event_once_over_both_consumers() {
     assert_eq!(value(&p1, "group_id ="), value(&p2, "group_id ="));
     assert!(value(&p1, "group_id =").starts_with("\"sluice-bench-r"), "{p1}");
     println!("kafka_case_counts_every_event_once_over_both_consumers: {:.1} s", started.elapsed().as_secs_f64());
+}
+
+/// A real HAProxy (mode tcp, roundrobin; started by `scripts/loadbalancers.sh`,
+/// which installs it from Debian packages the first time) in front of two
+/// processors (`thesis-haproxy-rr-2`, issue #8): four generator connections
+/// through it, every event counted exactly at the collectors, both
+/// processors get events (HAProxy places the four connections round robin).
+#[test]
+fn haproxy_case_counts_every_event_once_over_both_processors() {
+    let started = std::time::Instant::now();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("haproxy");
+    let case = cases().join("thesis-haproxy-rr-2");
+    let (_, err) = run(&[
+        "bench",
+        "run",
+        case.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--rate",
+        "1000",
+        "--count",
+        "2000",
+        "--var",
+        "sleep=0s",
+    ]);
+    let r = json(&out.join("result.json"));
+    assert_eq!(r["quiescent"], true, "{err}");
+    assert_eq!(r["generator"]["sent"], 2000, "{err}");
+    let acc = &r["received"]["accounting"];
+    assert_eq!((acc["sent"].as_u64(), acc["received"].as_u64()), (Some(2000), Some(2000)), "{acc}");
+    assert_eq!((acc["lost"].as_u64(), acc["duplicated"].as_u64()), (Some(0), Some(0)), "{acc}");
+    assert_eq!(r["received"]["foreign"], 0);
+    let eps = r["received"]["endpoints"].as_array().unwrap();
+    let per: Vec<u64> = eps.iter().map(|e| e["events"].as_u64().unwrap()).collect();
+    assert_eq!(per.len(), 2, "{per:?}");
+    assert_eq!(per.iter().sum::<u64>(), 2000, "{per:?}");
+    assert!(per.iter().all(|&n| n > 0), "both processors behind HAProxy got events: {per:?}");
+    let peers: Vec<&str> = r["processes"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert!(peers.contains(&"lb"), "HAProxy was started and sampled as a peer: {peers:?}");
+    println!(
+        "haproxy_case_counts_every_event_once_over_both_processors: {per:?}, {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
 }

@@ -14,6 +14,10 @@
 //!   traffic (time to first event printed), the pipeline is not restarted
 //!   (the agent's connection survives: still no duplicate); per-processor
 //!   gauges in `/_node/stats` and `/metrics`;
+//! - a processor that stalls (`SIGSTOP` for 1 s) acknowledges late, is
+//!   ejected (no new batch while ejected: exact counter), then slow-started
+//!   (admission below 100 %, fewer batches than the others over the ramp);
+//!   nothing lost, nothing duplicated;
 //! - a dispatcher with a persisted queue (`ack = "queued"`) takes everything
 //!   while every processor is down, survives its own `kill -9`, and delivers
 //!   it all, once, when they return.
@@ -107,8 +111,13 @@ struct Dispatcher {
     data: PathBuf,
     /// Persisted queue and `ack = "queued"` instead of memory + `delivered`.
     persisted: bool,
+    /// The sink's balancing, heartbeat, slow-start and outlier lines.
+    tuning: String,
     proc: Option<Proc>,
 }
+
+/// The processors sink's balancing lines unless a test sets its own.
+const DEFAULT_TUNING: &str = "algorithm = \"least_loaded\"\nheartbeat_interval = \"300ms\"\nslow_start = \"1s\"";
 
 impl Dispatcher {
     fn new(dir: &Dir, name: &str, receivers: &[String]) -> Self {
@@ -120,6 +129,7 @@ impl Dispatcher {
             name: name.to_string(),
             data: dir.path(&format!("{name}-data")),
             persisted: false,
+            tuning: DEFAULT_TUNING.into(),
             proc: None,
         };
         d.write_config(receivers);
@@ -164,21 +174,20 @@ subgroups = ["web"]
 [pipelines.dispatch.sinks.processors]
 type = "sluice"
 receivers = [{list}]
-algorithm = "least_loaded"
 token = "{RELAY_TOKEN}"
 group = "acme"
 window = 4
-heartbeat_interval = "300ms"
 backoff_max = "300ms"
 block_timeout = "2s"
-slow_start = "1s"
 members_api = {{ token = "{ADMIN_TOKEN}" }}
+{tuning}
 "#,
                 name = self.name,
                 data = self.data.display(),
                 api = self.api,
                 port = self.port,
                 list = list.join(", "),
+                tuning = self.tuning,
                 queue = if self.persisted {
                     "type = \"persisted\"\nfsync = \"never\"\nshards = 1"
                 } else {
@@ -526,4 +535,167 @@ fn a_persisted_dispatcher_absorbs_an_outage_of_every_processor_and_its_own_kill_
     // (The shares are printed, not asserted: 20,000 queued events drain in
     // well under a second, often before the second processor connected.)
     dp.term();
+}
+
+/// One receiver's counters and gauges from the dispatcher's `/_node/stats`.
+fn receiver_stats(api: u16, addr: &str) -> serde_json::Value {
+    let stats = json(api, "/_node/stats", None);
+    let sinks = stats["pipelines"]["dispatch"]["plugins"]["sinks"].as_array().unwrap().clone();
+    sinks
+        .into_iter()
+        .find(|s| s["id"] == format!("processors@{addr}"))
+        .unwrap_or_else(|| panic!("processors@{addr} not in /_node/stats"))
+}
+
+/// Batches the dispatcher sent to each of `addrs` so far.
+fn batches_sent(api: u16, addrs: &[String]) -> Vec<u64> {
+    addrs.iter().map(|a| receiver_stats(api, a)["counters"]["batches_sent"].as_u64().unwrap()).collect()
+}
+
+/// The members API's report on `addr`.
+fn member(api: u16, addr: &str) -> serde_json::Value {
+    let v = json(api, MEMBERS, Some(ADMIN_TOKEN));
+    v["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["address"] == addr)
+        .cloned()
+        .unwrap_or_else(|| panic!("{addr} is not a member: {v}"))
+}
+
+/// Outlier ejection and slow start through the real binaries: a processor
+/// freezes (`SIGSTOP`, a stalled VM or a long GC pause) for a second, so the
+/// batches it holds are acknowledged later than `slow_ack` once it thaws;
+/// two slow acks in a row eject it. While ejected it gets no new batch (the
+/// dispatcher's `batches_sent` counter for it does not move); when the
+/// ejection ends it is slow-started: the members API reports an admission
+/// below 100 % and, over the ramp, it gets fewer batches than the others
+/// (round robin, so without the ramp each would get a quarter). Every event
+/// arrives; a processor that is slow but connected has nothing re-sent.
+#[test]
+fn a_stalled_processor_is_ejected_then_slow_started_and_nothing_is_lost() {
+    let dir = Dir::new("eject");
+    let mut procs: Vec<Processor> = (0..4).map(|i| Processor::new(&dir, &format!("e{i}"))).collect();
+    for p in procs.iter_mut() {
+        p.start();
+    }
+    let addrs: Vec<String> = procs.iter().map(Processor::addr).collect();
+    let mut d = Dispatcher::new(&dir, "de", &addrs);
+    // Round robin: each processor's fair share is a quarter, so the ramp
+    // shows as a smaller count. A heartbeat of 1 s fails a receiver over
+    // only after 3 s of silence: the 1 s freeze makes slow acks, not a
+    // lost connection.
+    d.tuning = "algorithm = \"round_robin\"\nheartbeat_interval = \"1s\"\nslow_start = \"3s\"\n\
+                outlier_detection = { consecutive_failures = 2, slow_ack = \"300ms\", ejection_time = \"3s\" }"
+        .into();
+    d.write_config(&addrs);
+    d.start();
+    // 11 s of traffic: ≈ 1 s before the freeze, 1 s frozen, 3 s ejected,
+    // 3 s of slow start, and still some after it.
+    let total = 55_000u64;
+    let gen = format!("message = \"ej {{seq}}\"\ncount = {total}\nrate = 5000");
+    let cfg = agent_config(&dir, "agent", &[d.addr()], &gen);
+    let started = Instant::now();
+    let mut agent = start_agent(&dir, "agent", &cfg);
+    let owned: Vec<PathBuf> = procs.iter().map(|p| p.out.clone()).collect();
+    let outputs: Vec<&Path> = owned.iter().map(PathBuf::as_path).collect();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while total_of(&outputs, "ej") < 4_000 {
+        assert!(Instant::now() < deadline, "no traffic through the dispatcher");
+        agent.assert_alive();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(member(d.api, &addrs[0])["state"], "up");
+
+    // Freeze e0 for a second; its batches in flight are acknowledged late.
+    let p0 = procs[0].proc.as_ref().unwrap();
+    p0.signal("-STOP");
+    std::thread::sleep(Duration::from_millis(1_000));
+    p0.signal("-CONT");
+    let thawed = Instant::now();
+    let ejection = Duration::from_secs(3);
+    let m = loop {
+        let m = member(d.api, &addrs[0]);
+        if m["state"] == "ejected" {
+            break m;
+        }
+        assert!(thawed.elapsed() < ejection / 2, "e0 was not ejected after its slow acks: {m}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let ejected_seen = thawed.elapsed();
+    assert_eq!(m["ejections"], 1, "{m}");
+    assert_eq!(receiver_stats(d.api, &addrs[0])["gauges"]["state"], 2, "the state gauge says ejected");
+    // The ejection began after the thaw (the slow acks came then) and lasts
+    // 3 s: until `thawed + 2.7 s` it is certainly still on.
+    let before = batches_sent(d.api, &addrs);
+    std::thread::sleep((thawed + ejection - Duration::from_millis(300)).saturating_duration_since(Instant::now()));
+    let after = batches_sent(d.api, &addrs);
+    assert_eq!(after[0], before[0], "an ejected processor got new batches");
+    let others_during: u64 = (1..4).map(|i| after[i] - before[i]).sum();
+    assert!(others_during > 0, "the others carried the traffic while e0 was ejected");
+
+    // The ejection ends: e0 is up again, slow-started.
+    let mut ramp_start: Option<(Vec<u64>, u64)> = None;
+    let mut ramp_end: Option<Vec<u64>> = None;
+    let mut admissions = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let sent = batches_sent(d.api, &addrs);
+        let m = member(d.api, &addrs[0]);
+        let admission = m["admission_pct"].as_u64().unwrap();
+        if m["state"] == "up" && admission < 100 {
+            admissions.push(admission);
+            if ramp_start.is_none() {
+                ramp_start = Some((sent.clone(), admission));
+            }
+            ramp_end = Some(sent);
+        } else if ramp_start.is_some() && admission == 100 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "e0 never went through a slow start: {m}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (first, first_admission) = ramp_start.unwrap();
+    let last = ramp_end.unwrap();
+    let ramp: Vec<u64> = (0..4).map(|i| last[i] - first[i]).collect();
+    let others_mean = ramp[1..].iter().sum::<u64>() as f64 / 3.0;
+
+    let a = wait_all(&outputs, "ej", total, Duration::from_secs(60), &mut [&mut agent]);
+    std::thread::sleep(Duration::from_millis(500));
+    let a = if a.unique as u64 == total { account(&outputs, "ej", total) } else { a };
+    let end = batches_sent(d.api, &addrs);
+    println!(
+        "ejection: e0 frozen 1 s → ejected {:.0} ms after the thaw; {} batches to the others and 0 to e0 while ejected; \
+         slow start: admission {first_admission} % → {} % ({} samples), batches during the ramp {:?} (e0 first); \
+         after it e0 got {} more; {} unique, {} duplicates, shares {}; {:.1}s in all",
+        ejected_seen.as_secs_f64() * 1e3,
+        others_during,
+        admissions.iter().max().unwrap(),
+        admissions.len(),
+        ramp,
+        end[0] - last[0],
+        a.unique,
+        a.duplicates,
+        shares(&a),
+        started.elapsed().as_secs_f64()
+    );
+    agent.term();
+    assert!(
+        (ramp[0] as f64) < others_mean,
+        "during its slow start e0 got {} batches, the others {:?} (mean {others_mean:.1})",
+        ramp[0],
+        &ramp[1..]
+    );
+    assert!(
+        first_admission < 100 && admissions.iter().max() > Some(&first_admission),
+        "the admission ramps up: {admissions:?}"
+    );
+    assert!(end[0] > last[0], "after its slow start e0 takes batches again");
+    assert_eq!(a.missing, Vec::<u64>::new(), "lost events");
+    assert_eq!(a.unique as u64, total);
+    // Slow is not failed: no connection was lost, nothing was re-sent.
+    assert_eq!(a.duplicates, 0, "duplicates without a failure");
+    assert_eq!(receiver_stats(d.api, &addrs[0])["counters"]["batches_failed"], 0);
+    d.proc.as_mut().unwrap().assert_alive();
 }

@@ -62,6 +62,9 @@ CASES = {
     # Indexing end to end: TCP ndjson -> persisted queue -> embedded store
     # (acknowledged = committed to the index).
     "index-store": ("thesis", "ndjson", "", "persisted", 2_000_000, 0, 1, "store"),
+    # The same with a memory queue: the store acknowledges only after its
+    # commit, so the queue still holds every unacknowledged event.
+    "index-store-memory": ("thesis", "ndjson", "", "memory", 2_000_000, 0, 1, "store"),
 }
 
 def du(path):

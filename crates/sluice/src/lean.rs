@@ -13,8 +13,15 @@
 //! once (`/proc/self/exe`, same pid, arguments and descriptors) with the
 //! ones missing from its environment (a variable the user set is kept as
 //! given), unless `SLUICE_LEAN_ALLOCATOR` is set (`0` opts out: mimalloc's
-//! defaults, ≈ 20 % less CPU per event and 3–4× the memory). The processor
-//! and dispatcher roles keep mimalloc's defaults (throughput).
+//! defaults, ≈ 20 % less CPU per event and 3–4× the memory). The dispatcher
+//! and a node without a `store` sink keep mimalloc's defaults (throughput).
+//!
+//! A node whose config has a `store` sink goes the other way ([`STORE`],
+//! ADR 0005, revision 2026-11-23 b): `MIMALLOC_PURGE_DELAY=-1`, so the pages
+//! tantivy's indexer frees at every segment flush are reused instead of
+//! returned and zeroed again by the kernel on the next fault (≈ 12 % of the
+//! store's CPU in `clear_page_erms`): ≈ +25 % events per CPU-second for
+//! ≈ +100 MiB of RSS. `SLUICE_STORE_ALLOCATOR=0` opts out.
 
 /// The environment `sluice agent` runs with.
 pub const SETTINGS: &[(&str, &str)] = &[("MIMALLOC_ARENA_EAGER_COMMIT", "0"), ("MIMALLOC_PURGE_DELAY", "0")];
@@ -22,6 +29,22 @@ pub const SETTINGS: &[(&str, &str)] = &[("MIMALLOC_ARENA_EAGER_COMMIT", "0"), ("
 /// Set in the re-executed process (so it does not loop), or by a user to
 /// opt out.
 pub const MARK: &str = "SLUICE_LEAN_ALLOCATOR";
+
+/// A set of allocator settings and the variable marking a process that runs
+/// with them (set by the re-exec, or by a user: anything but `1` opts out).
+#[derive(Debug, Clone, Copy)]
+pub struct Profile {
+    /// Environment variables added when missing.
+    pub settings: &'static [(&'static str, &'static str)],
+    /// The mark variable.
+    pub mark: &'static str,
+}
+
+/// The agent's profile: give memory back.
+pub const AGENT: Profile = Profile { settings: SETTINGS, mark: MARK };
+
+/// A node with a `store` sink: keep freed pages (no re-zeroing by the kernel).
+pub const STORE: Profile = Profile { settings: &[("MIMALLOC_PURGE_DELAY", "-1")], mark: "SLUICE_STORE_ALLOCATOR" };
 
 /// What [`ensure`] found, when it returns (the re-exec does not).
 #[derive(Debug)]
@@ -51,27 +74,34 @@ pub fn restore_name() {
 /// and never returns — except on error. A variable the user set is kept as
 /// given; only the missing ones are added.
 pub fn ensure() -> Outcome {
-    match std::env::var_os(MARK) {
+    ensure_profile(AGENT)
+}
+
+/// [`ensure`] for any [`Profile`]: [`Outcome::Lean`] means "runs with the
+/// profile's settings".
+pub fn ensure_profile(profile: Profile) -> Outcome {
+    match std::env::var_os(profile.mark) {
         Some(v) if v == "1" => return Outcome::Lean,
         Some(_) => return Outcome::UserChoice,
         None => {}
     }
-    let missing: Vec<(&str, &str)> = SETTINGS.iter().copied().filter(|(k, _)| std::env::var_os(k).is_none()).collect();
+    let missing: Vec<(&str, &str)> =
+        profile.settings.iter().copied().filter(|(k, _)| std::env::var_os(k).is_none()).collect();
     if missing.is_empty() {
         return Outcome::Lean;
     }
-    reexec(&missing)
+    reexec(profile.mark, &missing)
 }
 
 #[cfg(target_os = "linux")]
-fn reexec(missing: &[(&str, &str)]) -> Outcome {
+fn reexec(mark: &str, missing: &[(&str, &str)]) -> Outcome {
     use std::os::unix::process::CommandExt as _;
     let mut args = std::env::args_os();
     let mut cmd = std::process::Command::new("/proc/self/exe");
     if let Some(argv0) = args.next() {
         cmd.arg0(argv0);
     }
-    cmd.args(args).env(MARK, "1");
+    cmd.args(args).env(mark, "1");
     for (k, v) in missing {
         cmd.env(k, v);
     }
@@ -80,7 +110,7 @@ fn reexec(missing: &[(&str, &str)]) -> Outcome {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn reexec(_missing: &[(&str, &str)]) -> Outcome {
+fn reexec(_mark: &str, _missing: &[(&str, &str)]) -> Outcome {
     Outcome::Failed(std::io::Error::new(
         std::io::ErrorKind::Unsupported,
         "re-exec with allocator settings is Linux-only",

@@ -125,7 +125,19 @@ enum KafkaCmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // Before anything else: on success this process is replaced.
-    let lean = matches!(cli.cmd, Cmd::Agent { .. }).then(lean::ensure);
+    let (who, mark) = match &cli.cmd {
+        Cmd::Agent { .. } => ("agent", lean::AGENT.mark),
+        _ => ("store", lean::STORE.mark),
+    };
+    let lean = match &cli.cmd {
+        Cmd::Agent { .. } => Some(lean::ensure()),
+        // A node with a store sink: the indexer's allocator profile (the
+        // config is read twice; a config error is reported by `run`).
+        Cmd::Run { config, .. } if load_config(config).is_ok_and(|c| store_path(&c).is_some()) => {
+            Some(lean::ensure_profile(lean::STORE))
+        }
+        _ => None,
+    };
     if matches!(lean, Some(lean::Outcome::Lean)) {
         lean::restore_name();
     }
@@ -136,10 +148,10 @@ fn main() -> ExitCode {
         .init();
     match lean {
         Some(lean::Outcome::Failed(e)) => {
-            tracing::warn!(error = %e, "could not re-execute with the agent's allocator settings; memory use will be higher")
+            tracing::warn!(error = %e, "could not re-execute with the {}'s allocator settings; mimalloc's defaults apply", who)
         }
         Some(lean::Outcome::UserChoice) => {
-            tracing::info!("{}: the agent keeps mimalloc's default settings (more memory)", lean::MARK)
+            tracing::info!("{}: the {} keeps mimalloc's default settings", mark, who)
         }
         Some(lean::Outcome::Lean) | None => {}
     }

@@ -1,7 +1,8 @@
 //! The agent role's lean settings through the real binary
 //! (docs/adr/0011-agent-memory.md): `sluice agent` re-executes itself once
 //! with mimalloc's give-memory-back options (same pid, name restored), a
-//! user's own value of one is kept, a user can opt out, `sluice run` keeps mimalloc's defaults; and the agent's
+//! user's own value of one is kept, a user can opt out, `sluice run` keeps mimalloc's defaults (a node with a
+//! `store` sink runs with `MIMALLOC_PURGE_DELAY=-1` instead, ADR 0005); and the agent's
 //! defaults — one pipeline worker, one persisted-queue shard — apply only to
 //! keys the config leaves out. The memory itself is measured by
 //! bench/agent_resources.py (BENCHMARKS.md), not asserted here.
@@ -15,6 +16,11 @@ use common::{bin, log_filter, Dir};
 
 /// Two pipelines: `plain` leaves workers and shards out, `tuned` sets them.
 fn config(dir: &Path) -> PathBuf {
+    config_with(dir, "node.toml", r#"type = "blackhole""#)
+}
+
+/// [`config`] with `tuned_sink` as the `tuned` pipeline's sink, in `name`.
+fn config_with(dir: &Path, name: &str, tuned_sink: &str) -> PathBuf {
     let d = dir.display();
     let text = format!(
         r#"
@@ -38,10 +44,10 @@ shards = 3
 type = "file"
 include = ["{d}/logs/tuned-*.log"]
 [pipelines.tuned.sinks.out]
-type = "blackhole"
+{tuned_sink}
 "#
     );
-    let path = dir.join("node.toml");
+    let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
     path
 }
@@ -52,7 +58,9 @@ impl Proc {
         let log = std::fs::File::create(dir.join(format!("{}.log", args[0]))).unwrap();
         let mut cmd = Command::new(bin());
         cmd.args(args).env("SLUICE_LOG", log_filter()).stdout(Stdio::null()).stderr(log);
-        for v in ["SLUICE_LEAN_ALLOCATOR", "MIMALLOC_ARENA_EAGER_COMMIT", "MIMALLOC_PURGE_DELAY"] {
+        for v in
+            ["SLUICE_LEAN_ALLOCATOR", "SLUICE_STORE_ALLOCATOR", "MIMALLOC_ARENA_EAGER_COMMIT", "MIMALLOC_PURGE_DELAY"]
+        {
             cmd.env_remove(v);
         }
         cmd.envs(env.iter().copied());
@@ -111,7 +119,11 @@ fn lean_vars(env: &[String]) -> Vec<&str> {
     let mut v: Vec<&str> = env
         .iter()
         .map(String::as_str)
-        .filter(|s| s.starts_with("MIMALLOC_") || s.starts_with("SLUICE_LEAN_ALLOCATOR"))
+        .filter(|s| {
+            s.starts_with("MIMALLOC_")
+                || s.starts_with("SLUICE_LEAN_ALLOCATOR")
+                || s.starts_with("SLUICE_STORE_ALLOCATOR")
+        })
         .collect();
     v.sort_unstable();
     v
@@ -185,4 +197,25 @@ fn agent_role_respects_the_users_allocator_choice_and_run_keeps_defaults() {
     assert_eq!(node.count("plain-worker"), cores());
     assert_eq!(node.count("tuned-worker"), 3);
     assert_eq!(shards(dir.root(), "plain"), cores());
+}
+
+#[test]
+fn a_node_with_a_store_sink_keeps_freed_pages_unless_opted_out() {
+    let dir = Dir::new("role-store");
+    std::fs::create_dir_all(dir.path("logs")).unwrap();
+    let sink = format!("type = \"store\"\npath = \"{}/store\"", dir.root().display());
+    let cfg = config_with(dir.root(), "store.toml", &sink);
+    // Re-executed in place with the store's profile (ADR 0005, revision b).
+    let mut node = Proc::start(dir.root(), &["run", cfg.to_str().unwrap()], &[]);
+    node.wait_started();
+    assert_eq!(lean_vars(&node.environ()), ["MIMALLOC_PURGE_DELAY=-1", "SLUICE_STORE_ALLOCATOR=1"]);
+    let name: String = Path::new(&bin()).file_name().unwrap().to_string_lossy().chars().take(15).collect();
+    assert_eq!(node.comm(), name);
+    drop(node);
+    // Opted out: mimalloc's defaults, said in the log.
+    let mut node = Proc::start(dir.root(), &["run", cfg.to_str().unwrap()], &[("SLUICE_STORE_ALLOCATOR", "0")]);
+    node.wait_started();
+    assert_eq!(lean_vars(&node.environ()), ["SLUICE_STORE_ALLOCATOR=0"]);
+    let log = std::fs::read_to_string(dir.root().join("run.log")).unwrap();
+    assert!(log.contains("SLUICE_STORE_ALLOCATOR: the store keeps mimalloc's default settings"), "{log}");
 }

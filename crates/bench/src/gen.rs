@@ -15,6 +15,8 @@
 //! - `sluice` (the agent protocol, through the `sluice` sink's own client)
 //!   and `http` (`_bulk`, through the `elasticsearch` sink's client): the
 //!   receiver acknowledged the batch (in its queue / answered 2xx).
+//! - `kafka` (the `kafka` sink: acks=all, idempotent producer): Kafka
+//!   acknowledged every record of the batch.
 //!
 //! The case runner adds receivers ([`crate::collector`]) that count what
 //! arrived at the end of a pipeline and measure end-to-end latency from the
@@ -75,6 +77,10 @@ pub struct SluiceTarget {
     pub window: u32,
 }
 
+/// Partitions of a topic the `kafka://` output creates because it is missing
+/// (as the bench's Kafka peer creates its run topics).
+pub const KAFKA_PARTITIONS: u32 = 8;
+
 /// Where the generator sends.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
@@ -104,7 +110,10 @@ pub enum Target {
     /// `sluice://HOST:PORT[,HOST:PORT…][?algorithm=…&compression=…&token=…&token_file=…&group=…&subgroup=…&window=…]`:
     /// the agent protocol.
     Sluice(SluiceTarget),
-    /// `kafka://BROKERS/TOPIC`: needs the Kafka connectors (not built yet).
+    /// `kafka://BROKERS/TOPIC`: records produced by the `kafka` sink
+    /// (acks=all); a batch completes when Kafka acknowledged all of it. The
+    /// topic is created ([`KAFKA_PARTITIONS`] partitions) when missing. Needs
+    /// a build with the Kafka connectors (the `sluice` binary's default).
     Kafka {
         /// Bootstrap servers.
         brokers: String,
@@ -505,13 +514,11 @@ impl Generator {
         if cfg.connections == 0 {
             return Err(BenchError::Invalid("connections must be at least 1".into()));
         }
-        if let Target::Kafka { .. } = cfg.target {
-            return Err(BenchError::Invalid(
-                "kafka:// needs the Kafka connectors, which are not in this build (branch kafka)".into(),
-            ));
+        if let Target::Kafka { brokers, topic } = &cfg.target {
+            crate::kafka::ensure_topic(brokers, topic, KAFKA_PARTITIONS)?;
         }
         let runtime = match cfg.target {
-            Target::Sluice(_) | Target::Http { .. } => Some(
+            Target::Sluice(_) | Target::Http { .. } | Target::Kafka { .. } => Some(
                 tokio::runtime::Builder::new_multi_thread()
                     .worker_threads(1)
                     .enable_all()
@@ -536,7 +543,7 @@ impl Generator {
                 handles.push(scope.spawn(move || -> Result<(), BenchError> {
                     let cpu0 = thread_cpu_ns();
                     let shape = match cfg.target {
-                        Target::Sluice(_) | Target::Http { .. } => Shape::Json,
+                        Target::Sluice(_) | Target::Http { .. } | Target::Kafka { .. } => Shape::Json,
                         _ => Shape::Native,
                     };
                     let mut r = Renderer::new(&cfg.template, &cfg.run_id, shape);
@@ -672,7 +679,17 @@ fn open(cfg: &GenConfig, c: u64, rt: Option<tokio::runtime::Handle>) -> Result<B
             let rt = rt.ok_or_else(|| BenchError::Invalid("no runtime for sluice".into()))?;
             Box::new(SinkOut::new(rt, "sluice", &table, true, cfg.retry_for)?)
         }
-        Target::Kafka { .. } => return Err(BenchError::Invalid("kafka output not built".into())),
+        Target::Kafka { brokers, topic } => {
+            // The `kafka` sink (acks=all, idempotent): a batch completes when
+            // Kafka acknowledged every record of it.
+            let mut table = toml::map::Map::new();
+            table.insert("brokers".into(), brokers.clone().into());
+            table.insert("topic".into(), topic.clone().into());
+            table.insert("flush_timeout".into(), format!("{}s", cfg.ack_timeout.as_secs().max(1)).into());
+            let table = toml::to_string(&toml::Value::Table(table)).map_err(|e| BenchError::Invalid(e.to_string()))?;
+            let rt = rt.ok_or_else(|| BenchError::Invalid("no runtime for kafka".into()))?;
+            Box::new(SinkOut::new(rt, "kafka", &table, true, cfg.retry_for)?)
+        }
     })
 }
 
@@ -1072,10 +1089,13 @@ mod tests {
             "target \"tcp://nohost\": expected HOST:PORT"
         );
         assert_eq!(Target::parse("ftp://a:1").unwrap_err().to_string(), "target \"ftp://a:1\": unknown scheme \"ftp\"");
-        let kafka = GenConfig::new(Target::parse("kafka://k:9092/logs").unwrap(), Template::Thesis, 1, 0.0);
         assert_eq!(
-            Generator::new(kafka, RealClock::start(), false).run().unwrap_err().to_string(),
-            "kafka:// needs the Kafka connectors, which are not in this build (branch kafka)"
+            Target::parse("kafka://k:9092/logs").unwrap(),
+            Target::Kafka { brokers: "k:9092".into(), topic: "logs".into() }
+        );
+        assert_eq!(
+            Target::parse("kafka://k:9092").unwrap_err().to_string(),
+            "target \"kafka://k:9092\": expected kafka://BROKERS/TOPIC"
         );
     }
 }

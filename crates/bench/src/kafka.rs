@@ -128,7 +128,14 @@ mod admin {
         Ok(rt.block_on(f))
     }
 
-    pub fn create_topic(brokers: &str, topic: &str, partitions: u32, timeout: Duration) -> Result<(), BenchError> {
+    /// Creates the topic; `Ok(false)` when `existing_ok` and it was there already.
+    pub fn create_topic(
+        brokers: &str,
+        topic: &str,
+        partitions: u32,
+        timeout: Duration,
+        existing_ok: bool,
+    ) -> Result<bool, BenchError> {
         let admin: AdminClient<DefaultClientContext> =
             ClientConfig::new().set("bootstrap.servers", brokers).create().map_err(|e| err("admin client", e))?;
         let parts = i32::try_from(partitions).map_err(|e| err("partitions", e))?;
@@ -136,7 +143,10 @@ mod admin {
         let opts = AdminOptions::new().operation_timeout(Some(timeout));
         let r = block_on(admin.create_topics([&t], &opts))?.map_err(|e| err(&format!("create topic {topic}"), e))?;
         for x in r {
-            x.map_err(|(t, e)| err(&format!("create topic {t}"), e))?;
+            match x {
+                Err((_, rdkafka::types::RDKafkaErrorCode::TopicAlreadyExists)) if existing_ok => return Ok(false),
+                x => x.map_err(|(t, e)| err(&format!("create topic {t}"), e))?,
+            };
         }
         // Ready when the metadata shows every partition with a leader.
         let c: BaseConsumer =
@@ -150,7 +160,7 @@ mod admin {
                         && t.partitions().iter().all(|p| p.leader() >= 0)
                 });
                 if ready {
-                    return Ok(());
+                    return Ok(true);
                 }
             }
             if Instant::now() >= deadline {
@@ -205,7 +215,7 @@ mod admin {
         BenchError::Invalid("kafka peer: this sluice was built without the `kafka` feature".into())
     }
 
-    pub fn create_topic(_: &str, _: &str, _: u32, _: Duration) -> Result<(), BenchError> {
+    pub fn create_topic(_: &str, _: &str, _: u32, _: Duration, _: bool) -> Result<bool, BenchError> {
         Err(missing())
     }
 
@@ -219,7 +229,14 @@ mod admin {
 /// Creates `topic` with `partitions` partitions (replication 1) and waits
 /// until each has a leader.
 pub fn create_topic(brokers: &str, topic: &str, partitions: u32) -> Result<(), BenchError> {
-    admin::create_topic(brokers, topic, partitions, Duration::from_secs(30))
+    admin::create_topic(brokers, topic, partitions, Duration::from_secs(30), false).map(|_| ())
+}
+
+/// Creates `topic` with `partitions` partitions when it does not exist yet
+/// (the generator's `kafka://` output; brokers here do not create topics
+/// automatically); `true` when it was created.
+pub fn ensure_topic(brokers: &str, topic: &str, partitions: u32) -> Result<bool, BenchError> {
+    admin::create_topic(brokers, topic, partitions, Duration::from_secs(30), true)
 }
 
 /// Waits until consumer group `group` is `Stable` with `members` members.

@@ -122,6 +122,22 @@ fn a_bad_case_is_a_clear_error() {
     assert!(err.contains("case.toml") && err.contains("unknown field `bogus`"), "{err}");
 }
 
+/// The broker for the Kafka tests: `SLUICE_BENCH_KAFKA` when set, else the
+/// tests' broker of `scripts/kafka.sh` (started if needed, as the Kafka e2e
+/// tests do; `scripts/check.sh` starts it once for the whole run).
+#[cfg(feature = "kafka")]
+fn kafka_broker() -> String {
+    match std::env::var("SLUICE_BENCH_KAFKA") {
+        Ok(b) if !b.is_empty() => b,
+        _ => {
+            let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/kafka.sh");
+            let o = Command::new(script).arg("start").output().unwrap();
+            assert!(o.status.success(), "scripts/kafka.sh start: {}", String::from_utf8_lossy(&o.stderr));
+            "127.0.0.1:19092".to_string()
+        }
+    }
+}
+
 /// Pull through a real Kafka broker (`thesis-kafka-2`, issue #7): agent →
 /// kafka sink → the run's own 8-partition topic → two processors in one
 /// consumer group → collectors. The broker is `SLUICE_BENCH_KAFKA` when set,
@@ -132,15 +148,7 @@ fn a_bad_case_is_a_clear_error() {
 #[test]
 fn kafka_case_counts_every_event_once_over_both_consumers() {
     let started = std::time::Instant::now();
-    let broker = match std::env::var("SLUICE_BENCH_KAFKA") {
-        Ok(b) if !b.is_empty() => b,
-        _ => {
-            let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/kafka.sh");
-            let o = Command::new(script).arg("start").output().unwrap();
-            assert!(o.status.success(), "scripts/kafka.sh start: {}", String::from_utf8_lossy(&o.stderr));
-            "127.0.0.1:19092".to_string()
-        }
-    };
+    let broker = kafka_broker();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("kafka");
     let case = cases().join("thesis-kafka-2");
@@ -232,15 +240,7 @@ fn haproxy_case_counts_every_event_once_over_both_processors() {
 #[test]
 fn gen_kafka_output_puts_every_event_in_the_topic_once() {
     let started = std::time::Instant::now();
-    let broker = match std::env::var("SLUICE_BENCH_KAFKA") {
-        Ok(b) if !b.is_empty() => b,
-        _ => {
-            let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/kafka.sh");
-            let o = Command::new(script).arg("start").output().unwrap();
-            assert!(o.status.success(), "scripts/kafka.sh start: {}", String::from_utf8_lossy(&o.stderr));
-            "127.0.0.1:19092".to_string()
-        }
-    };
+    let broker = kafka_broker();
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
     let topic = format!("sluice-gen-{}-{nanos}", std::process::id());
     let count = 3000u64;

@@ -35,7 +35,11 @@ pub struct Text(Repr);
 enum Repr {
     Owned(CompactString),
     /// `buf[start..start + len]`, on character boundaries (checked when made).
-    Shared { buf: Arc<str>, start: u32, len: u32 },
+    Shared {
+        buf: Arc<str>,
+        start: u32,
+        len: u32,
+    },
 }
 
 impl Text {

@@ -303,6 +303,7 @@ mod tests {
     use super::*;
     use crate::testkit::{build_filter, run_filter};
     use sluice_core::codec::to_json_string;
+    use sluice_core::event::MESSAGE as MESSAGE_KEY;
 
     const COMBINED: &str = r#"83.149.9.216 - frank [17/May/2015:10:05:03 +0000] "GET /presentations/logstash-monitorama-2013/images/kibana-search.png HTTP/1.1" 200 203023 "http://semicomplete.com/presentations/logstash-monitorama-2013/" "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_9_1)""#;
 
@@ -333,6 +334,39 @@ mod tests {
         assert!(!e.has_tag("_grokparsefailure"));
         // The matched field keeps its value and its place (first key).
         assert_eq!(e.fields().iter().next().map(|(k, _)| k), Some("message"));
+    }
+
+    #[test]
+    fn long_captures_of_a_shared_line_share_it() {
+        let mut fields = sluice_core::Object::new();
+        fields.insert(MESSAGE_KEY, Value::String(Text::shared(Arc::from(COMBINED))));
+        let out = run_filter(
+            &SPEC,
+            "match = { message = \"%{COMBINEDAPACHELOG}\" }\necs_compatibility = \"disabled\"",
+            vec![Event::from_fields(fields)],
+        );
+        let text = |k: &str| match out[0].fields().get(k) {
+            Some(Value::String(t)) => (t.as_str().to_owned(), t.is_shared()),
+            other => panic!("{k} is {other:?}"),
+        };
+        // Longer than 24 bytes: a slice of the line; shorter: an inline copy.
+        assert_eq!(text("message"), (COMBINED.to_owned(), true));
+        assert_eq!(text("timestamp"), ("17/May/2015:10:05:03 +0000".to_owned(), true));
+        assert_eq!(
+            text("request"),
+            ("/presentations/logstash-monitorama-2013/images/kibana-search.png".to_owned(), true)
+        );
+        assert_eq!(text("agent"), ("\"Mozilla/5.0 (Macintosh; Intel Mac OS X 10_9_1)\"".to_owned(), true));
+        assert_eq!(text("clientip"), ("83.149.9.216".to_owned(), false));
+        assert_eq!(text("verb"), ("GET".to_owned(), false));
+        assert_eq!(out[0].fields().len(), 12);
+        // Output is the same as for an owned line.
+        let owned = run_filter(
+            &SPEC,
+            "match = { message = \"%{COMBINEDAPACHELOG}\" }\necs_compatibility = \"disabled\"",
+            vec![Event::from_message(COMBINED)],
+        );
+        assert_eq!(owned[0].fields(), out[0].fields());
     }
 
     #[test]

@@ -380,6 +380,25 @@ mod tests {
         assert_eq!(m.events_failed.get(), 0);
     }
 
+    #[test]
+    fn long_plain_lines_are_stored_once_shared() {
+        let (cx, _s, _m) = source_context(Arc::new(Capture::default()));
+        let d = LineDecoder::new(LineFormat::Lines, 1024, &cx);
+        let src: Arc<str> = Arc::from("tcp:test");
+        let mut out = Vec::new();
+        let line = "a line longer than twenty-four bytes, so it is shared";
+        let input = format!("{line}\nshort\nλ {line}\n");
+        d.decode(&Bytes::from(input.into_bytes()), true, &mut LineState::default(), &mut out, &src);
+        let texts: Vec<_> = out
+            .iter()
+            .map(|e| match e.fields().get(MESSAGE) {
+                Some(Value::String(t)) => (t.as_str().to_owned(), t.is_shared()),
+                other => panic!("message is {other:?}"),
+            })
+            .collect();
+        assert_eq!(texts, [(line.to_owned(), true), ("short".to_owned(), false), (format!("λ {line}"), true)]);
+    }
+
     #[tokio::test]
     async fn receives_over_a_real_socket() {
         use tokio::io::AsyncWriteExt;

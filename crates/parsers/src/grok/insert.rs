@@ -44,7 +44,12 @@ pub fn insert_captures_with(obj: &mut Object, m: &GrokMatch<'_>, options: &Inser
 /// [`insert_captures_with`] where the matched input is `line`: string
 /// captures become slices of it ([`Text::slice_of`]: no copy when `line` is
 /// a shared text) instead of copies.
-pub fn insert_captures_from(obj: &mut Object, m: &GrokMatch<'_>, options: &InsertOptions, line: Option<&Text>) -> usize {
+pub fn insert_captures_from(
+    obj: &mut Object,
+    m: &GrokMatch<'_>,
+    options: &InsertOptions,
+    line: Option<&Text>,
+) -> usize {
     let Some(root) = descend(obj, options.target.iter().map(String::as_str)) else {
         return 0;
     };

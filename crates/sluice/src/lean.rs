@@ -46,20 +46,13 @@ pub const AGENT: Profile = Profile { settings: SETTINGS, mark: MARK };
 /// A node with a `store` sink: keep freed pages (no re-zeroing by the kernel).
 pub const STORE: Profile = Profile { settings: &[("MIMALLOC_PURGE_DELAY", "-1")], mark: "SLUICE_STORE_ALLOCATOR" };
 
-/// Any other `sluice run` node (a processor): keep freed pages too, so the
-/// batches a source allocates reuse pages instead of faulting in fresh,
-/// kernel-zeroed ones (docs/adr/0046-processor-allocator.md).
-pub const PROCESSOR: Profile =
-    Profile { settings: &[("MIMALLOC_PURGE_DELAY", "-1")], mark: "SLUICE_PROCESSOR_ALLOCATOR" };
-
-/// What [`ensure_profile`] found, when it returns (the re-exec does not).
+/// What [`ensure`] found, when it returns (the re-exec does not).
 #[derive(Debug)]
 pub enum Outcome {
-    /// This process runs with the profile's settings (re-executed), or with
-    /// the user's values of them.
+    /// This process runs with [`SETTINGS`] (re-executed), or with the user's
+    /// values of them.
     Lean,
-    /// The user opted out with the profile's mark (not `1`): mimalloc's
-    /// defaults.
+    /// The user opted out with [`MARK`] (not `1`): mimalloc's defaults.
     UserChoice,
     /// The re-exec failed (no `/proc`?): mimalloc's defaults, more memory.
     Failed(std::io::Error),
@@ -76,12 +69,16 @@ pub fn restore_name() {
     let _ = std::fs::write("/proc/self/comm", &bytes[..bytes.len().min(15)]);
 }
 
-/// Makes this process run with `profile`'s settings: returns at once if it
-/// already does or the user opted out (the profile's mark set to anything
-/// but `1`), else replaces the process image with itself and never returns
-/// — except on error. A variable the user set is kept as given; only the
-/// missing ones are added. [`Outcome::Lean`] means "runs with the profile's
-/// settings".
+/// Makes this process run with [`SETTINGS`]: returns at once if it already
+/// does or the user opted out, else replaces the process image with itself
+/// and never returns — except on error. A variable the user set is kept as
+/// given; only the missing ones are added.
+pub fn ensure() -> Outcome {
+    ensure_profile(AGENT)
+}
+
+/// [`ensure`] for any [`Profile`]: [`Outcome::Lean`] means "runs with the
+/// profile's settings".
 pub fn ensure_profile(profile: Profile) -> Outcome {
     match std::env::var_os(profile.mark) {
         Some(v) if v == "1" => return Outcome::Lean,

@@ -125,19 +125,19 @@ enum KafkaCmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // Before anything else: on success this process is replaced.
-    let profile = match &cli.cmd {
-        Cmd::Agent { .. } => Some(("agent", lean::AGENT)),
-        // A node with a store sink: the indexer's allocator profile; any
-        // other `run`: the processor's (the config is read twice; a config
-        // error is reported by `run`).
-        Cmd::Run { config, .. } => match load_config(config) {
-            Ok(c) if store_path(&c).is_some() => Some(("store", lean::STORE)),
-            Ok(_) => Some(("processor", lean::PROCESSOR)),
-            Err(_) => None,
-        },
+    let (who, mark) = match &cli.cmd {
+        Cmd::Agent { .. } => ("agent", lean::AGENT.mark),
+        _ => ("store", lean::STORE.mark),
+    };
+    let lean = match &cli.cmd {
+        Cmd::Agent { .. } => Some(lean::ensure()),
+        // A node with a store sink: the indexer's allocator profile (the
+        // config is read twice; a config error is reported by `run`).
+        Cmd::Run { config, .. } if load_config(config).is_ok_and(|c| store_path(&c).is_some()) => {
+            Some(lean::ensure_profile(lean::STORE))
+        }
         _ => None,
     };
-    let lean = profile.map(|(_, p)| lean::ensure_profile(p));
     if matches!(lean, Some(lean::Outcome::Lean)) {
         lean::restore_name();
     }
@@ -146,14 +146,14 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
-    match (lean, profile) {
-        (Some(lean::Outcome::Failed(e)), Some((who, _))) => {
+    match lean {
+        Some(lean::Outcome::Failed(e)) => {
             tracing::warn!(error = %e, "could not re-execute with the {}'s allocator settings; mimalloc's defaults apply", who)
         }
-        (Some(lean::Outcome::UserChoice), Some((who, p))) => {
-            tracing::info!("{}: the {} keeps mimalloc's default settings", p.mark, who)
+        Some(lean::Outcome::UserChoice) => {
+            tracing::info!("{}: the {} keeps mimalloc's default settings", mark, who)
         }
-        _ => {}
+        Some(lean::Outcome::Lean) | None => {}
     }
     match cli.cmd {
         Cmd::Validate { config } => validate(&config),

@@ -58,13 +58,9 @@ impl Proc {
         let log = std::fs::File::create(dir.join(format!("{}.log", args[0]))).unwrap();
         let mut cmd = Command::new(bin());
         cmd.args(args).env("SLUICE_LOG", log_filter()).stdout(Stdio::null()).stderr(log);
-        for v in [
-            "SLUICE_LEAN_ALLOCATOR",
-            "SLUICE_STORE_ALLOCATOR",
-            "SLUICE_PROCESSOR_ALLOCATOR",
-            "MIMALLOC_ARENA_EAGER_COMMIT",
-            "MIMALLOC_PURGE_DELAY",
-        ] {
+        for v in
+            ["SLUICE_LEAN_ALLOCATOR", "SLUICE_STORE_ALLOCATOR", "MIMALLOC_ARENA_EAGER_COMMIT", "MIMALLOC_PURGE_DELAY"]
+        {
             cmd.env_remove(v);
         }
         cmd.envs(env.iter().copied());
@@ -127,7 +123,6 @@ fn lean_vars(env: &[String]) -> Vec<&str> {
             s.starts_with("MIMALLOC_")
                 || s.starts_with("SLUICE_LEAN_ALLOCATOR")
                 || s.starts_with("SLUICE_STORE_ALLOCATOR")
-                || s.starts_with("SLUICE_PROCESSOR_ALLOCATOR")
         })
         .collect();
     v.sort_unstable();
@@ -168,7 +163,7 @@ fn agent_role_runs_lean_and_fills_only_unset_keys() {
 }
 
 #[test]
-fn agent_role_respects_the_users_allocator_choice_and_run_keeps_freed_pages() {
+fn agent_role_respects_the_users_allocator_choice_and_run_keeps_defaults() {
     let dir = Dir::new("role-optout");
     std::fs::create_dir_all(dir.path("logs")).unwrap();
     let cfg = config(dir.root());
@@ -194,23 +189,14 @@ fn agent_role_respects_the_users_allocator_choice_and_run_keeps_freed_pages() {
         ["MIMALLOC_ARENA_EAGER_COMMIT=0", "MIMALLOC_PURGE_DELAY=5", "SLUICE_LEAN_ALLOCATOR=1"]
     );
     drop(agent);
-    // `sluice run`: the processor's allocator profile (ADR 0046) and the
-    // per-core defaults.
+    // `sluice run`: mimalloc's defaults and the per-core defaults.
     let _ = std::fs::remove_dir_all(dir.root().join("data"));
     let mut node = Proc::start(dir.root(), &["run", cfg.to_str().unwrap()], &[]);
     node.wait_started();
-    assert_eq!(lean_vars(&node.environ()), ["MIMALLOC_PURGE_DELAY=-1", "SLUICE_PROCESSOR_ALLOCATOR=1"]);
+    assert_eq!(lean_vars(&node.environ()), Vec::<&str>::new());
     assert_eq!(node.count("plain-worker"), cores());
     assert_eq!(node.count("tuned-worker"), 3);
     assert_eq!(shards(dir.root(), "plain"), cores());
-    drop(node);
-    // Opted out: mimalloc's defaults, said in the log.
-    let _ = std::fs::remove_dir_all(dir.root().join("data"));
-    let mut node = Proc::start(dir.root(), &["run", cfg.to_str().unwrap()], &[("SLUICE_PROCESSOR_ALLOCATOR", "0")]);
-    node.wait_started();
-    assert_eq!(lean_vars(&node.environ()), ["SLUICE_PROCESSOR_ALLOCATOR=0"]);
-    let log = std::fs::read_to_string(dir.root().join("run.log")).unwrap();
-    assert!(log.contains("SLUICE_PROCESSOR_ALLOCATOR: the processor keeps mimalloc's default settings"), "{log}");
 }
 
 #[test]

@@ -1,21 +1,21 @@
 //! CPU time and memory of processes and threads, read from `/proc`.
 //!
 //! The generator measures its own cost (CPU nanoseconds per event, from
-//! `/proc/thread-self/schedstat` of each sender thread), and the case runner
+//! each sender thread's CPU clock), and the case runner
 //! samples every process it started once a second (utime + stime from
 //! `/proc/PID/stat`, resident memory from `/proc/PID/status`).
 
 use std::sync::OnceLock;
 
-/// CPU time the calling thread has run, in nanoseconds (0 if unknown).
+/// CPU time the calling thread has run, in nanoseconds.
+///
+/// `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`: nanosecond resolution on every
+/// Linux kernel. (`/proc/thread-self/schedstat` is not there, or all zeros, on
+/// some kernels, and the clock ticks of `stat` are 10 ms: a sender thread that
+/// ran for less than a tick reported no CPU at all.)
 pub fn thread_cpu_ns() -> u64 {
-    if let Ok(s) = std::fs::read_to_string("/proc/thread-self/schedstat") {
-        if let Some(v) = s.split_whitespace().next().and_then(|v| v.parse().ok()) {
-            return v;
-        }
-    }
-    // No schedstat: clock ticks of this thread.
-    std::fs::read_to_string("/proc/thread-self/stat").ok().and_then(|s| stat_cpu_s(&s)).map_or(0, |s| (s * 1e9) as u64)
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    (t.tv_sec as u64).saturating_mul(1_000_000_000).saturating_add(t.tv_nsec as u64)
 }
 
 /// Clock ticks per second (`getconf CLK_TCK`, 100 if that fails).

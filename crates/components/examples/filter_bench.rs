@@ -228,7 +228,7 @@ fn remap_scenarios(n: usize, want: &dyn Fn(&str) -> bool) {
     if want("remap-thesis") {
         let f = chain(&[(
             "remap",
-            &remap(". |= parse_json!(.message)\n.@timestamp = parse_timestamp!(.creation, \"%Y-%m-%d %H:%M:%S:%3f\")"),
+            &remap(". |= object!(parse_json!(.message))\n.@timestamp = parse_timestamp!(.creation, \"%Y-%m-%d %H:%M:%S:%3f\")"),
         )]);
         run("remap-thesis", &f, &thesis_lines(n));
     }

@@ -881,18 +881,36 @@ impl Shard {
 
     /// Syncs the active segment and persists the current frontier.
     /// `data`: also fdatasync the segment (skipped for `Never` on drop).
+    ///
+    /// The fdatasyncs run without the writer lock, so appends (the async
+    /// write-through path only tries the lock) are not held up for the
+    /// duration of a write-back: a sync covers every byte written before it
+    /// started, which is all the `Interval` policy promises.
     pub fn flush(&self, data: bool) -> Result<(), QueueError> {
-        {
-            let mut w = self.writer.lock();
-            if data {
-                while let Some((path, file)) = w.pending_sync.first() {
-                    file.sync_data().map_err(io_at(path))?;
-                    w.pending_sync.remove(0);
+        if data {
+            let (pending, active) = {
+                let mut w = self.writer.lock();
+                let pending = std::mem::take(&mut w.pending_sync);
+                let active = (w.unsynced > 0).then(|| (w.path.clone(), Arc::clone(&w.file), w.segment, w.unsynced));
+                (pending, active)
+            };
+            for (i, (path, file)) in pending.iter().enumerate() {
+                if let Err(e) = file.sync_data() {
+                    // Not synced: kept for the next flush, ahead of newer ones.
+                    let mut w = self.writer.lock();
+                    let newer = std::mem::take(&mut w.pending_sync);
+                    w.pending_sync = pending[i..].iter().cloned().chain(newer).collect();
+                    return Err(QueueError::io(path, e));
                 }
             }
-            if data && w.unsynced > 0 {
-                w.file.sync_data().map_err(io_at(&w.path))?;
-                w.unsynced = 0;
+            if let Some((path, file, segment, unsynced)) = active {
+                file.sync_data().map_err(io_at(&path))?;
+                let mut w = self.writer.lock();
+                // After a roll meanwhile the old segment is in `pending_sync`
+                // again (synced once more by the next flush, cheaply).
+                if w.segment == segment {
+                    w.unsynced = w.unsynced.saturating_sub(unsynced);
+                }
                 w.last_sync = Instant::now();
             }
         }

@@ -9,7 +9,7 @@ const EV: &str = include_str!("../../../bench/data/thesis-event.json");
 
 fn convert(v: &sonic_rs::Value) -> Value {
     if let Some(s) = v.as_str() {
-        return Value::String(Str::new(s));
+        return Value::from(s);
     }
     if let Some(o) = v.as_object() {
         let mut out = Object::with_capacity(o.len());

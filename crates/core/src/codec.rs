@@ -372,7 +372,7 @@ impl<'a> Reader<'a> {
             2 => Value::Bool(true),
             3 => Value::Int(self.i64()?),
             4 => Value::Float(f64::from_bits(self.i64()? as u64)),
-            5 => Value::String(crate::value::Str::new(self.str()?)),
+            5 => Value::from(self.str()?),
             6 => {
                 let n = self.len()?;
                 let mut a = Vec::with_capacity(n);

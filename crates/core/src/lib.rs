@@ -7,6 +7,7 @@
 //! - [`config`]: config primitives (durations, sizes) and errors carrying key paths;
 //! - [`metrics`]: per-component counters, EWMA rates and latency histograms;
 //! - [`mount`]: routes components serve on the node's API listener (type-erased);
+//! - [`text`]: string values, owned or slices of a shared line ([`Text`]);
 //! - [`raw`]: events kept as validated JSON text until a field is needed;
 //! - [`codec`]: event encodings (ndjson output, the queue's internal record encoding);
 //! - [`condition`]: the conditional-routing expression language (`if [a] == 1`);
@@ -25,9 +26,11 @@ pub mod metrics;
 pub mod mount;
 pub mod path;
 pub mod raw;
+pub mod text;
 pub mod value;
 
 pub use ack::{AckToken, Delivery};
 pub use condition::{Condition, ConditionError};
 pub use event::{Event, Identity};
+pub use text::Text;
 pub use value::{Object, Str, Value};

@@ -13,11 +13,13 @@
 use std::fmt;
 
 use compact_str::CompactString;
+
+use crate::text::Text;
 use serde::de::{MapAccess, SeqAccess, Visitor};
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// A string stored inline when short.
+/// A string stored inline when short (object keys; [`Text`] for values).
 pub type Str = CompactString;
 
 /// A JSON value.
@@ -32,8 +34,8 @@ pub enum Value {
     Int(i64),
     /// Any other number.
     Float(f64),
-    /// A string.
-    String(Str),
+    /// A string: owned, or a slice of a shared line ([`Text`]).
+    String(Text),
     /// An array.
     Array(Vec<Value>),
     /// An object.
@@ -193,7 +195,7 @@ impl Value {
                     out.extend_from_slice(b"null");
                 }
             }
-            Value::String(s) => write_json_str(out, s),
+            Value::String(s) => write_json_str(out, s.as_str()),
             Value::Array(a) => {
                 out.push(b'[');
                 for (i, v) in a.iter().enumerate() {
@@ -389,16 +391,21 @@ impl From<bool> for Value {
 }
 impl From<&str> for Value {
     fn from(v: &str) -> Self {
-        Value::String(Str::new(v))
+        Value::String(Text::new(v))
     }
 }
 impl From<String> for Value {
     fn from(v: String) -> Self {
-        Value::String(Str::from(v))
+        Value::String(Text::from(v))
     }
 }
 impl From<Str> for Value {
     fn from(v: Str) -> Self {
+        Value::String(Text::from(v))
+    }
+}
+impl From<Text> for Value {
+    fn from(v: Text) -> Self {
         Value::String(v)
     }
 }
@@ -463,13 +470,13 @@ impl<'de> Visitor<'de> for ValueVisitor {
         Ok(Value::from(v))
     }
     fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(Str::new(v)))
+        Ok(Value::String(Text::new(v)))
     }
     fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Value, E> {
-        Ok(Value::String(Str::new(v)))
+        Ok(Value::String(Text::new(v)))
     }
     fn visit_string<E>(self, v: String) -> Result<Value, E> {
-        Ok(Value::String(Str::from(v)))
+        Ok(Value::String(Text::from(v)))
     }
     fn visit_unit<E>(self) -> Result<Value, E> {
         Ok(Value::Null)
@@ -579,6 +586,12 @@ mod tests {
         assert_eq!(Value::from_json(back.as_bytes()).unwrap(), v);
         assert!(back.starts_with(r#"{"z":1,"a":"x","n":null,"f":1.5,"b":true,"arr":[1,"two",{"k":[]}]"#), "{back}");
         assert_eq!(sonic_rs::to_string(&v).unwrap(), back);
+    }
+
+    #[test]
+    fn shared_strings_keep_the_value_size() {
+        // `Text` is 32 bytes; the enum packs its tag into `Text`'s niche.
+        assert_eq!(std::mem::size_of::<Value>(), 32);
     }
 
     #[test]

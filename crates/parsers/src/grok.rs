@@ -33,7 +33,7 @@ mod multi;
 mod pattern;
 
 pub use error::GrokError;
-pub use insert::{get_path, insert_captures, insert_captures_with, insert_path, InsertOptions};
+pub use insert::{get_path, insert_captures, insert_captures_from, insert_captures_with, insert_path, InsertOptions};
 pub use library::GrokLibrary;
 pub use multi::GrokMulti;
 pub use pattern::{Captured, CompileOptions, Conversion, GrokField, GrokMatch, GrokPattern};

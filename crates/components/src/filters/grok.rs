@@ -26,8 +26,8 @@ use sluice_core::component::{BuildContext, Filter, FilterSpec};
 use sluice_core::config::{parse_table, ConfigError};
 use sluice_core::metrics::{ComponentMetrics, Counter};
 use sluice_core::path::FieldPath;
-use sluice_core::{Event, Str, Value};
-use sluice_parsers::grok::{insert_captures_with, GrokLibrary, GrokPattern, InsertOptions};
+use sluice_core::{Event, Text, Value};
+use sluice_parsers::grok::{insert_captures_from, GrokLibrary, GrokPattern, InsertOptions};
 
 use super::{FailurePolicy, OnFailure};
 
@@ -198,12 +198,13 @@ struct Outcome {
 
 impl Grok {
     /// Matches one input against `patterns`, merging captures into `e`.
-    fn match_input(&self, e: &mut Event, patterns: &[GrokPattern], input: &str, out: &mut Outcome) -> bool {
+    /// String captures are slices of `input` (no copy when it is shared).
+    fn match_input(&self, e: &mut Event, patterns: &[GrokPattern], input: &Text, out: &mut Outcome) -> bool {
         let mut any = false;
         for p in patterns {
             match p.matches(input) {
                 Ok(Some(m)) => {
-                    insert_captures_with(e.fields_mut(), &m, &self.insert);
+                    insert_captures_from(e.fields_mut(), &m, &self.insert, Some(input));
                     any = true;
                     if self.break_on_match {
                         break;
@@ -226,8 +227,10 @@ impl Grok {
                 // matched, and put back: no copy of the line.
                 Some(v @ Value::String(_)) if !m.touches_source => {
                     let taken = std::mem::take(v);
-                    let input = taken.as_str().unwrap_or_default();
-                    let matched = self.match_input(e, &m.patterns, input, &mut out);
+                    let matched = match &taken {
+                        Value::String(input) => self.match_input(e, &m.patterns, input, &mut out),
+                        _ => false,
+                    };
                     if let Some(slot) = e.get_mut(&m.path) {
                         *slot = taken;
                     }
@@ -235,12 +238,12 @@ impl Grok {
                 }
                 found => {
                     // The captures may write into the source field, so match a copy.
-                    let inputs: Vec<Str> = match found {
+                    let inputs: Vec<Text> = match found {
                         Some(Value::String(s)) => vec![s.clone()],
                         Some(Value::Array(arr)) => arr.iter().map(value_text).collect(),
                         Some(v) => vec![value_text(v)],
                         // Logstash matches a missing field as "".
-                        None => vec![Str::default()],
+                        None => vec![Text::default()],
                     };
                     let mut any = false;
                     for input in &inputs {
@@ -263,11 +266,11 @@ impl Grok {
 }
 
 /// A value as the text Logstash would match (`to_s`).
-fn value_text(v: &Value) -> Str {
+fn value_text(v: &Value) -> Text {
     match v {
         Value::String(s) => s.clone(),
-        Value::Null => Str::default(),
-        other => Str::from(other.to_json()),
+        Value::Null => Text::default(),
+        other => Text::from(other.to_json()),
     }
 }
 
@@ -300,6 +303,7 @@ mod tests {
     use super::*;
     use crate::testkit::{build_filter, run_filter};
     use sluice_core::codec::to_json_string;
+    use sluice_core::event::MESSAGE as MESSAGE_KEY;
 
     const COMBINED: &str = r#"83.149.9.216 - frank [17/May/2015:10:05:03 +0000] "GET /presentations/logstash-monitorama-2013/images/kibana-search.png HTTP/1.1" 200 203023 "http://semicomplete.com/presentations/logstash-monitorama-2013/" "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_9_1)""#;
 
@@ -330,6 +334,39 @@ mod tests {
         assert!(!e.has_tag("_grokparsefailure"));
         // The matched field keeps its value and its place (first key).
         assert_eq!(e.fields().iter().next().map(|(k, _)| k), Some("message"));
+    }
+
+    #[test]
+    fn long_captures_of_a_shared_line_share_it() {
+        let mut fields = sluice_core::Object::new();
+        fields.insert(MESSAGE_KEY, Value::String(Text::shared(Arc::from(COMBINED))));
+        let out = run_filter(
+            &SPEC,
+            "match = { message = \"%{COMBINEDAPACHELOG}\" }\necs_compatibility = \"disabled\"",
+            vec![Event::from_fields(fields)],
+        );
+        let text = |k: &str| match out[0].fields().get(k) {
+            Some(Value::String(t)) => (t.as_str().to_owned(), t.is_shared()),
+            other => panic!("{k} is {other:?}"),
+        };
+        // Longer than 24 bytes: a slice of the line; shorter: an inline copy.
+        assert_eq!(text("message"), (COMBINED.to_owned(), true));
+        assert_eq!(text("timestamp"), ("17/May/2015:10:05:03 +0000".to_owned(), true));
+        assert_eq!(
+            text("request"),
+            ("/presentations/logstash-monitorama-2013/images/kibana-search.png".to_owned(), true)
+        );
+        assert_eq!(text("agent"), ("\"Mozilla/5.0 (Macintosh; Intel Mac OS X 10_9_1)\"".to_owned(), true));
+        assert_eq!(text("clientip"), ("83.149.9.216".to_owned(), false));
+        assert_eq!(text("verb"), ("GET".to_owned(), false));
+        assert_eq!(out[0].fields().len(), 12);
+        // Output is the same as for an owned line.
+        let owned = run_filter(
+            &SPEC,
+            "match = { message = \"%{COMBINEDAPACHELOG}\" }\necs_compatibility = \"disabled\"",
+            vec![Event::from_message(COMBINED)],
+        );
+        assert_eq!(owned[0].fields(), out[0].fields());
     }
 
     #[test]

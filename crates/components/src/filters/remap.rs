@@ -492,11 +492,11 @@ mod imp {
             VValue::Boolean(b) => Value::Bool(b),
             VValue::Integer(i) => Value::Int(i),
             VValue::Float(f) => Value::from(f.into_inner()),
-            VValue::String(s) => Value::String(Str::new(&*s)),
-            VValue::Bytes(b) => Value::String(match std::str::from_utf8(&b) {
-                Ok(s) => Str::new(s),
-                Err(_) => Str::from(String::from_utf8_lossy(&b).into_owned()),
-            }),
+            VValue::String(s) => Value::from(&*s),
+            VValue::Bytes(b) => match std::str::from_utf8(&b) {
+                Ok(s) => Value::from(s),
+                Err(_) => Value::from(String::from_utf8_lossy(&b).into_owned()),
+            },
             VValue::Regex(r) => Value::from(r.as_str()),
             VValue::Timestamp(t) => Value::from(t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)),
             VValue::Array(a) => {

@@ -19,7 +19,7 @@ use sluice_core::component::{BoxError, BuildContext, Closed, Source, SourceConte
 use sluice_core::config::{parse_table, ByteSize, ConfigError};
 use sluice_core::event::{no_identity, now_ns, MESSAGE};
 use sluice_core::metrics::{ComponentMetrics, Counter};
-use sluice_core::{Event, Object, Str, Value};
+use sluice_core::{Event, Object, Str, Text, Value};
 use tokio::io::AsyncReadExt;
 use tokio::net::{TcpListener, TcpStream};
 
@@ -262,15 +262,18 @@ impl LineDecoder {
         pos
     }
 
-    /// The event for `chunk[range]`, stamped `now`. Plain lines are copied
-    /// into the event's `message` (the chunk is not sliced: no reference
-    /// count per line); JSON lines keep a slice of the chunk.
+    /// The event for `chunk[range]`, stamped `now`. A plain line is copied
+    /// once into a shared buffer that its `message` and a parser's captures
+    /// slice (the chunk itself is not sliced: it may hold invalid UTF-8);
+    /// JSON lines keep a slice of the chunk.
     fn line_event(&self, chunk: &Bytes, range: std::ops::Range<usize>, now: i64, source: &Arc<str>) -> Event {
         match self.format {
             LineFormat::Lines => {
                 let line = &chunk[range];
+                // Stored once, shared: a parser's captures are slices of it
+                // (`Text::slice_of`), not copies.
                 let message = match std::str::from_utf8(line) {
-                    Ok(text) => Value::from(text),
+                    Ok(text) => Value::String(Text::shared(Arc::from(text))),
                     Err(_) => Value::from(String::from_utf8_lossy(line).as_ref()),
                 };
                 // Room for what a parsing filter typically adds (grok's
@@ -375,6 +378,25 @@ mod tests {
         assert_eq!(out[0].fields().len(), 1);
         assert_eq!(m.counter("oversized_frames").get(), 1);
         assert_eq!(m.events_failed.get(), 0);
+    }
+
+    #[test]
+    fn long_plain_lines_are_stored_once_shared() {
+        let (cx, _s, _m) = source_context(Arc::new(Capture::default()));
+        let d = LineDecoder::new(LineFormat::Lines, 1024, &cx);
+        let src: Arc<str> = Arc::from("tcp:test");
+        let mut out = Vec::new();
+        let line = "a line longer than twenty-four bytes, so it is shared";
+        let input = format!("{line}\nshort\nλ {line}\n");
+        d.decode(&Bytes::from(input.into_bytes()), true, &mut LineState::default(), &mut out, &src);
+        let texts: Vec<_> = out
+            .iter()
+            .map(|e| match e.fields().get(MESSAGE) {
+                Some(Value::String(t)) => (t.as_str().to_owned(), t.is_shared()),
+                other => panic!("message is {other:?}"),
+            })
+            .collect();
+        assert_eq!(texts, [(line.to_owned(), true), ("short".to_owned(), false), (format!("λ {line}"), true)]);
     }
 
     #[tokio::test]

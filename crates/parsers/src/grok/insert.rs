@@ -8,7 +8,7 @@
 //! object, bool) is dropped. Fields listed in `overwrite` are replaced
 //! instead. Bracket paths (`[http][request][method]`) become nested objects.
 
-use sluice_core::{Object, Value};
+use sluice_core::{Object, Text, Value};
 
 use super::pattern::GrokMatch;
 
@@ -38,19 +38,31 @@ pub fn insert_captures(obj: &mut Object, m: &GrokMatch<'_>) -> usize {
 
 /// [`insert_captures`] with `overwrite` / `target` options.
 pub fn insert_captures_with(obj: &mut Object, m: &GrokMatch<'_>, options: &InsertOptions) -> usize {
+    insert_captures_from(obj, m, options, None)
+}
+
+/// [`insert_captures_with`] where the matched input is `line`: string
+/// captures become slices of it ([`Text::slice_of`]: no copy when `line` is
+/// a shared text) instead of copies.
+pub fn insert_captures_from(
+    obj: &mut Object,
+    m: &GrokMatch<'_>,
+    options: &InsertOptions,
+    line: Option<&Text>,
+) -> usize {
     let Some(root) = descend(obj, options.target.iter().map(String::as_str)) else {
         return 0;
     };
     root.reserve(m.pattern().fields().len());
     if options.overwrite.is_empty() {
-        if let Some(stored) = append_fresh(root, m) {
+        if let Some(stored) = append_fresh(root, m, line) {
             return stored;
         }
     }
     let mut stored = 0;
     for (field, value) in m.iter() {
         let overwrite = options.overwrite.iter().any(|o| o == field.name());
-        if insert_path(root, field.path(), value.to_value(), overwrite) {
+        if insert_path(root, field.path(), value.to_value_in(line), overwrite) {
             stored += 1;
         }
     }
@@ -60,7 +72,7 @@ pub fn insert_captures_with(obj: &mut Object, m: &GrokMatch<'_>, options: &Inser
 /// The common case without per-key lookups: the pattern captures distinct
 /// top-level fields and the object has none of them yet (a line just read),
 /// so every capture is a new key. `None` when that does not hold.
-fn append_fresh(obj: &mut Object, m: &GrokMatch<'_>) -> Option<usize> {
+fn append_fresh(obj: &mut Object, m: &GrokMatch<'_>, line: Option<&Text>) -> Option<usize> {
     let keys = m.pattern().flat_keys()?;
     if obj.iter().any(|(k, _)| keys.iter().any(|c| c.as_str() == k)) {
         return None;
@@ -68,7 +80,7 @@ fn append_fresh(obj: &mut Object, m: &GrokMatch<'_>) -> Option<usize> {
     let mut stored = 0;
     for (key, field) in keys.iter().zip(m.pattern().fields()) {
         if let Some(value) = m.value(field) {
-            obj.push_unique(key.clone(), value.to_value());
+            obj.push_unique(key.clone(), value.to_value_in(line));
             stored += 1;
         }
     }

@@ -97,6 +97,17 @@ impl Captured<'_> {
             Captured::Float(f) => sluice_core::Value::new_f64(f).unwrap_or_default(),
         }
     }
+
+    /// [`Captured::to_value`], with a string capture made a slice of `line`
+    /// (the matched input, when it is a shared [`sluice_core::Text`]) rather
+    /// than a copy: see [`sluice_core::Text::slice_of`].
+    #[inline]
+    pub fn to_value_in(&self, line: Option<&sluice_core::Text>) -> sluice_core::Value {
+        match (*self, line) {
+            (Captured::Str(s), Some(line)) => sluice_core::Value::String(line.slice_of(s)),
+            _ => self.to_value(),
+        }
+    }
 }
 
 impl fmt::Display for Captured<'_> {

@@ -307,8 +307,10 @@ impl LineDecoder {
 }
 
 /// Initial key capacity of a plain line's event: `message` plus a grok
-/// pattern's worth of captures (`%{COMBINEDAPACHELOG}` sets 11).
-const LINE_FIELDS_CAPACITY: usize = 12;
+/// pattern's worth of captures (`%{COMBINEDAPACHELOG}` names 12 fields and
+/// sets 11 of them) plus a few that later filters add (tags, a converted
+/// or parsed field), so the object is not regrown — a copy — per event.
+const LINE_FIELDS_CAPACITY: usize = 16;
 
 #[cfg(test)]
 mod tests {

@@ -26,7 +26,7 @@ pub struct InsertOptions {
 /// Merges every set capture of `m` into `obj` with Logstash's default
 /// rules. Returns how many captures were stored.
 pub fn insert_captures(obj: &mut Object, m: &GrokMatch<'_>) -> usize {
-    obj.reserve(m.pattern().fields().len());
+    obj.reserve(m.count());
     let mut stored = 0;
     for (field, value) in m.iter() {
         if insert_path(obj, field.path(), value.to_value(), false) {
@@ -53,7 +53,10 @@ pub fn insert_captures_from(
     let Some(root) = descend(obj, options.target.iter().map(String::as_str)) else {
         return 0;
     };
-    root.reserve(m.pattern().fields().len());
+    // Room for the captures that matched, not for every field the pattern
+    // names: an alternative's unset fields would make a source's presized
+    // object regrow (a copy per event).
+    root.reserve(m.count());
     if options.overwrite.is_empty() {
         if let Some(stored) = append_fresh(root, m, line) {
             return stored;
@@ -170,5 +173,22 @@ mod tests {
         let want = serde_json::json!({"message":["orig","cap","third"],"http":{"request":{"method":"GET"}},"n":3});
         assert_eq!(got, want);
         assert_eq!(get_path(&obj, "http.request.method").unwrap().as_str(), Some("GET"));
+    }
+
+    #[test]
+    fn count_is_the_captures_that_matched_not_the_fields_named() {
+        let lib = crate::grok::GrokLibrary::legacy();
+        // Two alternatives: either `verb` and `request`, or `raw`.
+        let p = lib.compile("(?:%{WORD:verb} %{NOTSPACE:request}|%{DATA:raw}) %{INT:code:int}").unwrap();
+        assert_eq!(p.fields().len(), 4);
+        let m = p.matches("GET /x 200").unwrap().unwrap();
+        assert_eq!((m.count(), m.iter().count()), (3, 3));
+        let m = p.matches("- 404").unwrap().unwrap();
+        assert_eq!((m.count(), m.iter().count()), (2, 2));
+        let mut obj = Object::with_capacity(3);
+        obj.insert(&"message", "- 404");
+        assert_eq!(insert_captures(&mut obj, &m), 2);
+        let got: serde_json::Value = serde_json::from_str(&obj.into_value().to_json()).unwrap();
+        assert_eq!(got, serde_json::json!({"message": "- 404", "raw": "-", "code": 404}));
     }
 }

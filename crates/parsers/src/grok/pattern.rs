@@ -356,6 +356,12 @@ impl<'a> GrokMatch<'a> {
         self.input.get(r)
     }
 
+    /// How many fields have a set, non-empty capture (what [`Self::iter`]
+    /// yields), without converting any.
+    pub fn count(&self) -> usize {
+        self.pattern.fields.iter().filter(|f| self.group(f.group).is_some_and(|r| !r.is_empty())).count()
+    }
+
     /// The converted value of a field's capture, if set and non-empty.
     pub fn value(&self, field: &GrokField) -> Option<Captured<'a>> {
         let text = self.text(field)?;

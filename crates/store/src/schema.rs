@@ -165,6 +165,8 @@ pub struct EventDoc {
     seq: u64,
     source: String,
     f: DocFields,
+    /// Counts the document while it waits for or is in the indexer.
+    pub(crate) guard: Option<crate::inflight::DocGuard>,
 }
 
 /// The field handles an [`EventDoc`] needs (copied: `Field` is a `u32`).
@@ -202,7 +204,12 @@ impl EventDoc {
             attrs: fields.attrs,
             src: fields.src,
         };
-        Self { event, seq, source, f }
+        Self { event, seq, source, f, guard: None }
+    }
+
+    /// The document's `_seq`.
+    pub fn seq(&self) -> u64 {
+        self.seq
     }
 
     /// The event.

@@ -18,12 +18,13 @@ use parking_lot::{Condvar, Mutex, RwLock};
 use serde::{Deserialize, Serialize};
 use sluice_core::{AckToken, Event};
 use sluice_query::{Principal, Query};
-use tantivy::indexer::LogMergePolicy;
+use tantivy::indexer::{LogMergePolicy, UserOperation};
 use tantivy::IndexWriter;
 use tokio::sync::mpsc;
 use tracing::{info, info_span, warn};
 
 use crate::error::StoreError;
+use crate::inflight::InFlight;
 use crate::options::{PartitionSpan, StoreOptions};
 use crate::partition::{dir_bytes, parse_name, payload_json, Partition};
 use crate::schema::{EventDoc, Fields};
@@ -45,6 +46,12 @@ const IDLE_WRITER: Duration = Duration::from_secs(60);
 const STALL_COMMIT_AFTER: Duration = Duration::from_millis(20);
 /// …and at least this many are pending (fewer wait for `commit_interval`).
 const STALL_COMMIT_EVENTS: usize = 1024;
+
+/// Documents per operation group handed to a partition's indexing threads.
+const HANDOFF_BATCH: usize = 256;
+/// Documents handed to the indexing threads and not yet indexed, at most
+/// (tantivy's own channel bound when it held one document per message).
+const MAX_IN_FLIGHT_DOCS: usize = 10_000;
 
 /// Counters of one store (Prometheus names in the docs of each field).
 #[derive(Debug, Default)]
@@ -102,6 +109,8 @@ pub struct Store {
     writer: Mutex<WriterState>,
     subscribers: Mutex<Vec<Subscriber>>,
     has_subscribers: AtomicBool,
+    /// Documents handed to the indexers and not yet indexed (`crate::inflight`).
+    in_flight: Arc<InFlight>,
     /// Counters.
     pub counters: Counters,
     /// Stop flag and wake-up of the commit thread (shared with it, so the
@@ -203,6 +212,7 @@ impl Store {
             }),
             subscribers: Mutex::new(Vec::new()),
             has_subscribers: AtomicBool::new(false),
+            in_flight: InFlight::new(MAX_IN_FLIGHT_DOCS),
             counters: Counters::default(),
             stop: Arc::new((Mutex::new(false), Condvar::new())),
             closed: AtomicBool::new(false),
@@ -253,8 +263,17 @@ impl Store {
         let mut st = self.writer.lock();
         let tail = self.has_subscribers.load(Ordering::Relaxed);
         let now = Instant::now();
+        // Documents go to each partition's indexer in batches of up to
+        // `HANDOFF_BATCH` (one channel message each), bounded in documents
+        // by `in_flight` (see `crate::inflight`).
+        let mut batch: Vec<UserOperation<EventDoc>> = Vec::with_capacity(n.min(HANDOFF_BATCH));
+        let mut batch_start: Option<i64> = None;
         for e in events {
             let start = self.opts.partition.start_of(e.timestamp);
+            if batch_start.is_some_and(|b| b != start) || batch.len() == HANDOFF_BATCH {
+                self.hand_off(&mut st, batch_start, &mut batch, now)?;
+            }
+            batch_start = Some(start);
             if let std::collections::hash_map::Entry::Vacant(slot) = st.writers.entry(start) {
                 slot.insert(self.open_writer(start)?);
             }
@@ -263,15 +282,9 @@ impl Store {
             if tail {
                 st.pending_tail.push((seq, e.clone()));
             }
-            let doc = self.fields.document(e, seq);
-            let Some(pw) = st.writers.get_mut(&start) else { continue };
-            pw.writer
-                .add_document(doc)
-                .map_err(|e| StoreError::index(crate::partition::name_of(self.opts.partition, start), e))?;
-            pw.dirty = true;
-            pw.max_seq = seq;
-            pw.last_used = now;
+            batch.push(UserOperation::Add(self.fields.document(e, seq)));
         }
+        self.hand_off(&mut st, batch_start, &mut batch, now)?;
         st.pending_events += n;
         st.last_append = now;
         self.counters.events.fetch_add(n as u64, Ordering::Relaxed);
@@ -282,6 +295,40 @@ impl Store {
             // Errors are logged and counted inside; the acks were failed.
             let _ = self.commit_locked(&mut st);
         }
+        Ok(())
+    }
+
+    /// Sends `batch` (documents of the partition starting at `start`) to
+    /// its writer's indexing threads as one operation group.
+    fn hand_off(
+        &self,
+        st: &mut WriterState,
+        start: Option<i64>,
+        batch: &mut Vec<UserOperation<EventDoc>>,
+        now: Instant,
+    ) -> Result<(), StoreError> {
+        let Some(start) = start else { return Ok(()) };
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let Some(pw) = st.writers.get_mut(&start) else {
+            batch.clear();
+            return Ok(());
+        };
+        let mut max_seq = pw.max_seq;
+        let guards = self.in_flight.reserve(batch.len());
+        for (op, guard) in batch.iter_mut().zip(guards) {
+            if let UserOperation::Add(doc) = op {
+                max_seq = max_seq.max(doc.seq());
+                doc.guard = Some(guard);
+            }
+        }
+        pw.writer
+            .run(batch.drain(..))
+            .map_err(|e| StoreError::index(crate::partition::name_of(self.opts.partition, start), e))?;
+        pw.dirty = true;
+        pw.max_seq = max_seq;
+        pw.last_used = now;
         Ok(())
     }
 

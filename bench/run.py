@@ -78,7 +78,7 @@ def du(path):
 def config(case, port, api, data):
     template, fmt, filters, queue, _, _, _ = CASES[case][:7]
     sink = CASES[case][7] if len(CASES[case]) > 7 else "blackhole"
-    sink_cfg = f'type = "store"\npath = "{data}/store"' if sink == "store" else 'type = "blackhole"'
+    sink_cfg = f'type = "store"\npath = "{data}/store"\n' + os.environ.get("SLUICE_BENCH_SINK_EXTRA", "") if sink == "store" else 'type = "blackhole"'
     q = '[pipelines.main.queue]\ntype = "memory"\nmax_events = 65536\n' if queue == "memory" else \
         '[pipelines.main.queue]\ntype = "persisted"\nmax_bytes = "1GiB"\nfsync = "1s"\n' + os.environ.get("SLUICE_BENCH_QUEUE_EXTRA", "") + "\n"
     return f"""

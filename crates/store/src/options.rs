@@ -88,10 +88,13 @@ impl Default for StoreOptions {
             retention_bytes: None,
             commit_interval: Duration::from_secs(1),
             commit_events: DEFAULT_COMMIT_EVENTS,
-            // One indexing thread: on 2 cores the other one builds documents,
-            // merges and (in a node) receives and parses events; one thread
-            // also makes half as many segments per commit, so less merging.
-            writer_threads: 1,
+            // Two indexing threads where there are two cores: with documents
+            // handed over in batches (`crate::inflight`) one indexing thread
+            // is the bottleneck of TCP → queue → store on 2 cores, and a
+            // second one raises it from ≈ 150k to ≈ 200–230k events/s at
+            // about the same events per CPU-second (BENCHMARKS.md, "store:
+            // batched hand-off"); one core gets one.
+            writer_threads: std::thread::available_parallelism().map_or(1, |n| n.get().min(2)),
             writer_memory_bytes: 128 << 20,
             docstore_zstd_level: 3,
             docstore_block_bytes: 128 << 10,

@@ -48,6 +48,10 @@ struct Config {
     /// Commit as soon as this many events are pending.
     #[serde(default = "default_commit_events")]
     commit_events: usize,
+    /// Indexing threads per partition writer (1–8; default: 2, or 1 on a
+    /// one-core machine).
+    #[serde(default)]
+    writer_threads: Option<usize>,
 }
 
 fn default_partition() -> String {
@@ -71,6 +75,7 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
         retention_bytes: c.retention_bytes.map(|b| b.0),
         commit_interval: c.commit_interval.0,
         commit_events: c.commit_events,
+        writer_threads: c.writer_threads.unwrap_or(StoreOptions::default().writer_threads),
         ..StoreOptions::default()
     };
     if let Err(e) = opts.validate() {
@@ -159,5 +164,11 @@ mod tests {
     fn bad_partition_is_a_config_error() {
         let e = build_sink(&SPEC, "path = \"/tmp/x\"\npartition = \"2d\"").err().unwrap();
         assert!(e.to_string().contains("partition"), "{e}");
+    }
+
+    #[test]
+    fn writer_threads_out_of_range_is_a_config_error_naming_the_key() {
+        let e = build_sink(&SPEC, "path = \"/tmp/x\"\nwriter_threads = 9").err().unwrap();
+        assert!(e.to_string().contains("writer_threads") && e.to_string().contains("between 1 and 8"), "{e}");
     }
 }

@@ -311,6 +311,8 @@ impl Store {
         if batch.is_empty() {
             return Ok(());
         }
+        // INVARIANT: `append_owned` opened this partition's writer before it
+        // pushed the partition's first document into `batch`.
         let Some(pw) = st.writers.get_mut(&start) else {
             batch.clear();
             return Ok(());

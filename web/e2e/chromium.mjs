@@ -44,10 +44,13 @@ async function search(q) {
   await input.press('Enter');
 }
 
+/** The count of the search answered for the query in the URL (a count
+ * still showing the previous query's answer is waited out). */
 async function hitCount() {
   await page.waitForFunction(() => {
     const n = document.querySelector('#hit-count');
-    return n && !document.querySelector('.summary-line')?.textContent?.includes('searching');
+    const q = new URLSearchParams(location.search).get('q') ?? '';
+    return n && n.getAttribute('data-query') === q && !document.querySelector('.summary-line')?.textContent?.includes('searching');
   }, null, WAIT);
   return Number(await page.getAttribute('#hit-count', 'data-count'));
 }

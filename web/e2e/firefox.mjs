@@ -56,8 +56,13 @@ async function search(q) {
   await page.keyboard.press('Enter');
 }
 
+/** The count of the search answered for the query in the URL (see chromium.mjs). */
 async function hitCount() {
-  await until(() => document.querySelector('#hit-count') && !document.querySelector('.summary-line')?.textContent?.includes('searching'));
+  await until(() => {
+    const n = document.querySelector('#hit-count');
+    const q = new URLSearchParams(location.search).get('q') ?? '';
+    return n && n.getAttribute('data-query') === q && !document.querySelector('.summary-line')?.textContent?.includes('searching');
+  });
   return Number(await attr('#hit-count', 'data-count'));
 }
 

@@ -74,7 +74,7 @@ export function SearchPage({ loc }: { loc: Loc }) {
         <main id="main" class="results" tabIndex={-1}>
           <div class="summary-line" aria-live="polite">
             {result.total !== null ? (
-              <span id="hit-count" data-count={result.total}>
+              <span id="hit-count" data-count={result.total} data-query={result.query ?? ''}>
                 {compact(result.total)} hits
               </span>
             ) : null}

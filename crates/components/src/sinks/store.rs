@@ -69,14 +69,15 @@ fn default_commit_events() -> usize {
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigError> {
     let c: Config = parse_table(value, &cx.path)?;
     let partition = PartitionSpan::parse(&c.partition).map_err(|e| cx.error("partition", e.to_string()))?;
+    let defaults = StoreOptions::default();
     let opts = StoreOptions {
         partition,
         retention_age: c.retention_age.map(|d| d.0),
         retention_bytes: c.retention_bytes.map(|b| b.0),
         commit_interval: c.commit_interval.0,
         commit_events: c.commit_events,
-        writer_threads: c.writer_threads.unwrap_or(StoreOptions::default().writer_threads),
-        ..StoreOptions::default()
+        writer_threads: c.writer_threads.unwrap_or(defaults.writer_threads),
+        ..defaults
     };
     if let Err(e) = opts.validate() {
         let key = match &e {

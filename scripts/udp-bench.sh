@@ -6,6 +6,7 @@
 #   needs: a release build (CARGO_TARGET_DIR/release/sluice and examples/udp_blast:
 #          cargo build --release -p sluice && cargo build --release -p sluice-components --example udp_blast)
 #          rsyslog unpacked by scripts/syslog-clients.sh install.
+#   SLUICE_BIN=PATH runs that sluice binary instead of the target's (A/B runs).
 # Kernel drops come from /proc/net/udp (drops column of the receiving socket's port).
 set -euo pipefail
 WHO=${1:-sluice}; RATE=${2:-100000}; SECS=${3:-10}; WORKERS=${4:-1}
@@ -33,7 +34,7 @@ receive_buffer_bytes = "8MiB"
 [pipelines.main.sinks.b]
 type = "blackhole"
 EOF
-  SLUICE_LOG=info "$T/sluice" run "$W/s.toml" 2> "$W/log" & PID=$!
+  SLUICE_LOG=info "${SLUICE_BIN:-$T/sluice}" run "$W/s.toml" 2> "$W/log" & PID=$!
 else
   R=$ROOT/.cache/services/syslog/root
   cat > "$W/r.conf" <<EOF

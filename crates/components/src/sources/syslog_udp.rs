@@ -22,12 +22,12 @@
 //!
 //! Measured (`scripts/udp-bench.sh`: release build, blackhole pipeline, one
 //! `udp_blast` sender of ~130-byte RFC 5424 datagrams with SD on the same
-//! 2-core box, which it needs one core of; other builds were running): 100k/s
-//! and 125k/s for 10 s arrive complete with 0 kernel drops, with 1 or 2
-//! workers; at 150k-175k/s 0.5-3 % are dropped by the kernel (2 workers
-//! somewhat less than 1). rsyslog's imudp writing to a file took 200k/s
-//! without a drop on the same box (it batches with `recvmmsg`, which needs
-//! `unsafe` here; the next step if more is needed).
+//! 2-core box, BENCHMARKS.md "2026-11-23 night: syslog over UDP"): with one
+//! worker, every datagram arrives with 0 kernel drops up to the most the
+//! sender can produce there (≈ 280k/s). rsyslog's imudp on the same box
+//! dropped 1,010 of 2 M at ≈ 186k/s in one of three runs. On a busy machine
+//! (load 3–4) the limit was 125k/s; batching receives with `recvmmsg` is the
+//! next step if more is ever needed.
 //!
 //! A datagram longer than `max_message_bytes` is cut there, tagged
 //! `_oversized` and counted (`oversized`); an empty one is ignored.

@@ -7,8 +7,8 @@
 //! cheapest way the kernel offers to do it on this machine. The writer
 //! cycles through four 64 MiB files (as segment reuse does), fdatasyncs once
 //! a second and at the end (the default `fsync = "1s"`), and reports CPU
-//! time (user + system, from `/proc/thread-self/schedstat`) per MB written and per 420-byte
-//! record (the thesis event's queue record).
+//! time (user + system, from `/proc/thread-self/schedstat`) per MB written
+//! and per 420-byte record (the thesis event's queue record).
 //!
 //! ```text
 //! cargo run --release -p sluice-queue --example write_cost -- [DIR] [TOTAL_MB] [ROUNDS]
@@ -17,7 +17,8 @@
 //! `DIR` must be on the file system under test (default
 //! `target/write-cost`; not `/tmp` if that is a tmpfs, which has no direct
 //! I/O). Rounds alternate sizes and modes so both see the same machine
-//! state. Results: BENCHMARKS.md, "The persisted queue's floor".
+//! state. Results: BENCHMARKS.md, "2026-11-23 night: the persisted queue's
+//! floor".
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
@@ -39,17 +40,22 @@ fn aligned(len: usize) -> (Vec<u8>, usize) {
 
 /// CPU time this (single-threaded) process's thread has used, in seconds:
 /// `/proc/thread-self/schedstat` counts it in nanoseconds (user + system).
-fn cpu_seconds() -> f64 {
-    let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
-    let ns: u64 = s.split_whitespace().next().and_then(|v| v.parse().ok()).unwrap_or(0);
-    ns as f64 / 1e9
+fn cpu_seconds() -> std::io::Result<f64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat")?;
+    let ns: u64 = s.split_whitespace().next().and_then(|v| v.parse().ok()).ok_or_else(|| {
+        std::io::Error::new(std::io::ErrorKind::InvalidData, format!("unexpected /proc/thread-self/schedstat: {s:?}"))
+    })?;
+    Ok(ns as f64 / 1e9)
 }
 
 fn open(path: &Path, direct: bool) -> std::io::Result<File> {
     let mut o = OpenOptions::new();
     o.read(true).write(true).create(true);
     if direct {
+        #[cfg(target_os = "linux")]
         o.custom_flags(libc::O_DIRECT);
+        #[cfg(not(target_os = "linux"))]
+        return Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "O_DIRECT is Linux-only here"));
     }
     o.open(path)
 }
@@ -62,7 +68,7 @@ fn run(dir: &Path, direct: bool, chunk: usize, total: u64) -> std::io::Result<(f
     let files = paths.iter().map(|p| open(p, direct)).collect::<std::io::Result<Vec<_>>>()?;
     let (buf, off) = aligned(chunk);
     let buf = &buf[off..off + chunk];
-    let (cpu0, t0) = (cpu_seconds(), Instant::now());
+    let (cpu0, t0) = (cpu_seconds()?, Instant::now());
     let mut last_sync = Instant::now();
     let (mut done, mut pos, mut cur) = (0u64, 0u64, 0usize);
     while done < total {
@@ -81,7 +87,7 @@ fn run(dir: &Path, direct: bool, chunk: usize, total: u64) -> std::io::Result<(f
     for f in &files {
         f.sync_data()?;
     }
-    let (cpu, wall) = (cpu_seconds() - cpu0, t0.elapsed().as_secs_f64());
+    let (cpu, wall) = (cpu_seconds()? - cpu0, t0.elapsed().as_secs_f64());
     let mb = total as f64 / 1e6;
     Ok((mb / wall, cpu * 1e6 / mb))
 }

@@ -13,6 +13,10 @@ count only what happens after the pipeline has acknowledged N (steady
 state: the process's heap is already faulted in; on this VM a first touch
 of fresh memory can cost 10-17 % of a 1 M-event run's CPU).
 
+SLUICE_BENCH_MEMORY_EVENTS=N sets the memory queue's max_events (default
+65536, as every figure in BENCHMARKS.md was measured; sluice's own default
+is 16384).
+
 usage: bench/run.py CASE [CASE...]      (cases: see CASES below)
        bench/run.py all
 Prints one JSON object per case; append --md for a Markdown table row.
@@ -84,7 +88,8 @@ def config(case, port, api, data):
     template, fmt, filters, queue, _, _, _ = CASES[case][:7]
     sink = CASES[case][7] if len(CASES[case]) > 7 else "blackhole"
     sink_cfg = f'type = "store"\npath = "{data}/store"\n' + os.environ.get("SLUICE_BENCH_SINK_EXTRA", "") if sink == "store" else 'type = "blackhole"'
-    q = '[pipelines.main.queue]\ntype = "memory"\nmax_events = 65536\n' if queue == "memory" else \
+    mem_events = os.environ.get("SLUICE_BENCH_MEMORY_EVENTS", "65536")
+    q = f'[pipelines.main.queue]\ntype = "memory"\nmax_events = {mem_events}\n' if queue == "memory" else \
         '[pipelines.main.queue]\ntype = "persisted"\nmax_bytes = "1GiB"\nfsync = "1s"\n' + os.environ.get("SLUICE_BENCH_QUEUE_EXTRA", "") + "\n"
     return f"""
 [node]

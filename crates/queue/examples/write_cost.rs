@@ -48,6 +48,13 @@ fn cpu_seconds() -> std::io::Result<f64> {
     Ok(ns as f64 / 1e9)
 }
 
+/// File `i` of the set a mode writes. Separate sets per mode: a direct
+/// write drops the cached pages of its range, which would make the next
+/// buffered run allocate them again.
+fn seg_path(dir: &Path, i: usize, direct: bool) -> PathBuf {
+    dir.join(format!("seg{i}-{direct}"))
+}
+
 fn open(path: &Path, direct: bool) -> std::io::Result<File> {
     let mut o = OpenOptions::new();
     o.read(true).write(true).create(true);
@@ -62,10 +69,7 @@ fn open(path: &Path, direct: bool) -> std::io::Result<File> {
 
 /// Writes `total` bytes in `chunk`-byte writes; returns (MB/s, CPU µs per MB).
 fn run(dir: &Path, direct: bool, chunk: usize, total: u64) -> std::io::Result<(f64, f64)> {
-    // Separate files per mode: a direct write drops the cached pages of its
-    // range, which would make the next buffered run allocate them again.
-    let paths: Vec<PathBuf> = (0..FILES).map(|i| dir.join(format!("seg{i}-{direct}"))).collect();
-    let files = paths.iter().map(|p| open(p, direct)).collect::<std::io::Result<Vec<_>>>()?;
+    let files = (0..FILES).map(|i| open(&seg_path(dir, i, direct), direct)).collect::<std::io::Result<Vec<_>>>()?;
     let (buf, off) = aligned(chunk);
     let buf = &buf[off..off + chunk];
     let (cpu0, t0) = (cpu_seconds()?, Instant::now());
@@ -117,7 +121,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     for i in 0..FILES {
         for direct in [false, true] {
-            let _ = std::fs::remove_file(dir.join(format!("seg{i}-{direct}")));
+            let _ = std::fs::remove_file(seg_path(&dir, i, direct));
         }
     }
     Ok(())

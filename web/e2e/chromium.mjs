@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { chromium } from 'playwright-core';
-import { ACME, ADMIN, ADMIN_PASSWORD, ART, BOB_PASSWORD, WAIT_MS, signInCodes, startNode, waitFor } from './node.mjs';
+import { ACME, ADMIN, ADMIN_PASSWORD, ART, BOB_PASSWORD, WAIT_MS, hitCountAnswered, signInCodes, startNode, waitFor } from './node.mjs';
 import { base32, totp } from './totp.mjs';
 
 const WAIT = { timeout: WAIT_MS };
@@ -47,11 +47,7 @@ async function search(q) {
 /** The count of the search answered for the query in the URL (a count
  * still showing the previous query's answer is waited out). */
 async function hitCount() {
-  await page.waitForFunction(() => {
-    const n = document.querySelector('#hit-count');
-    const q = new URLSearchParams(location.search).get('q') ?? '';
-    return n && n.getAttribute('data-query') === q && !document.querySelector('.summary-line')?.textContent?.includes('searching');
-  }, null, WAIT);
+  await page.waitForFunction(hitCountAnswered, null, WAIT);
   return Number(await page.getAttribute('#hit-count', 'data-count'));
 }
 

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import puppeteer from 'puppeteer-core';
-import { ACME, ADMIN, ADMIN_PASSWORD, ART, BOB_PASSWORD, WAIT_MS, signInCodes, startNode, waitFor } from './node.mjs';
+import { ACME, ADMIN, ADMIN_PASSWORD, ART, BOB_PASSWORD, WAIT_MS, hitCountAnswered, signInCodes, startNode, waitFor } from './node.mjs';
 import { base32, totp } from './totp.mjs';
 
 const WAIT = { timeout: WAIT_MS };
@@ -56,13 +56,9 @@ async function search(q) {
   await page.keyboard.press('Enter');
 }
 
-/** The count of the search answered for the query in the URL (see chromium.mjs). */
+/** The count of the search answered for the query in the URL. */
 async function hitCount() {
-  await until(() => {
-    const n = document.querySelector('#hit-count');
-    const q = new URLSearchParams(location.search).get('q') ?? '';
-    return n && n.getAttribute('data-query') === q && !document.querySelector('.summary-line')?.textContent?.includes('searching');
-  });
+  await until(hitCountAnswered);
   return Number(await attr('#hit-count', 'data-count'));
 }
 

@@ -32,6 +32,18 @@ const freePort = () =>
   });
 
 /** Polls `f` every 100 ms until it returns something truthy. */
+/** Runs in the page (Playwright and Puppeteer serialise it): no search is
+ * running and the hit count shown answers the search in the address bar
+ * (its `data-request` carries the answered `q`, `from` and `to` as the
+ * URL would), not the previous one still on screen. */
+export function hitCountAnswered() {
+  const n = document.querySelector('#hit-count');
+  if (!n || document.querySelector('.summary-line')?.textContent?.includes('searching')) return false;
+  const answered = new URL(n.getAttribute('data-request') || '/', location.origin).searchParams;
+  const shown = new URLSearchParams(location.search);
+  return ['q', 'from', 'to'].every((k) => (answered.get(k) ?? '') === (shown.get(k) ?? ''));
+}
+
 export async function waitFor(what, f, ms = WAIT_MS) {
   const end = Date.now() + ms;
   for (;;) {

@@ -34,7 +34,7 @@ describe('useSearch', () => {
     expect(state!.hits.map((h) => h.id)).toEqual(['1-0', '1-1', '2-0', '2-1']);
     expect(state!.more).toBe(false);
     expect(state!.total).toBe(4);
-    expect(state!.query).toBe('x');
+    expect(state!.answered?.query).toBe('x');
     expect(bodies).toEqual([
       { query: 'x', from: 'now-1h', to: 'now', size: 2, search_after: null },
       { query: 'x', from: 'now-1h', to: 'now', size: 2, search_after: 'cursor-1' },
@@ -58,7 +58,7 @@ describe('useSearch', () => {
     expect(state!.error?.position).toBe(3);
     expect(state!.hits).toEqual([]);
     expect(state!.total).toBeNull();
-    expect(state!.query).toBeNull();
+    expect(state!.answered).toBeNull();
     render(null, el);
   });
 });

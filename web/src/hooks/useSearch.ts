@@ -10,10 +10,10 @@ import { toApiError } from './useRequest';
 export interface SearchState {
   hits: Hit[];
   total: number | null;
-  /** The query whose answer `total` and `hits` are (null before the first
-   * answer and after an error), so a reader can tell a stale total from
-   * the current query's. */
-  query: string | null;
+  /** The request whose answer `total` and `hits` are (null before the
+   * first answer and after an error), so a reader can tell a stale total
+   * from the current request's. */
+  answered: SearchRequest | null;
   tookMs: number | null;
   loading: boolean;
   error: ApiError | null;
@@ -26,7 +26,7 @@ export interface SearchState {
 export function useSearch(req: SearchRequest, key: string | null): SearchState {
   const [hits, setHits] = useState<Hit[]>([]);
   const [total, setTotal] = useState<number | null>(null);
-  const [query, setQuery] = useState<string | null>(null);
+  const [answered, setAnswered] = useState<SearchRequest | null>(null);
   const [tookMs, setTookMs] = useState<number | null>(null);
   const [next, setNext] = useState<string | null>(null);
   const [loading, setLoading] = useState(false);
@@ -40,13 +40,13 @@ export function useSearch(req: SearchRequest, key: string | null): SearchState {
     const c = new AbortController();
     ctrl.current = c;
     setLoading(true);
-    const asked = reqRef.current.query;
+    const asked = reqRef.current;
     search({ ...reqRef.current, search_after: after }, c.signal).then(
       (r) => {
         if (c.signal.aborted) return;
         setHits((h) => (after ? [...h, ...r.hits] : r.hits));
         setTotal(r.total);
-        setQuery(asked);
+        setAnswered(asked);
         setTookMs(r.took_ms);
         setNext(r.next);
         setError(null);
@@ -58,7 +58,7 @@ export function useSearch(req: SearchRequest, key: string | null): SearchState {
         if (!after) {
           setHits([]);
           setTotal(null);
-          setQuery(null);
+          setAnswered(null);
           setTookMs(null);
           setNext(null);
         }
@@ -77,5 +77,5 @@ export function useSearch(req: SearchRequest, key: string | null): SearchState {
     if (next && !loading) fetchPage(next);
   }, [next, loading, fetchPage]);
 
-  return { hits, total, query, tookMs, loading, error, more: next !== null, loadMore };
+  return { hits, total, answered, tookMs, loading, error, more: next !== null, loadMore };
 }

@@ -2,6 +2,7 @@
 // first with infinite scroll, field sidebar. The URL holds the state
 // (`/search?q=…&from=…&to=…&cols=a,b`), so a search is a shareable link.
 import { useState } from 'preact/hooks';
+import type { SearchRequest } from '../api/types';
 import { ErrorBox } from '../components/ErrorBox/ErrorBox';
 import { FieldSidebar } from '../components/FieldSidebar/FieldSidebar';
 import { Histogram } from '../components/Histogram/Histogram';
@@ -41,6 +42,15 @@ export function searchUrl(s: SearchUrl): string {
   });
 }
 
+/** The URL of the search an answer is for (`q`, `from`, `to` as the
+ * address bar would carry them), so a reader — the browser tests — can
+ * tell a count still answering the previous search from the current one. */
+function answeredUrl(req: SearchRequest | null): string {
+  if (!req) return '';
+  const range = { from: req.from ?? DEFAULT_RANGE.from, to: req.to ?? DEFAULT_RANGE.to };
+  return searchUrl({ q: req.query, range, cols: [] });
+}
+
 /** The search page. */
 export function SearchPage({ loc }: { loc: Loc }) {
   const s = readSearchUrl(loc.params);
@@ -74,7 +84,7 @@ export function SearchPage({ loc }: { loc: Loc }) {
         <main id="main" class="results" tabIndex={-1}>
           <div class="summary-line" aria-live="polite">
             {result.total !== null ? (
-              <span id="hit-count" data-count={result.total} data-query={result.query ?? ''}>
+              <span id="hit-count" data-count={result.total} data-request={answeredUrl(result.answered)}>
                 {compact(result.total)} hits
               </span>
             ) : null}

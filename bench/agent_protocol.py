@@ -38,9 +38,7 @@ def stats(api):
 
 
 def thesis_template():
-    path = os.path.join(ROOT, "..", "shared", "data", "thesis", "event.json")
-    if not os.path.exists(path):
-        path = "/work/shared/data/thesis/event.json"
+    path = os.path.join(ROOT, "testdata", "thesis", "event.json")
     ev = json.load(open(path))
     ev["seq"] = 0
     text = json.dumps(ev, separators=(",", ":"))

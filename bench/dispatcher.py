@@ -22,9 +22,8 @@ last one arrived). The tcp senders do not get acknowledgements, so these are
 the events that made it, not a guarantee.
 
 usage: SLUICE_BIN=... python3 bench/dispatcher.py [--quick] > results.json
-needs haproxy, nginx (+ libnginx-mod-stream) and pen (scripts: see
-../shared/recipes/loadbalancers.sh; apt-get install haproxy nginx
-libnginx-mod-stream pen).
+needs haproxy, nginx (+ libnginx-mod-stream) and pen (scripts/loadbalancers.sh;
+apt-get install haproxy nginx libnginx-mod-stream pen).
 """
 
 import json

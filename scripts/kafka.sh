@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A real Apache Kafka broker for sluice's tests and benchmarks (adapted from
-# shared/recipes/kafka.sh): KRaft, one combined broker+controller on 127.0.0.1,
+# the team's tried Kafka recipe): KRaft, one combined broker+controller on 127.0.0.1,
 # built from Maven Central jars (no tarball, no Docker). Idempotent.
 #
 # usage: scripts/kafka.sh [install|start|stop|status|topics] [INSTANCE]

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # keepalived.sh - two balancers (sluice dispatchers, or HAProxy) behind a
 # keepalived (VRRP) virtual IP, in network namespaces on this machine (adapted
-# from ../shared/recipes/keepalived.sh; nothing touches the host's
+# from the team's tried keepalived recipe; nothing touches the host's
 # interfaces), and the failover measurement of issue #8: what sluice's acks
 # save at the switch, next to the HAProxy + keepalived study.
 #

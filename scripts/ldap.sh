@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ldap.sh - a real OpenLDAP slapd (Debian 12 package) for the LDAP login tests,
-# adapted from ../shared/recipes/ldap.sh: installed with apt idempotently, run
+# adapted from the team's tried recipe for slapd: installed with apt idempotently, run
 # with its own slapd.conf and data under DIR (never the system service), plain
 # LDAP (also used with StartTLS) and LDAPS with a throw-away CA made here.
 #

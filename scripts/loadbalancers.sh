@@ -2,7 +2,7 @@
 # loadbalancers.sh - real TCP load balancers from Debian packages in front of
 # sluice processors, for `sluice bench run` cases (issue #6). Each runs as a
 # plain process with its own config under DIR/lb (no system service).
-# Adapted from ../shared/recipes/loadbalancers.sh.
+# Adapted from the team's tried load-balancer recipes.
 #
 #   HAProxy (mode tcp; HAPROXY_BALANCE=roundrobin|leastconn)   HAPROXY_PORT (18080)
 #   nginx stream (NGINX_BALANCE=round_robin|least_conn)        NGINX_PORT   (18081)

@@ -1,23 +1,17 @@
 #!/usr/bin/env bash
-# Installs what the tests need and a fresh Debian 12 machine lacks, idempotently.
+# Installs what the tests need and a fresh Debian 12 machine lacks, idempotently,
+# saying what it installs (scripts/deps.sh).
 # Everything downloaded goes under .cache/ (apt packages go to the system).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .cache
-need=()
-# cmake, libssl-dev, zlib1g-dev, libcurl4-openssl-dev: the bundled librdkafka
-# (rdkafka's cmake-build, the `kafka` feature); java + maven: the Kafka broker
-# of scripts/kafka.sh.
-for p in pkg-config socat bsdutils curl python3-venv openssl \
-         cmake libssl-dev zlib1g-dev libcurl4-openssl-dev openjdk-17-jre-headless maven; do
-  dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
-done
-if [ ${#need[@]} -gt 0 ]; then
-  echo "apt-get install ${need[*]}"
-  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
-  $SUDO apt-get update -q >/dev/null
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null
-fi
+# The build's own needs (compiler, headers, Node for the UI): scripts/deps.sh.
+. scripts/deps.sh
+deps_build
+deps_node
+# pkg-config, socat, logger, curl, python3-venv, openssl: test helpers;
+# java + maven: the Kafka broker of scripts/kafka.sh.
+deps_apt pkg-config socat bsdutils curl python3-venv openssl openjdk-17-jre-headless maven
 # Real syslog senders (rsyslog, syslog-ng) for the end-to-end syslog tests.
 scripts/syslog-clients.sh install >/dev/null
 # A real OpenLDAP slapd for the LDAP login tests (crates/users/tests/ldap.rs

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# sluice's syslog test peers (adapted from shared/recipes/syslog-clients.sh).
+# sluice's syslog test peers (adapted from the team's tried syslog-client recipe).
 # syslog-clients.sh - real rsyslog (8.2302) and syslog-ng (3.38) from Debian 12 used as
 # syslog CLIENTS: each runs as a plain foreground process with its own config file
 # (not the system service, not /dev/log), takes messages from its own unix socket

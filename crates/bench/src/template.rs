@@ -14,7 +14,7 @@
 /// What to send.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Template {
-    /// The thesis's 395-byte JSON event (`bench/data/thesis-event.json`) with
+    /// The thesis's 395-byte JSON event (`testdata/thesis/event.json`) with
     /// `lognumber`/`logcount` set to the sequence number and `run`/`seq` fields.
     Thesis,
     /// Apache combined log lines (64 variants of client, status, size, time).
@@ -81,7 +81,7 @@ pub enum Shape {
     Json,
 }
 
-const THESIS: &str = include_str!("../../../bench/data/thesis-event.json");
+const THESIS: &str = include_str!("../../../testdata/thesis/event.json");
 
 /// The largest number of lines a `Lines` template keeps as variants.
 const MAX_LINE_VARIANTS: usize = 100_000;

@@ -12,7 +12,7 @@
 //!    (convert `response` to integer, remove `timestamp`);
 //! 2. `ecs`: the same lines → grok `%{HTTPD_COMBINEDLOG}` (ECS v1) → date →
 //!    mutate (remove `timestamp`);
-//! 3. `thesis`: 200k copies of the thesis event (`/work/shared/data/thesis/event.json`,
+//! 3. `thesis`: 200k copies of the thesis event (`testdata/thesis/event.json`,
 //!    varied) as text → json → date `yyyy-MM-dd HH:mm:ss:SSS` on `creation`.
 //!
 //! 4. `json`: the thesis lines → json only (the baseline of `remap-noop`).
@@ -37,7 +37,7 @@ use sluice_core::Event;
 
 const BATCH: usize = 128;
 
-const THESIS: &str = r#"{"message":"2016-05-18 10:44:30:045 INFO LogGenerator run This is lognumber 1","@version":"1","@timestamp":"2016-05-18T08:44:34.737Z","source":"/home/kakor/log.log","offset":0,"type":"log","input_type":"log","beat":{"hostname":"ubuntu-1","name":"ubuntu-1"},"count":1,"fields":null,"host":"ubuntu-1","tags":["beats_input_codec_plain_applied"],"creation":"2016-05-18 10:44:30:045","logcount":"1"}"#;
+const THESIS: &str = include_str!("../../../testdata/thesis/event.json");
 
 /// This thread's CPU time in nanoseconds.
 fn thread_cpu_ns() -> Option<u64> {
@@ -116,8 +116,7 @@ fn apache_lines(n: usize) -> Vec<String> {
 }
 
 fn thesis_lines(n: usize) -> Vec<String> {
-    let base = std::fs::read_to_string("/work/shared/data/thesis/event.json").unwrap_or_else(|_| THESIS.to_string());
-    let base = base.trim();
+    let base = THESIS.trim();
     (0..n)
         .map(|i| {
             let ms = i % 1000;

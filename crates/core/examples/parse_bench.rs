@@ -5,7 +5,7 @@ use std::time::Instant;
 use sluice_core::value::{Object, Str, Value};
 use sonic_rs::{JsonContainerTrait, JsonValueTrait};
 
-const EV: &str = include_str!("../../../bench/data/thesis-event.json");
+const EV: &str = include_str!("../../../testdata/thesis/event.json");
 
 fn convert(v: &sonic_rs::Value) -> Value {
     if let Some(s) = v.as_str() {

@@ -4,7 +4,7 @@
 //! each one into its own string cost one heap allocation per capture longer
 //! than 24 bytes (an Apache line's `request`, `referrer`, `agent`,
 //! `timestamp`), freed later on another thread — a fifth of grok's CPU
-//! (BENCHMARKS.md, 2026-11-23). A [`Text`] is either an owned
+//! (docs/benchmarks/journal.md, 2026-11-23). A [`Text`] is either an owned
 //! `CompactString` (inline up to 24 bytes) or a range of a reference-counted
 //! `Arc<str>`: a source stores the line once ([`Text::shared`]) and a parser
 //! makes its captures with [`Text::slice_of`], which costs a reference count

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use sluice_parsers::grok::{insert_captures, GrokLibrary, GrokPattern};
 
-const APACHE_2K: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/loghub/Apache/Apache_2k.log");
+const APACHE_2K: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/loghub/Apache/Apache_2k.log");
 
 /// Deterministic pseudo-random generator (xorshift), so runs are comparable.
 struct Rng(u64);

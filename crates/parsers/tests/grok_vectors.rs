@@ -1,4 +1,4 @@
-//! Runs the shared grok test vectors (taken from logstash-patterns-core's
+//! Runs the grok test vectors in `testdata/vectors/` (taken from logstash-patterns-core's
 //! RSpec suite) through `sluice_parsers::grok`, the way the Logstash grok
 //! filter would: the event starts as `{"message": input}`, the pattern is
 //! matched against `message`, and captures are merged with
@@ -10,20 +10,20 @@ use std::collections::HashMap;
 use serde_json::Value as Json;
 use sluice_parsers::grok::{get_path, insert_captures, GrokLibrary, GrokPattern};
 
-const VECTORS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/grok-vectors.jsonl");
-const MATCH_VECTORS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/grok-match-vectors.jsonl");
+const VECTORS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/vectors/grok-vectors.jsonl");
+const MATCH_VECTORS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/vectors/grok-match-vectors.jsonl");
+
+/// Lines in each file (testdata/vectors/README.md): a truncated or emptied
+/// file must fail the test, not pass it with nothing run.
+const VECTOR_COUNT: usize = 227;
+const MATCH_VECTOR_COUNT: usize = 99;
 
 /// Vectors we knowingly disagree with: (file, 1-based line, reason).
 /// Empty: every vector passes.
 const KNOWN_DIFFERENCES: &[(&str, usize, &str)] = &[];
 
 fn read(path: &str) -> Vec<(usize, Json)> {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| {
-        panic!(
-            "cannot read grok test vectors at {path}: {e}\n\
-             (the repository's sibling `shared/` checkout with data/grok-vectors.jsonl is required)"
-        )
-    });
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read grok test vectors at {path}: {e}"));
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
@@ -109,9 +109,16 @@ fn run_file(
     libs: &mut Libraries,
     name: &str,
     path: &str,
+    expected_count: usize,
     run: fn(&mut Libraries, &Json) -> Result<(), String>,
 ) -> Vec<String> {
     let vectors = read(path);
+    assert_eq!(
+        vectors.len(),
+        expected_count,
+        "{name}: {path} holds {} vectors, expected {expected_count}",
+        vectors.len()
+    );
     let mut passed = 0;
     let mut failures = Vec::new();
     for (line, v) in &vectors {
@@ -136,7 +143,7 @@ fn run_file(
 #[test]
 fn grok_vectors() {
     let mut libs = Libraries { legacy: GrokLibrary::legacy(), ecs: GrokLibrary::ecs_v1(), cache: HashMap::new() };
-    let mut failures = run_file(&mut libs, "grok vectors", VECTORS, run_expect);
-    failures.extend(run_file(&mut libs, "grok match vectors", MATCH_VECTORS, run_match));
+    let mut failures = run_file(&mut libs, "grok vectors", VECTORS, VECTOR_COUNT, run_expect);
+    failures.extend(run_file(&mut libs, "grok match vectors", MATCH_VECTORS, MATCH_VECTOR_COUNT, run_match));
     assert!(failures.is_empty(), "{} failing vectors:\n{}", failures.len(), failures.join("\n"));
 }

@@ -1,5 +1,5 @@
 //! Runs every line of the shared syslog test vectors (go-syslog and
-//! syslog-loose expectations, see shared/data/VECTORS.md) through
+//! syslog-loose expectations, see testdata/vectors/README.md) through
 //! `syslog::parse` with default options, prints the pass rate and fails on any
 //! mismatch not in the commented allow-list below.
 
@@ -9,7 +9,7 @@ use chrono::{DateTime, FixedOffset, Timelike};
 use serde_json::Value;
 use sluice_parsers::syslog::{self, Options, SyslogMessage};
 
-const VECTORS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/syslog-vectors.jsonl");
+const VECTORS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/vectors/syslog-vectors.jsonl");
 
 /// Known, deliberate differences: (input prefix, field, reason). Every other
 /// field of these vectors must still match.

@@ -17,7 +17,7 @@
 //! `DIR` must be on the file system under test (default
 //! `target/write-cost`; not `/tmp` if that is a tmpfs, which has no direct
 //! I/O). Rounds alternate sizes and modes so both see the same machine
-//! state. Results: BENCHMARKS.md, "2026-11-23 night: the persisted queue's
+//! state. Results: docs/benchmarks/journal.md, "2026-11-23 night: the persisted queue's
 //! floor".
 
 use std::fs::{File, OpenOptions};

@@ -5,7 +5,7 @@
 //! where memory is overcommitted) and purges freed pages only after a delay,
 //! so an agent shipping 20,000 lines/s held 60–80 MB of anonymous memory for
 //! a live heap of a few MB. `MIMALLOC_ARENA_EAGER_COMMIT=0` and
-//! `MIMALLOC_PURGE_DELAY=0` bring that to the live heap (BENCHMARKS.md,
+//! `MIMALLOC_PURGE_DELAY=0` bring that to the live heap (docs/benchmarks/journal.md,
 //! "Agent resources while shipping files"). mimalloc reads these options
 //! when it reserves its first arena, which happens at the process's first
 //! allocation, before `main`: setting them from inside the process (with

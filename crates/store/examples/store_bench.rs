@@ -6,7 +6,7 @@
 //!     [--events N] [--dir PATH] [--commit-events N] [--writer-threads N] [--zstd-level N] [--merge-factor N]
 //!     [--runs N] [--keep] [--reuse]
 //! ```
-//! Events are the 395-byte thesis event (`/work/shared/data/thesis/event.json`)
+//! Events are the 395-byte thesis event (`testdata/thesis/event.json`)
 //! with varying sequence numbers, levels, words, hosts and timestamps spread
 //! evenly over 26 hours. Generation is excluded from the timings (its CPU is
 //! measured per thread and subtracted).
@@ -62,7 +62,7 @@ struct Gen {
 
 impl Gen {
     fn new() -> Self {
-        let raw = std::fs::read("/work/shared/data/thesis/event.json").expect("thesis event");
+        let raw = include_bytes!("../../../testdata/thesis/event.json").to_vec();
         let raw_len = raw.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(raw.len(), |i| i + 1);
         let (template, _) = sluice_core::codec::event_from_json(&raw[..raw_len]).expect("thesis event parses");
         let groups = (0..50).map(|h| Arc::new(Identity::new(format!("g{}", h % 5), "prod", format!("h{h}")))).collect();

@@ -7,7 +7,7 @@
 //! two cores) every document the caller adds meets a full channel: the
 //! caller spins, yields and parks once per document, and the indexing
 //! thread wakes it once per document — 13 % of the process's CPU in a
-//! TCP → queue → store run (BENCHMARKS.md, "documents handed to tantivy in
+//! TCP → queue → store run (docs/benchmarks/journal.md, "documents handed to tantivy in
 //! batches").
 //! Handing over a batch per message (`IndexWriter::run`) removes the
 //! per-document wake-ups but makes the channel's bound 10,000 *batches*.

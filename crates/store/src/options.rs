@@ -92,7 +92,7 @@ impl Default for StoreOptions {
             // handed over in batches (`crate::inflight`) one indexing thread
             // is the bottleneck of TCP → queue → store on 2 cores, and a
             // second one raises it from ≈ 150k to ≈ 200–230k events/s at
-            // about the same events per CPU-second (BENCHMARKS.md,
+            // about the same events per CPU-second (docs/benchmarks/journal.md,
             // "documents handed to tantivy in batches"); one core gets one.
             writer_threads: std::thread::available_parallelism().map_or(1, |n| n.get().min(2)),
             writer_memory_bytes: 128 << 20,

@@ -24,7 +24,8 @@ struct Corpus {
 fn load() -> Corpus {
     let mut lines = Vec::new();
     for (group, file) in FILES {
-        let text = std::fs::read_to_string(format!("/work/shared/data/loghub/{file}")).expect("loghub sample");
+        let text = std::fs::read_to_string(format!("{}/../../testdata/loghub/{file}", env!("CARGO_MANIFEST_DIR")))
+            .expect("loghub sample");
         for (i, l) in text.lines().enumerate() {
             lines.push((group.to_string(), i, l.to_string()));
         }

@@ -581,7 +581,8 @@ mod tests {
     }
 
     fn loghub_line(file: &str, n: usize) -> String {
-        let text = std::fs::read_to_string(format!("/work/shared/data/loghub/{file}")).unwrap();
+        let text =
+            std::fs::read_to_string(format!("{}/../../testdata/loghub/{file}", env!("CARGO_MANIFEST_DIR"))).unwrap();
         text.lines().nth(n).unwrap().to_string()
     }
 
@@ -671,7 +672,7 @@ mod tests {
 
     #[test]
     fn parse_json_of_the_thesis_event() {
-        let thesis = std::fs::read_to_string("/work/shared/data/thesis/event.json").unwrap();
+        let thesis = include_str!("../../../../testdata/thesis/event.json");
         let thesis = thesis.trim();
         let (out, m) = run_with(&program(". = parse_json!(.message)"), vec![Event::from_message(thesis)]);
         assert_eq!((out.len(), m.events_failed.get()), (1, 0));

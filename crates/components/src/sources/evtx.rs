@@ -351,15 +351,11 @@ mod tests {
     use super::*;
     use crate::testkit::{build_source, source_context, Capture};
 
-    const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/evtx");
+    /// The upstream samples (testdata/SOURCES.md).
+    const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/evtx");
 
     fn sample(name: &str) -> PathBuf {
-        let p = PathBuf::from(SAMPLES).join(name);
-        if p.exists() {
-            return p;
-        }
-        // The main checkout and the CI clone keep shared/ beside the repo.
-        PathBuf::from("/work/shared/data/evtx").join(name)
+        PathBuf::from(SAMPLES).join(name)
     }
 
     fn get<'a>(e: &'a Event, k: &str) -> &'a Value {

@@ -22,7 +22,7 @@
 //!
 //! Measured (`scripts/udp-bench.sh`: release build, blackhole pipeline, one
 //! `udp_blast` sender of ~130-byte RFC 5424 datagrams with SD on the same
-//! 2-core box, BENCHMARKS.md "2026-11-23 night: syslog over UDP"): with one
+//! 2-core box, docs/benchmarks/journal.md "2026-11-23 night: syslog over UDP"): with one
 //! worker, every datagram arrives with 0 kernel drops up to the most the
 //! sender can produce there (≈ 280k/s). rsyslog's imudp on the same box
 //! dropped 1,010 of 2 M at ≈ 186k/s in one of three runs. On a busy machine

@@ -81,6 +81,16 @@ pub struct ProcessResult {
     pub peak_rss_bytes: u64,
     /// Bytes in its data directory at the end.
     pub disk_bytes: u64,
+    /// Of those, bytes under a queue directory (`queue/`): the persisted
+    /// queue's working files, recycled, not retained per event. Measured
+    /// after the process stopped.
+    #[serde(default)]
+    pub queue_bytes: u64,
+    /// Bytes retained after the process stopped: everything in the data
+    /// directory but the queue (the store after its last commit, file sink
+    /// output, metadata).
+    #[serde(default)]
+    pub retained_bytes: u64,
     /// Largest queue depth seen (events).
     pub max_queue_events: u64,
     /// How it ended: `stopped`, `killed at Ns`, `exited (code)`.

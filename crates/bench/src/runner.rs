@@ -97,6 +97,27 @@ fn random_token() -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
+/// Bytes under `path` split into (queue, everything else): a directory
+/// named `queue` (the persisted queue's default place, `data_dir/queue/`)
+/// counts whole as queue.
+pub fn du_split(path: &Path) -> (u64, u64) {
+    let Ok(rd) = std::fs::read_dir(path) else { return (0, 0) };
+    let (mut queue, mut rest) = (0, 0);
+    for e in rd.flatten() {
+        match e.metadata() {
+            Ok(m) if m.is_dir() && e.file_name() == "queue" => queue += du(&e.path()),
+            Ok(m) if m.is_dir() => {
+                let (q, r) = du_split(&e.path());
+                queue += q;
+                rest += r;
+            }
+            Ok(m) => rest += m.len(),
+            Err(_) => {}
+        }
+    }
+    (queue, rest)
+}
+
 fn du(path: &Path) -> u64 {
     let Ok(rd) = std::fs::read_dir(path) else { return 0 };
     rd.flatten()
@@ -547,6 +568,9 @@ pub fn run_case(case: &Case, opts: &RunOptions) -> Result<RunResult, BenchError>
                 cores: cpu_s / wall.max(1e-9),
                 peak_rss_bytes: r.samples.iter().map(|s| s.rss_bytes).max().unwrap_or(0),
                 disk_bytes: r.data.as_deref().map_or(0, du),
+                // Set once the processes stopped (below).
+                queue_bytes: 0,
+                retained_bytes: 0,
                 max_queue_events: r.samples.iter().filter_map(|s| s.queue_events).max().unwrap_or(0),
                 exit: r.exit.clone(),
                 samples: r.samples.clone(),
@@ -620,7 +644,14 @@ pub fn run_case(case: &Case, opts: &RunOptions) -> Result<RunResult, BenchError>
             .stderr(Stdio::null())
             .status();
     }
-    let result = result?;
+    let mut result = result?;
+    // What stays on disk, measured once every process stopped (the store's
+    // last commit is done): retained bytes and the queue's working files.
+    for r in procs.lock().iter() {
+        if let (Some(data), Some(p)) = (r.data.as_deref(), result.processes.iter_mut().find(|p| p.name == r.name)) {
+            (p.queue_bytes, p.retained_bytes) = du_split(data);
+        }
+    }
     std::fs::write(
         out.join("result.json"),
         serde_json::to_vec_pretty(&result).map_err(|e| BenchError::Invalid(e.to_string()))?,

@@ -107,3 +107,35 @@ fn the_check_finds_a_reference_when_one_is_added() {
     assert_eq!(hits.len(), 1, "{hits:?}");
     assert_eq!((hits[0].0.as_str(), hits[0].1), ("crates/x/tests/bad.rs", 1));
 }
+
+/// Every file under `testdata/` is in git: an ignore rule (`*.log` caught the
+/// loghub samples once) would leave a clone without the data its tests read.
+#[test]
+fn every_testdata_file_is_tracked() {
+    let root = repo_root();
+    if !root.join(".git").exists() {
+        println!("SKIPPED (not a git checkout): every_testdata_file_is_tracked");
+        return;
+    }
+    let out = std::process::Command::new("git")
+        .args(["ls-files", "-z", "testdata"])
+        .current_dir(&root)
+        .output()
+        .expect("git ls-files");
+    assert!(out.status.success(), "git ls-files failed: {}", String::from_utf8_lossy(&out.stderr));
+    let tracked: std::collections::BTreeSet<String> = out
+        .stdout
+        .split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .collect();
+    let mut files = Vec::new();
+    walk(&root.join("testdata"), &mut files);
+    let untracked: Vec<String> = files
+        .iter()
+        .map(|p| p.strip_prefix(&root).expect("under root").to_string_lossy().replace('\\', "/"))
+        .filter(|p| !tracked.contains(p))
+        .collect();
+    assert!(files.len() > 10, "testdata holds only {} files", files.len());
+    assert!(untracked.is_empty(), "files under testdata/ that git does not track (check .gitignore): {untracked:?}");
+}

@@ -36,13 +36,28 @@ cargo build -p sluice --locked -q
 scripts/web.sh e2e 2>&1 | tee "$root/.cache/web-e2e.log"
 
 # One closing line for CI: the totals over every test binary, Vitest and the
-# browser tests.
+# browser tests. A test that gave up for want of a capability (root, network
+# namespaces, a service) or because of an opt-out variable passes as far as
+# libtest knows; it prints "SKIPPED (<kind>): <test>: <reason>" (see
+# crates/sluice/tests/common/skip.rs), and is counted here as skipped, not
+# passed, and listed below the summary. Under CI=true such a test fails by
+# itself; this check refuses the run as well.
+skips=$(grep -ao 'SKIPPED ([a-z-]*): .*' "$root/.cache/test.log" | sort -u || true)
+n_skips=$(printf '%s' "$skips" | grep -c . || true)
 {
   cat "$root/.cache/test.log"
   sed 's/\x1b\[[0-9;]*m//g' "$root/.cache/web-check.log" |
     awk '$1 == "Tests" { p = f = s = 0; for (i = 2; i < NF; i++) { if ($(i+1) ~ /^passed/) p = $i; if ($(i+1) ~ /^failed/) f = $i; if ($(i+1) ~ /^skipped/) s = $i } printf "test result: web %d passed; %d failed; %d ignored\n", p, f, s }'
   awk '/^# pass/ { p = $3 } /^# fail/ { f = $3 } /^# skipped/ { s = $3 } END { printf "test result: e2e %d passed; %d failed; %d ignored\n", p, f, s }' "$root/.cache/web-e2e.log"
-} | awk '/^test result:/ { p += $4; f += $6; i += $8 } END { printf "summary: %d passed, %d failed, %d skipped\n", p, f, i }'
+} | awk -v caps="$n_skips" '/^test result:/ { p += $4; f += $6; i += $8 } END { printf "summary: %d passed, %d failed, %d skipped\n", p - caps, f, i + caps }'
+if [ "$n_skips" -gt 0 ]; then
+  echo "skipped for a missing capability or an opt-out: $n_skips"
+  printf '%s\n' "$skips" | sed 's/^/  /'
+  if [ -n "${CI:-}" ] && [ "$CI" != 0 ] && [ "$CI" != false ]; then
+    echo "CI=$CI: a test that needs a capability (root, network namespaces, a service) may not skip" >&2
+    exit 1
+  fi
+fi
 
 step "cargo doc -D warnings"
 RUSTDOCFLAGS=-Dwarnings cargo doc --workspace --no-deps --locked -q

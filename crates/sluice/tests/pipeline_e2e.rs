@@ -183,8 +183,14 @@ when = '[x] == "y"'
     }
 }
 
+/// Exactly 2,000 events wait in a memory queue (the generator's whole count,
+/// which the queue holds at once) behind a slow filter (2 ms per event, 200 ms
+/// per batch of 100, over 2 workers: about 2 s of work) when SIGTERM comes,
+/// right after the first batch reached the file: the shutdown must write all
+/// 2,000, once each.
 #[test]
 fn sigterm_drains_a_memory_queue_completely() {
+    const EVENTS: usize = 2_000;
     let dir = Dir::new("drain");
     let out = dir.path("out.ndjson");
     let cfg = dir.path("c.toml");
@@ -194,6 +200,7 @@ fn sigterm_drains_a_memory_queue_completely() {
             r#"
 [node]
 data_dir = "{d}"
+shutdown_timeout = "60s"
 [api]
 address = ""
 [pipelines.main]
@@ -201,14 +208,18 @@ workers = 2
 batch_size = 100
 [pipelines.main.queue]
 type = "memory"
-max_events = 2000
+max_events = {EVENTS}
 [pipelines.main.sources.gen]
 type = "generator"
 message = "event {{seq}}"
-count = 50000
+count = {EVENTS}
+batch_size = 100
 group = "acme"
 subgroup = "web"
 host = "h1"
+[[pipelines.main.filters]]
+type = "cost"
+sleep_per_event = "2ms"
 [pipelines.main.sinks.out]
 type = "file"
 path = "{o}"
@@ -218,25 +229,35 @@ path = "{o}"
         ),
     )
     .unwrap();
+    let count = || std::fs::read_to_string(&out).map(|t| t.lines().count()).unwrap_or(0);
     let mut child = start(&cfg, &dir.path("log"));
-    // Stop while the generator is still producing: everything it handed to
-    // the queue must reach the file before exit.
-    std::thread::sleep(Duration::from_millis(300));
+    // Stop as soon as the first batch is out: the rest is still queued.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while count() == 0 {
+        assert!(Instant::now() < deadline, "no output within 30 s");
+        assert!(child.try_wait().unwrap().is_none(), "sluice exited early");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let at_sigterm = count();
     let status = sigterm(&mut child);
     assert!(status.success(), "exit status {status}");
+    // The premise: most of the 2,000 were still queued (each batch of 100
+    // takes 200 ms; a shutdown that dropped the queue writes only these).
+    assert!(at_sigterm < EVENTS / 2, "{at_sigterm} of {EVENTS} were out before SIGTERM");
     let text = std::fs::read_to_string(&out).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
     let log = std::fs::read_to_string(dir.path("log")).unwrap();
     assert!(log.contains("pipeline stopped"), "{log}");
     // Every line is complete JSON with the stamped identity, no duplicates.
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = std::collections::BTreeSet::new();
     for l in &lines {
         assert!(l.starts_with("{\"@timestamp\":") && l.ends_with('}'), "{l}");
         assert!(l.contains("\"@group\":\"acme\",\"@subgroup\":\"web\",\"@host\":\"h1\""), "{l}");
-        let seq = l.split("event ").nth(1).unwrap().trim_end_matches("\"}").to_string();
+        let seq: usize = l.split("event ").nth(1).unwrap().trim_end_matches("\"}").parse().unwrap();
         assert!(seen.insert(seq), "duplicate in {l}");
     }
-    assert!(!lines.is_empty());
+    assert_eq!(lines.len(), EVENTS, "{at_sigterm} lines were out when SIGTERM came; the shutdown wrote the rest");
+    assert_eq!(seen.into_iter().collect::<Vec<_>>(), (0..EVENTS).collect::<Vec<_>>());
 }
 
 #[test]

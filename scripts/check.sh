@@ -21,12 +21,19 @@ cargo fmt --all --check
 step "cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
-step "kafka broker (scripts/kafka.sh, once for the whole run)"
-# The Kafka end-to-end tests need it; started here once, stopped at the end
-# only if this run started it.
+step "kafka broker and opensearch node (scripts/kafka.sh, scripts/opensearch.sh, once for the whole run)"
+# The Kafka end-to-end tests and the elasticsearch sink's real-server tests
+# need them; started here once, stopped at the end only if this run started
+# them (the tests start them too when missing, each start is idempotent).
 if scripts/kafka.sh status >/dev/null 2>&1; then kafka_was_running=1; else kafka_was_running=0; fi
+if scripts/opensearch.sh status >/dev/null 2>&1; then opensearch_was_running=1; else opensearch_was_running=0; fi
+stop_services() {
+  [ "$kafka_was_running" = 1 ] || scripts/kafka.sh stop >/dev/null 2>&1 || true
+  [ "$opensearch_was_running" = 1 ] || scripts/opensearch.sh stop >/dev/null 2>&1 || true
+}
+trap stop_services EXIT
 scripts/kafka.sh start
-trap '[ "$kafka_was_running" = 1 ] || scripts/kafka.sh stop >/dev/null 2>&1 || true' EXIT
+scripts/opensearch.sh start
 
 step "cargo test"
 cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$root/.cache/test.log"

@@ -369,11 +369,21 @@ path = "{o}"
         let pid = child.id();
         let out = out.clone();
         std::thread::spawn(move || {
-            // Kill once the sink has written some but not all events.
+            // Kill once the sink has written some but not all events; a sink
+            // that never gets there fails the test (the process is killed
+            // all the same, so the sender below stops too) instead of
+            // hanging it.
+            let deadline = Instant::now() + Duration::from_secs(300);
+            let mut reached = true;
             while count_lines(&out) < TOTAL / 3 {
+                if Instant::now() > deadline {
+                    reached = false;
+                    break;
+                }
                 std::thread::sleep(Duration::from_millis(20));
             }
             Command::new("kill").args(["-9", &pid.to_string()]).status().unwrap();
+            assert!(reached, "the sink wrote only {} of {} lines in 300 s", count_lines(&out), TOTAL / 3);
         })
     };
     while next < batches {
@@ -384,7 +394,7 @@ path = "{o}"
         acked[next] = true;
         next += 1;
     }
-    killer.join().unwrap();
+    killer.join().unwrap_or_else(|_| panic!("the killer thread failed (its message is above)"));
     let _ = child.wait();
     let acked_before = acked.iter().filter(|a| **a).count() * BATCH;
     let written_at_kill = count_lines(&out);

@@ -24,7 +24,7 @@ pub fn in_ci() -> bool {
 /// "opt-out"): panics under CI, otherwise prints the visible SKIPPED line.
 /// The caller returns right after.
 pub fn skip(kind: &str, test: &str, reason: &str) {
-    assert!(!in_ci(), "{test}: {reason}; a test may not skip under CI=true ({kind} missing)");
+    assert!(!in_ci(), "{test}: {reason}; a test may not skip under CI=true (kind: {kind})");
     // `eprintln!` would be captured (and shown only on failure); the handle is not.
     let _ = writeln!(std::io::stderr().lock(), "SKIPPED ({kind}): {test}: {reason}");
 }

@@ -233,9 +233,18 @@ commit_interval = "50ms"
     tail.read_line(&mut status).unwrap();
     assert!(status.contains(" 200 "), "{status}");
 
-    // globex first: if it leaked into alice's tail, it would come before acme's.
+    // globex first, and committed (the tail is fed at commit) before acme is
+    // sent: if it leaked into alice's tail, it would come before acme's.
     send(pg, &(0..3).map(|i| json!({"message": format!("globex {i}"), "secret_field": i})).collect::<Vec<_>>());
-    std::thread::sleep(Duration::from_millis(300));
+    let start = Instant::now();
+    loop {
+        let r = admin.get(api, "/api/v1/search");
+        if r.json()["total"] == 3 {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "the 3 globex events never reached the store: {}", r.body);
+        std::thread::sleep(Duration::from_millis(50));
+    }
     send(pa, &(0..5).map(|i| json!({"message": format!("acme {i}"), "status": 200 + i})).collect::<Vec<_>>());
 
     let mut tailed = Vec::new();

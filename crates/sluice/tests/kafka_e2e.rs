@@ -853,38 +853,67 @@ max_message_bytes = "2KiB"
     prod.flush(Duration::from_secs(10)).unwrap();
     let (cfg, out, api) = processor_config(&dir, "p", MAIN, &topic, &group, "");
     let mut p = Proc::start("p", &cfg, &dir);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let lines = loop {
+    let read_lines = || -> Vec<serde_json::Value> {
         let text = std::fs::read_to_string(&out).unwrap_or_default();
-        let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-        if lines.len() >= 13 || Instant::now() > deadline {
-            break lines;
-        }
-        std::thread::sleep(Duration::from_millis(200));
+        text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
     };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while read_lines().len() < 13 {
+        assert!(Instant::now() < deadline, "fewer than 13 records after 60 s: {:?}", read_lines());
+        std::thread::sleep(Duration::from_millis(200));
+    }
     let agent_stats = stats(agent_api);
-    // Lag appears with the first librdkafka statistics (lag_interval = 1s).
-    let deadline = Instant::now() + Duration::from_secs(15);
+    // Lag comes with librdkafka's statistics (lag_interval = 1s); once the
+    // processor committed every record it is 0 on both partitions.
+    let deadline = Instant::now() + Duration::from_secs(30);
     let p_stats = loop {
         let s = stats(api);
-        let n =
-            s["pipelines"]["main"]["plugins"]["sources"][0]["gauges"]["consumer_lag"].as_array().map_or(0, Vec::len);
-        if n == 2 || Instant::now() > deadline {
+        let lag = s["pipelines"]["main"]["plugins"]["sources"][0]["gauges"]["consumer_lag"].clone();
+        if lag.as_array().is_some_and(|l| l.len() == 2 && l.iter().all(|p| p["value"] == 0)) {
             break s;
         }
+        assert!(Instant::now() < deadline, "the consumer lag never read 0 on both partitions: {lag}");
         std::thread::sleep(Duration::from_millis(250));
     };
     agent.stop();
     p.stop();
+    // Read after the stop: a record delivered twice would show here.
+    let lines = read_lines();
     assert_eq!(lines.len(), 13, "10 events + 3 foreign records: {lines:?}");
-    let tagged =
-        |tag: &str| lines.iter().filter(|v| v["tags"].as_array().is_some_and(|a| a.iter().any(|t| t == tag))).count();
-    assert_eq!(tagged("_kafka_oversized"), 2);
-    assert_eq!(tagged("_jsonparsefailure"), 3);
-    let stub = lines.iter().find(|v| v["kafka_original_bytes"].is_number()).unwrap();
-    assert!(stub["kafka_original_bytes"].as_u64().unwrap() > 5000);
-    assert_eq!(stub["message"].as_str().unwrap().len(), 1024);
-    assert!(lines.iter().any(|v| v["message"] == "not json"));
+    let mut seqs: Vec<u64> = lines.iter().filter_map(|v| v["seq"].as_u64()).collect();
+    seqs.sort_unstable();
+    assert_eq!(seqs, vec![1, 2, 3, 4, 6, 7, 8, 9], "each event that fits, once");
+    let tagged = |tag: &str| -> Vec<&serde_json::Value> {
+        lines.iter().filter(|v| v["tags"].as_array().is_some_and(|a| a.iter().any(|t| t == tag))).collect()
+    };
+    // Events 0 and 5 (5,000-byte messages) became stubs: the first 1,024
+    // bytes of the message, the tag, and the size of the record they would
+    // have been: the stub's envelope (@timestamp, identity, @source, kept
+    // as they were) around `"message":"y…y","seq":N`.
+    let oversized = tagged("_kafka_oversized");
+    assert_eq!(oversized.len(), 2, "{oversized:?}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    let mut stub_lines: Vec<&str> = text.lines().filter(|l| l.contains("_kafka_oversized")).collect();
+    stub_lines.sort_unstable();
+    let mut sizes: Vec<u64> = oversized.iter().map(|v| v["kafka_original_bytes"].as_u64().unwrap()).collect();
+    sizes.sort_unstable();
+    let mut expected: Vec<u64> = stub_lines
+        .iter()
+        .zip([0, 5])
+        .map(|(l, seq)| {
+            let envelope = &l[..l.find(",\"message\":").unwrap()];
+            (envelope.len() + format!(",\"message\":\"{}\",\"seq\":{seq}}}", "y".repeat(5000)).len()) as u64
+        })
+        .collect();
+    expected.sort_unstable();
+    assert_eq!(sizes, expected, "{stub_lines:?}");
+    for stub in &oversized {
+        assert_eq!(stub["message"].as_str().unwrap(), "y".repeat(1024));
+    }
+    let mut foreign: Vec<&str> =
+        tagged("_jsonparsefailure").iter().map(|v| v["message"].as_str().unwrap_or("<none>")).collect();
+    foreign.sort_unstable();
+    assert_eq!(foreign, vec!["", "[1,2,3]", "not json"]);
     let sink = &agent_stats["pipelines"]["ship"]["plugins"]["sinks"][0];
     assert_eq!(sink["counters"]["oversized_events"], 2, "{sink}");
     assert_eq!(sink["counters"]["acked_events"], 10, "{sink}");

@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Fuzzes every target in fuzz/ for N seconds each (default 15) with cargo-fuzz
 # on the nightly toolchain. Installs cargo-fuzz into .cache/cargo-fuzz if missing.
+# Each target starts from its committed seeds (fuzz/seeds/<target>/: test
+# vectors, loghub lines, the thesis event, agent-protocol frames; see
+# fuzz/seeds/README.md), copied into the working corpus fuzz/corpus/<target>/
+# (not committed; it keeps what earlier runs found). A target without seeds fails.
 # Fails when `cargo fuzz list` fails, lists no target, or lists fewer targets
 # than fuzz/fuzz_targets/ holds; prints how many ran and fails unless all did.
 set -euo pipefail
@@ -31,8 +35,14 @@ fi
 mkdir -p "$root/.cache/fuzz"
 ran=0
 for t in $targets; do
-  echo "--- fuzz $t for ${secs}s"
+  seeds="seeds/$t"
+  if [ ! -d "$seeds" ] || [ -z "$(ls -A "$seeds")" ]; then
+    echo "fuzz: no seeds for $t in fuzz/$seeds" >&2
+    exit 1
+  fi
   mkdir -p "corpus/$t"
+  cp "$seeds"/* "corpus/$t/"
+  echo "--- fuzz $t for ${secs}s from $(ls "$seeds" | wc -l) seeds ($(ls "corpus/$t" | wc -l) in the corpus)"
   log="$root/.cache/fuzz/$t.log"
   if ! cargo +nightly fuzz run "$t" "corpus/$t" -- -max_total_time="$secs" -rss_limit_mb=2048 > "$log" 2>&1; then
     tail -n 40 "$log"

@@ -91,6 +91,9 @@ http.port: $PORT
 transport.port: $TPORT
 discovery.type: single-node
 action.auto_create_index: true
+# A test node on a shared, fairly full disk: no disk watermarks (past the
+# flood stage OpenSearch blocks index creation and makes indices read-only).
+cluster.routing.allocation.disk.threshold_enabled: false
 EOF
     [ -n "${OPENSEARCH_SETTINGS:-}" ] && printf '%s\n' "$OPENSEARCH_SETTINGS"
     true
@@ -122,9 +125,10 @@ start() {
      exec nohup "${wrap[@]}" ./bin/opensearch -p "$PIDF") > "$D/stdout.log" 2>&1 < /dev/null &
   for _ in $(seq 1 360); do
     if curl -sf -m 2 "$URL/_cluster/health?wait_for_status=yellow&timeout=1s" >/dev/null 2>&1; then
-      # One node: new indices get 0 replicas so they turn green (a yml entry is ignored).
+      # One node: new indices get 0 replicas so they turn green (a yml entry is
+      # ignored); a create-index block an earlier full disk left is lifted.
       curl -sf -XPUT -H 'Content-Type: application/json' "$URL/_cluster/settings" \
-        -d '{"persistent":{"cluster.default_number_of_replicas":0}}' >/dev/null
+        -d '{"persistent":{"cluster.default_number_of_replicas":0,"cluster.blocks.create_index":null}}' >/dev/null
       echo "opensearch $INSTANCE up on $URL (pid $(cat "$PIDF"))"; return 0
     fi
     if [ -s "$PIDF" ] && ! running; then echo "opensearch $INSTANCE died:" >&2; tail -30 "$D/stdout.log" >&2; exit 1; fi

@@ -10,8 +10,9 @@ mkdir -p .cache
 deps_build
 deps_node
 # pkg-config, socat, logger, curl, python3-venv, openssl: test helpers;
-# java + maven: the Kafka broker of scripts/kafka.sh.
-deps_apt pkg-config socat bsdutils curl python3-venv openssl openjdk-17-jre-headless maven
+# java + maven: the Kafka broker of scripts/kafka.sh and the OpenSearch node
+# of scripts/opensearch.sh (unzip unpacks it).
+deps_apt pkg-config socat bsdutils curl python3-venv openssl openjdk-17-jre-headless maven unzip
 # Real syslog senders (rsyslog, syslog-ng) for the end-to-end syslog tests.
 scripts/syslog-clients.sh install >/dev/null
 # A real OpenLDAP slapd for the LDAP login tests (crates/users/tests/ldap.rs
@@ -19,3 +20,6 @@ scripts/syslog-clients.sh install >/dev/null
 scripts/ldap.sh install >/dev/null
 # Apache Kafka jars for the Kafka tests (≈ 1 min the first time, then cached).
 scripts/kafka.sh install >/dev/null
+# The official OpenSearch integ-test distribution for the elasticsearch sink's
+# real-server tests (≈ 10-55 s the first time, then cached).
+scripts/opensearch.sh install >/dev/null

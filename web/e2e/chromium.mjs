@@ -3,10 +3,10 @@
 // through the web UI. Screenshots of every page go to ARTIFACTS
 // (.cache/artifacts/browser). firefox.mjs runs the core journey in Firefox.
 //
-// Signing in: on a node with the users API (GET /api/v1/auth/config answers
-// 200) the tests sign in with a password and a TOTP code computed from the
-// enrolment secret; on a node without it they sign in with a static token
-// limited to group "acme" (docs/specs/ui-api.md §1.2).
+// Signing in: the node has the users API (GET /api/v1/auth/config offers
+// "password"; asserted, as firefox.mjs does: a node without it fails here
+// instead of skipping the admin steps), so the tests sign in with a password
+// and a TOTP code computed from the enrolment secret.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -16,7 +16,7 @@ import { base32, totp } from './totp.mjs';
 
 const WAIT = { timeout: WAIT_MS };
 
-let node, base, browser, page, usersApi = false;
+let node, base, browser, page;
 
 const ingest = (group, events) => node.ingest(group, events);
 const total = (query, token) => node.total(query, token);
@@ -54,7 +54,7 @@ async function hitCount() {
 before(async () => {
   node = await startNode();
   base = node.base;
-  usersApi = node.usersApi;
+  assert.ok(node.usersApi, 'the node has the users API (GET /api/v1/auth/config offers password)');
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
     headless: true,
@@ -129,8 +129,7 @@ step('sign in', async () => {
   await page.goto(`${base}/`);
   await page.waitForSelector('form[aria-label="Sign in"]', WAIT);
   await shot('login');
-  if (usersApi) {
-    // Against docs/specs/ui-api.md; runs once the users backend is merged.
+  {
     // The first admin must use TOTP: the first sign-in enrols it.
     await passwordSignIn('admin', ADMIN_PASSWORD);
     await page.waitForURL(/\/enrol/, WAIT);
@@ -156,12 +155,6 @@ step('sign in', async () => {
     await page.waitForURL(/\/search/, WAIT);
     await signOut();
     await passwordSignIn('bob', BOB_PASSWORD);
-  } else {
-    await page.getByLabel('API token').fill('wrong-token-000000000000');
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByText('That token is not valid on this node.').waitFor(WAIT);
-    await page.getByLabel('API token').fill(ACME);
-    await page.getByRole('button', { name: 'Sign in' }).click();
   }
   await page.waitForURL(/\/search/, WAIT);
 });
@@ -370,11 +363,30 @@ step('operations shows the pipeline, its rates and components', async () => {
   const rows = await page.locator('[data-pipeline="main"] table.components tbody th').allTextContents();
   assert.deepEqual(rows.sort(), ['acme', 'globex', 'store']);
   await page.waitForSelector('[data-pipeline="main"] .sparks canvas', WAIT);
-  await shot('operations');
+  // Rates (from the stats polled every 2 s): idle, the pipeline's "in" reads
+  // 0/s; 40 events sent now show as a positive rate in the pipeline and in
+  // the acme source's 1-minute rate; idle again, "in" returns to 0/s (a
+  // rate taken from the running total instead of its change never would).
+  const rates = () =>
+    page.evaluate(() => {
+      const card = document.querySelector('[data-pipeline="main"]');
+      const kpi = [...card.querySelectorAll('dl.kpis > div')].find((d) => d.querySelector('dt')?.textContent === 'in');
+      const acme = [...card.querySelectorAll('table.components tbody tr')].find((r) => r.querySelector('th')?.textContent === 'acme');
+      return { in: kpi?.querySelector('dd')?.textContent ?? '', acme1m: Number(acme?.querySelectorAll('td')[4]?.textContent) };
+    });
+  await waitFor('an idle pipeline reads 0/s in', async () => (await rates()).in === '0/s');
+  await ingest('acme', Array.from({ length: 40 }, (_, i) => ({ message: `acme rate ${i}` })));
+  await waitFor('a positive in/s after 40 events', async () => {
+    const r = await rates();
+    return /^[0-9.]+[kM]?\/s$/.test(r.in) && parseFloat(r.in) > 0;
+  });
+  await waitFor("acme's 1-minute rate above 0", async () => (await rates()).acme1m > 0);
+  await shot('operations-rates');
+  await waitFor('in/s back to 0/s once idle', async () => (await rates()).in === '0/s');
+  assert.ok(Number.isFinite((await rates()).acme1m), 'a number in the rate column');
 });
 
-step('administration (users, groups, assignments, LDAP, audit)', async (t) => {
-  if (!usersApi) return t.skip('this node has no users API yet');
+step('administration (users, groups, assignments, LDAP, audit)', async () => {
   // bob (an operator) has no Administration page.
   assert.equal(await page.getByRole('link', { name: 'Administration' }).count(), 0);
   await signOut();

@@ -164,7 +164,8 @@ fn json_error(e: sonic_rs::Error) -> CodecError {
 }
 
 /// Parses one JSON object into an event. `@timestamp` (RFC 3339) becomes the
-/// typed timestamp (else `now`); the other reserved keys are removed.
+/// typed timestamp (else `now`; a value that does not parse is kept as the
+/// field `_@timestamp`); the other reserved keys are removed.
 /// Returns the event and whether a present `@timestamp` failed to parse.
 pub fn event_from_json(bytes: &[u8]) -> Result<(Event, bool), CodecError> {
     let value: Value = sonic_rs::from_slice(bytes).map_err(json_error)?;
@@ -184,7 +185,7 @@ pub fn event_from_json_bytes(line: &Bytes) -> Result<(Event, bool), CodecError> 
         let ts = match scanned.timestamp() {
             Some(t) => match parse_timestamp(t) {
                 Some(ns) => ns,
-                // An unparseable @timestamp stays a field: the eager path keeps it.
+                // An unparseable @timestamp is kept (as `_@timestamp`): the eager path does it.
                 None => return event_from_json(line),
             },
             None => crate::event::now_ns(),
@@ -201,13 +202,16 @@ pub fn event_from_object(fields: &mut Object) -> (Event, bool) {
     if !fields.iter().any(|(k, _)| k.starts_with('@')) {
         return (Event::from_fields(std::mem::take(fields)), false);
     }
-    if let Some(v) = fields.get(&"@timestamp") {
+    if let Some(v) = fields.remove(&"@timestamp") {
         match v.as_str().and_then(parse_timestamp) {
             Some(t) => ts = Some(t),
-            None => bad_ts = true,
-        }
-        if !bad_ts {
-            fields.remove(&"@timestamp");
+            None => {
+                // Kept under another name: a field named `@timestamp` is
+                // never written (the event's own time is), so it would be
+                // lost on output. `_@timestamp` is what Logstash uses.
+                bad_ts = true;
+                fields.insert("_@timestamp", v);
+            }
         }
     }
     for k in &RESERVED[1..] {
@@ -519,7 +523,25 @@ mod tests {
         let (e, bad) = event_from_json(br#"{"@group":"other","@timestamp":"yesterday","a":1}"#).unwrap();
         assert!(bad);
         assert!(e.fields().get(&"@group").is_none());
-        assert_eq!(e.fields().get(&"@timestamp").and_then(|v| v.as_str()), Some("yesterday"));
+        assert_eq!(e.fields().get(&"_@timestamp").and_then(|v| v.as_str()), Some("yesterday"));
+    }
+
+    /// Found by the `json_event` fuzz target from its seeds: an unparseable
+    /// `@timestamp` was kept as a field named `@timestamp`, which every JSON
+    /// writer skips (the event's own time goes there), so the value was lost
+    /// on output. It is kept as `_@timestamp` (Logstash's name) instead.
+    #[test]
+    fn issue_24_an_unparseable_timestamp_survives_a_write_and_read() {
+        for line in [&br#"{"@timestamp":"2016-05-(((18T08:44:34.737Z","a":1}"#[..], br#"{"@timestamp":12,"a":1}"#] {
+            let (e, bad) = event_from_json(line).unwrap();
+            assert!(bad);
+            let text = to_json_string(&e);
+            let (back, _) = event_from_json(text.as_bytes()).unwrap();
+            assert_eq!(back.fields(), e.fields(), "{text}");
+            assert!(e.fields().get(&"_@timestamp").is_some(), "{text}");
+            let (lazy, lazy_bad) = event_from_json_bytes(&bytes::Bytes::copy_from_slice(line)).unwrap();
+            assert_eq!((lazy.fields(), lazy_bad), (e.fields(), true));
+        }
     }
 
     #[test]

@@ -243,10 +243,20 @@ fn kill_9_mid_file_then_restart_loses_nothing_and_rereads_at_most_the_unacknowle
     assert!((0..acked).all(|i| at_kill_tally.get(&i) == Some(&1)), "every line before the frontier was delivered once");
     let mut child = start(&cfg, &dir.path("sluice.log"));
     wait_count(&out, LINES as usize, Duration::from_secs(120), &mut child);
+    // Every distinct line, within a deadline: a lost line fails here
+    // (naming the first ones missing) instead of hanging the suite.
+    let deadline = Instant::now() + Duration::from_secs(60);
     let t = loop {
         let t = tally(&messages(&out), "k");
         if t.len() as u64 == LINES {
             break t;
+        }
+        if Instant::now() > deadline {
+            let missing: Vec<u64> = (0..LINES).filter(|i| !t.contains_key(i)).take(10).collect();
+            panic!("{} of {LINES} distinct lines after the restart; first missing: {missing:?}", t.len());
+        }
+        if let Some(st) = child.try_wait().unwrap() {
+            panic!("sluice exited early: {st}");
         }
         std::thread::sleep(Duration::from_millis(200));
     };

@@ -312,13 +312,15 @@ address = "127.0.0.1:{sink_port}"
     // The peer comes up: every event arrives and the depth returns to 0.
     let listener = std::net::TcpListener::bind(("127.0.0.1", sink_port)).unwrap();
     let (conn, _) = listener.accept().unwrap();
-    let mut got = std::collections::BTreeSet::new();
-    let mut reader = std::io::BufReader::new(conn);
-    while got.len() < 300 {
-        let mut line = String::new();
-        assert!(std::io::BufRead::read_line(&mut reader, &mut line).unwrap() > 0, "the sink closed early");
-        got.insert(json(&line)["message"].as_str().unwrap().to_string());
-    }
-    assert_eq!(got, (0..300).map(|i| format!("q{i}")).collect());
+    conn.set_read_timeout(Some(std::time::Duration::from_secs(30))).unwrap();
     wait_for("queue.events = 0", &mut p.0, || queue_depth(port) == (Some(0), true));
+    // Everything acknowledged; a clean stop closes the sink's connection, so
+    // the reader sees every line the sink wrote, duplicates included.
+    signal(&p.0, "-TERM");
+    assert!(p.0.wait().unwrap().success(), "sluice did not stop cleanly");
+    let mut got: Vec<String> = std::io::BufRead::lines(std::io::BufReader::new(conn))
+        .map(|l| json(&l.expect("read a line before EOF"))["message"].as_str().unwrap().to_string())
+        .collect();
+    got.sort_by_key(|m| m[1..].parse::<u32>().unwrap());
+    assert_eq!(got, (0..300).map(|i| format!("q{i}")).collect::<Vec<_>>(), "each event exactly once");
 }

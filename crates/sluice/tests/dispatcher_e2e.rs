@@ -614,50 +614,71 @@ fn a_stalled_processor_is_ejected_then_slow_started_and_nothing_is_lost() {
     std::thread::sleep(Duration::from_millis(1_000));
     p0.signal("-CONT");
     let thawed = Instant::now();
-    let ejection = Duration::from_secs(3);
+    // Outcomes, not speed: the members API's state is a snapshot refreshed
+    // every 100 ms, so a counter read counts as inside a state only when a
+    // snapshot taken before it and one read 250 ms after it both show that
+    // state (and one ejection in all: one contiguous interval).
+    let settle = Duration::from_millis(250);
+    let deadline = Instant::now() + Duration::from_secs(30);
     let m = loop {
         let m = member(d.api, &addrs[0]);
         if m["state"] == "ejected" {
             break m;
         }
-        assert!(thawed.elapsed() < ejection / 2, "e0 was not ejected after its slow acks: {m}");
+        assert!(Instant::now() < deadline, "e0 was not ejected within 30 s of its slow acks: {m}");
         std::thread::sleep(Duration::from_millis(20));
     };
     let ejected_seen = thawed.elapsed();
     assert_eq!(m["ejections"], 1, "{m}");
-    assert_eq!(receiver_stats(d.api, &addrs[0])["gauges"]["state"], 2, "the state gauge says ejected");
-    // The ejection began after the thaw (the slow acks came then) and lasts
-    // 3 s: until `thawed + 2.7 s` it is certainly still on.
-    let before = batches_sent(d.api, &addrs);
-    std::thread::sleep((thawed + ejection - Duration::from_millis(300)).saturating_duration_since(Instant::now()));
-    let after = batches_sent(d.api, &addrs);
+    // While ejected it gets no new batch; the state gauge says ejected (2).
+    let mut during: Vec<Vec<u64>> = Vec::new();
+    let mut gauge_said_ejected = false;
+    loop {
+        let sent = batches_sent(d.api, &addrs);
+        let gauge = receiver_stats(d.api, &addrs[0])["gauges"]["state"].clone();
+        std::thread::sleep(settle);
+        let m = member(d.api, &addrs[0]);
+        if m["state"] != "ejected" || m["ejections"] != 1 {
+            break;
+        }
+        gauge_said_ejected |= gauge == 2;
+        during.push(sent);
+        assert!(Instant::now() < deadline, "e0 still ejected 30 s after its slow acks: {m}");
+    }
+    assert!(during.len() >= 2, "the 3 s ejection was not watched twice (the machine is too slow to poll it)");
+    assert!(gauge_said_ejected, "the state gauge never said ejected (2) during the ejection");
+    let (before, after) = (&during[0], &during[during.len() - 1]);
     assert_eq!(after[0], before[0], "an ejected processor got new batches");
     let others_during: u64 = (1..4).map(|i| after[i] - before[i]).sum();
     assert!(others_during > 0, "the others carried the traffic while e0 was ejected");
 
-    // The ejection ends: e0 is up again, slow-started.
+    // The ejection ends: e0 is up again, slow-started. The ramp window is
+    // taken the same way: counters read inside it, on both ends.
+    let in_ramp = |m: &serde_json::Value| m["state"] == "up" && m["admission_pct"].as_u64().unwrap() < 100;
     let mut ramp_start: Option<(Vec<u64>, u64)> = None;
     let mut ramp_end: Option<Vec<u64>> = None;
     let mut admissions = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(15);
+    let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let sent = batches_sent(d.api, &addrs);
         let m = member(d.api, &addrs[0]);
-        let admission = m["admission_pct"].as_u64().unwrap();
-        if m["state"] == "up" && admission < 100 {
-            admissions.push(admission);
+        let sent = batches_sent(d.api, &addrs);
+        if in_ramp(&m) {
+            admissions.push(m["admission_pct"].as_u64().unwrap());
             if ramp_start.is_none() {
-                ramp_start = Some((sent.clone(), admission));
+                ramp_start = Some((sent.clone(), m["admission_pct"].as_u64().unwrap()));
             }
-            ramp_end = Some(sent);
-        } else if ramp_start.is_some() && admission == 100 {
+            std::thread::sleep(settle);
+            if in_ramp(&member(d.api, &addrs[0])) {
+                ramp_end = Some(sent);
+            }
+        } else if ramp_start.is_some() && m["admission_pct"] == 100 {
             break;
         }
         assert!(Instant::now() < deadline, "e0 never went through a slow start: {m}");
         std::thread::sleep(Duration::from_millis(20));
     }
     let (first, first_admission) = ramp_start.unwrap();
-    let last = ramp_end.unwrap();
+    let last = ramp_end.expect("no counter read inside the 3 s slow start (the machine is too slow to poll it)");
     let ramp: Vec<u64> = (0..4).map(|i| last[i] - first[i]).collect();
     let others_mean = ramp[1..].iter().sum::<u64>() as f64 / 3.0;
 

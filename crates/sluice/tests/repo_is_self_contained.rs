@@ -42,6 +42,11 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
         let name = entry.file_name();
         let name = name.to_string_lossy();
         let kind = entry.file_type().expect("file type");
+        // In a git worktree `.git` is a file naming the main checkout's
+        // git directory: git's, not the project's.
+        if name == ".git" {
+            continue;
+        }
         if kind.is_dir() {
             if !SKIP_DIRS.contains(&name.as_ref()) {
                 walk(&path, out);

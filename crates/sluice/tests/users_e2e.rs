@@ -233,9 +233,22 @@ commit_interval = "50ms"
     tail.read_line(&mut status).unwrap();
     assert!(status.contains(" 200 "), "{status}");
 
-    // globex first: if it leaked into alice's tail, it would come before acme's.
+    // globex first, and committed (the tail is fed at commit) before acme is
+    // sent: if it leaked into alice's tail, it would come before acme's.
+    // Waits until the admin (assigned */*/*) sees `n` events.
+    let wait_total = |n: u64| {
+        let start = Instant::now();
+        loop {
+            let r = admin.get(api, "/api/v1/search");
+            if r.json()["total"] == n {
+                break;
+            }
+            assert!(start.elapsed() < Duration::from_secs(20), "store never had {n} events: {}", r.body);
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
     send(pg, &(0..3).map(|i| json!({"message": format!("globex {i}"), "secret_field": i})).collect::<Vec<_>>());
-    std::thread::sleep(Duration::from_millis(300));
+    wait_total(3);
     send(pa, &(0..5).map(|i| json!({"message": format!("acme {i}"), "status": 200 + i})).collect::<Vec<_>>());
 
     let mut tailed = Vec::new();
@@ -249,16 +262,7 @@ commit_interval = "50ms"
     }
     assert_eq!(tailed, vec!["acme"; 5], "alice's tail");
 
-    // Wait until the admin (assigned */*/*) sees all 8 events.
-    let start = Instant::now();
-    loop {
-        let r = admin.get(api, "/api/v1/search");
-        if r.json()["total"] == 8 {
-            break;
-        }
-        assert!(start.elapsed() < Duration::from_secs(20), "store never had 8 events: {}", r.body);
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_total(8);
 
     // Search: GET with the cookie; POST needs the CSRF header.
     let r = alice.get(api, "/api/v1/search?size=100");

@@ -383,16 +383,23 @@ async fn principal_isolation_on_every_path() {
     assert_eq!(n, 4);
 }
 
+/// The background commit (every `commit_interval`, 1 s by default) makes an
+/// appended event searchable with no explicit `commit()`. The outcome is
+/// asserted, not the speed: a generous deadline (a store that never commits
+/// fails), the exact count, and how long it took printed.
 #[test]
-fn new_events_are_searchable_within_two_seconds() {
+fn new_events_become_searchable_without_an_explicit_commit() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path(), StoreOptions::default()).unwrap(); // commit_interval 1s
+    assert_eq!(count(&store, &all(), term(None, "needle")), 0);
     let mut e = Event::from_message("fresh needle");
     e.identity = Arc::new(Identity::new("g", "s", "h"));
     store.append(&[e], &mut None).unwrap();
     let t0 = std::time::Instant::now();
     while count(&store, &all(), term(None, "needle")) == 0 {
-        assert!(t0.elapsed() < Duration::from_secs(2), "not searchable after 2 s");
+        assert!(t0.elapsed() < Duration::from_secs(60), "not searchable 60 s after the append (no background commit)");
         std::thread::sleep(Duration::from_millis(20));
     }
+    println!("searchable after {:?} (commit_interval 1 s)", t0.elapsed());
+    assert_eq!(count(&store, &all(), term(None, "needle")), 1);
 }

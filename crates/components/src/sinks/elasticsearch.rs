@@ -9,6 +9,15 @@
 //! the same JSON object every sink writes. The HTTP/1.1 client is the `http`
 //! sink's (one keep-alive connection, `http://` only).
 //!
+//! **Metadata fields.** `_id` and `_index` are document metadata to
+//! Elasticsearch: a document holding either as a field is refused (400,
+//! "Field [_id] is a metadata field and cannot be added inside a document"),
+//! and the `http` source's `_bulk` stamps both on every event. So they never
+//! go into the document: a string or number `_id` becomes the action's `_id`
+//! (a re-sent `create` is then a 409, not a second copy), a string `_index`
+//! is dropped (`index = "%{_index}"` routes by it). Any other value stays
+//! and is refused item by item like any bad document.
+//!
 //! **Whole-request failures** (connection errors, timeouts, 429, 5xx, and any
 //! other non-2xx status) return an error: the runtime retries the batch with
 //! backoff, so nothing is lost; a 4xx other than 429 is also counted in
@@ -40,7 +49,7 @@ use sluice_core::codec::write_json;
 use sluice_core::component::{BoxError, BuildContext, Sink, SinkSpec};
 use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration};
 use sluice_core::metrics::{ComponentMetrics, Counter};
-use sluice_core::value::write_json_str;
+use sluice_core::value::{write_json_str, Value};
 use sluice_core::Event;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
@@ -115,6 +124,42 @@ fn default_item_retries() -> u32 {
 }
 fn default_retry_backoff() -> HumanDuration {
     HumanDuration(Duration::from_millis(200))
+}
+
+/// Fields Elasticsearch keeps as document metadata (see the module docs).
+const METADATA_FIELDS: [&str; 2] = ["_id", "_index"];
+
+/// Whether `event` has a metadata field; an event still held as JSON text is
+/// scanned for `"_i` first, so it is not parsed for nothing.
+fn has_metadata(event: &Event) -> bool {
+    if let Some(raw) = event.raw() {
+        if memchr::memmem::find(raw.parts().0, b"\"_i").is_none() {
+            return false;
+        }
+    }
+    METADATA_FIELDS.iter().any(|k| event.fields().get(k).is_some())
+}
+
+/// `event` without its metadata fields, and the `_id` taken out of it.
+fn split_metadata(event: &Event) -> (Event, Option<String>) {
+    let mut doc = event.clone();
+    let fields = doc.fields_mut();
+    let id = match fields.get("_id") {
+        Some(Value::String(t)) => Some(t.as_str().to_string()),
+        Some(v @ (Value::Int(_) | Value::Float(_))) => {
+            let mut text = Vec::new();
+            v.write_json(&mut text);
+            Some(String::from_utf8_lossy(&text).into_owned())
+        }
+        _ => None,
+    };
+    if id.is_some() {
+        fields.remove("_id");
+    }
+    if fields.get("_index").is_some_and(Value::is_str) {
+        fields.remove("_index");
+    }
+    (doc, id)
 }
 
 /// Largest bulk response kept (about 100 bytes per item).
@@ -236,8 +281,18 @@ impl EsSink {
             Action::Index => b"{\"index\":{\"_index\":",
         });
         write_json_str(body, &self.index.render(event));
-        body.extend_from_slice(b"}}\n");
-        write_json(event, body);
+        if has_metadata(event) {
+            let (doc, id) = split_metadata(event);
+            if let Some(id) = id {
+                body.extend_from_slice(b",\"_id\":");
+                write_json_str(body, &id);
+            }
+            body.extend_from_slice(b"}}\n");
+            write_json(&doc, body);
+        } else {
+            body.extend_from_slice(b"}}\n");
+            write_json(event, body);
+        }
         body.push(b'\n');
     }
 
@@ -548,6 +603,33 @@ mod tests {
         let mut sink = build_sink(&SPEC, &format!("endpoint = \"http://{addr}\"")).unwrap();
         let e = sink.write(&events(1)).await.unwrap_err();
         assert!(e.to_string().starts_with(&format!("POST http://{addr}/_bulk: connect")), "{e}");
+    }
+
+    #[test]
+    fn metadata_fields_are_taken_out_of_the_document() {
+        let parse = |json: &str, raw: bool| {
+            if raw {
+                sluice_core::codec::event_from_json_bytes(&bytes::Bytes::from(json.to_string())).unwrap().0
+            } else {
+                sluice_core::codec::event_from_json(json.as_bytes()).unwrap().0
+            }
+        };
+        let doc = |e: &Event| sluice_core::codec::to_json_string(e);
+        for raw in [false, true] {
+            let e = parse(r#"{"@timestamp":"2026-01-01T00:00:00Z","message":"m","_id":"abc","_index":"x"}"#, raw);
+            assert!(has_metadata(&e));
+            let (d, id) = split_metadata(&e);
+            assert_eq!(id.as_deref(), Some("abc"));
+            assert_eq!(doc(&d), r#"{"@timestamp":"2026-01-01T00:00:00Z","message":"m"}"#);
+            let (_, id) = split_metadata(&parse(r#"{"_id":42}"#, raw));
+            assert_eq!(id.as_deref(), Some("42"));
+            // Not an id: left in the document, where the server refuses it (a per-item 400).
+            let e = parse(r#"{"@timestamp":"2026-01-01T00:00:00Z","_id":{"a":1},"_i":"y"}"#, raw);
+            let (d, id) = split_metadata(&e);
+            assert_eq!(id, None);
+            assert_eq!(doc(&d), r#"{"@timestamp":"2026-01-01T00:00:00Z","_id":{"a":1},"_i":"y"}"#);
+            assert!(!has_metadata(&parse(r#"{"message":"_i","n":1}"#, raw)));
+        }
     }
 
     #[test]

@@ -1404,11 +1404,33 @@ mod tests {
         panic!("ack never resolved");
     }
 
+    /// Waits (at most 10 s) until the sink's dispatcher sees every receiver
+    /// of `addrs` up (the `state` gauge of `<sink id>@<address>`, 1 = up).
+    async fn wait_all_up(cx: &BuildContext, addrs: &[SocketAddr]) {
+        for _ in 0..1000 {
+            let comps = cx.registry.components();
+            let up = addrs.iter().all(|a| {
+                let id = format!("{}@{a}", cx.id);
+                comps.iter().any(|(_, c)| c.id == id && c.gauges().iter().any(|(k, v)| *k == "state" && *v == 1))
+            });
+            if up {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("receivers {addrs:?} never all up");
+    }
+
     #[tokio::test]
     async fn round_robin_over_two_receivers_acks_every_batch_once() {
         let (a, b) = (receiver(free_addr()).await, receiver(free_addr()).await);
-        let mut sink =
-            build_sink(&SPEC, &sink_config(&[a.addr, b.addr], "round_robin", "compression = \"lz4\"")).unwrap();
+        let cx = BuildContext::for_test("sink", "out");
+        let cfg = sink_config(&[a.addr, b.addr], "round_robin", "compression = \"lz4\"");
+        let mut sink = (SPEC.build)(toml::from_str(&cfg).unwrap(), &cx).unwrap();
+        // Both connected before the first batch: strict round robin then
+        // alternates exactly (a receiver not up yet would be skipped).
+        sink.start().await.unwrap();
+        wait_all_up(&cx, &[a.addr, b.addr]).await;
         let mut rxs = Vec::new();
         for i in 0..20 {
             let (t, rx) = token();
@@ -1423,7 +1445,15 @@ mod tests {
         sink.close().await.unwrap();
         let (ea, eb) = (a.stop().await, b.stop().await);
         assert_eq!(ea.len() + eb.len(), 200);
-        assert!(ea.len() >= 50 && eb.len() >= 50, "both receivers get batches: {} / {}", ea.len(), eb.len());
+        // Batch i (events 10i..10i+10) went to one receiver, batch i+1 to the other.
+        let batches_of = |evs: &[Event]| -> Vec<usize> {
+            let mut b: Vec<usize> = seqs(evs).iter().map(|s| s / 10).collect();
+            b.dedup();
+            b
+        };
+        let (ba, bb) = (batches_of(&ea), batches_of(&eb));
+        assert_eq!((ea.len(), eb.len()), (100, 100), "strict round robin: {ba:?} / {bb:?}");
+        assert!(ba.iter().zip(bb.iter()).all(|(x, y)| x.abs_diff(*y) == 1), "alternating: {ba:?} / {bb:?}");
         let mut all = ea.clone();
         all.extend(eb);
         assert_eq!(seqs(&all), (0..200).collect::<Vec<_>>());

@@ -8,6 +8,8 @@
 //! `dead_code` allowance.
 #![allow(dead_code)]
 
+pub mod skip;
+
 use std::collections::BTreeMap;
 use std::net::{TcpListener, TcpStream, UdpSocket};
 use std::path::{Path, PathBuf};

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Writes the text seed corpora of fuzz/seeds/<target>/ from testdata/.
+
+Deterministic: run it again and nothing changes. The binary agent-protocol
+frames and the batch encoding (agent_protocol/*, json_event/batch-*) are
+written by the protocol crate's encoder instead:
+    SLUICE_WRITE_SEEDS=1 cargo test -p sluice-protocol --test fuzz_seeds
+Sources (testdata/SOURCES.md): the syslog and grok test vectors, the loghub
+samples, the thesis's reference event; conditions and queries are the
+languages' documented examples (crates/core/src/condition.rs,
+docs/specs/ui-api.md).
+"""
+import json
+import os
+import shutil
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+SEEDS = os.path.join(ROOT, "fuzz", "seeds")
+TD = os.path.join(ROOT, "testdata")
+TEXT_TARGETS = ["syslog_5424", "syslog_3164", "kv", "date", "octet_framing", "json_event", "condition", "grok", "query_parse"]
+
+
+def lines(path, n=None):
+    with open(os.path.join(TD, path), encoding="utf-8") as f:
+        out = [l.rstrip("\n") for l in f if l.strip()]
+    return out if n is None else out[:n]
+
+
+def vectors(path):
+    return [json.loads(l) for l in lines(path)]
+
+
+def write(target, name, data):
+    d = os.path.join(SEEDS, target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data if isinstance(data, bytes) else data.encode("utf-8"))
+
+
+def main():
+    for t in TEXT_TARGETS:
+        d = os.path.join(SEEDS, t)
+        if os.path.isdir(d):
+            for f in os.listdir(d):
+                if not f.startswith("batch-"):  # written by the protocol crate's test
+                    os.remove(os.path.join(d, f))
+    syslog = vectors("vectors/syslog-vectors.jsonl")
+    linux = lines("loghub/Linux/Linux_2k.log", 12)
+    openssh = lines("loghub/OpenSSH/OpenSSH_2k.log", 12)
+    apache = lines("loghub/Apache/Apache_2k.log", 12)
+
+    for i, v in enumerate(v for v in syslog if v["format"] == "rfc5424"):
+        write("syslog_5424", f"vector-{i:03}.txt", v["input"])
+    rfc3164 = [v["input"] for v in syslog if v["format"] != "rfc5424"]
+    for i, s in enumerate(rfc3164 + [f"<13>{l}" for l in linux[:6]] + linux[6:] + openssh[:6]):
+        write("syslog_3164", f"line-{i:03}.txt", s)
+
+    # kv: the first byte picks the option set (fuzz_targets/kv.rs).
+    kv = [l for l in linux + openssh if "=" in l][:8]
+    for i, l in enumerate(kv):
+        write("kv", f"loghub-{i:02}.bin", bytes([i % 4]) + l.encode())
+    write("kv", "query-string.bin", b"\x01a=1&b=2?c:3&d=")
+    write("kv", "brackets.bin", b'\x02<key-one>="v1", [k2]=\'v 2\' k3=')
+
+    # date: byte 0 picks FORMATS[b % 10] and the offset b * 15 min (fuzz_targets/date.rs).
+    dates = [
+        "2016-05-18T08:44:34.737Z",  # ISO8601, the thesis event's @timestamp
+        "1463561074",  # UNIX
+        "1463561074737",  # UNIX_MS
+        linux[0][:15],  # RFC3164: "Jun 14 15:16:01"
+        "Wed, 18 May 2016 08:44:34 +0000",  # RFC2822
+        "18/May/2016:08:44:34 +0000",  # HTTPDATE
+        "2016-05-18 10:44:30,045",  # yyyy-MM-dd HH:mm:ss,SSS (the thesis's "creation")
+        "20160518T104430.045+0200",  # yyyyMMdd'T'HHmmss.SSSZ
+        apache[0][1:25],  # EEE MMM dd HH:mm:ss yyyy: "Sun Dec 04 04:47:44 2005"
+        "05/18/16 10:44:30 AM UTC",  # MM/dd/yy hh:mm:ss a ZZZ
+    ]
+    for i, s in enumerate(dates):
+        write("date", f"format-{i}.bin", bytes([i]) + s.encode())
+
+    # octet_framing: byte 0 is the frame limit (b % 64 + 1) and the mode (b / 64).
+    framed = "".join(f"{len(v['input'].encode())} {v['input']}" for v in syslog[:8] if v["format"] == "rfc5424")
+    write("octet_framing", "octet-counted-auto.bin", bytes([63]) + framed.encode())
+    write("octet_framing", "octet-counted.bin", bytes([255]) + framed.encode())
+    write("octet_framing", "newline.bin", bytes([191]) + ("\n".join(linux[:4]) + "\n").encode())
+    write("octet_framing", "newline-auto-long.bin", bytes([0]) + ("\n".join(apache[:3]) + "\n").encode())
+
+    with open(os.path.join(TD, "thesis", "event.json"), "rb") as f:
+        write("json_event", "thesis-event.json", f.read().strip())
+    for i, l in enumerate(lines("vectors/grok-vectors.jsonl", 6) + lines("vectors/syslog-vectors.jsonl", 4)):
+        write("json_event", f"vector-line-{i:02}.json", l)
+
+    conditions = [
+        '[status] >= 500 and [service] == "api"',
+        '"_grokparsefailure" in [tags]',
+        "[message] =~ /timeout|refused/ or ![user][id]",
+        '[@group] in ["acme", "globex"] and exists([trace_id])',
+        '[level] == "ERROR"',
+        "[codes] == [200, 404]",
+        "[big] > 9223372036854775807",
+        '"x" not in [status] xor [ok] nand true',
+        "!([a][b] != 1.5e3) or [n][m] <= -2",
+        "[message] !~ '(?i)^failed password' and [@timestamp] > 0",
+    ]
+    for i, c in enumerate(conditions):
+        write("condition", f"doc-{i:02}.txt", c)
+
+    # grok: "pattern\ninput" (fuzz_targets/grok.rs); the whole text is also matched
+    # against COMBINEDAPACHELOG.
+    gv = vectors("vectors/grok-vectors.jsonl")[:30] + vectors("vectors/grok-match-vectors.jsonl")[:10]
+    for i, v in enumerate(gv):
+        write("grok", f"vector-{i:03}.txt", f"{v['pattern']}\n{v['input']}")
+    for i, l in enumerate(apache[:4]):
+        write("grok", f"apache-error-{i}.txt", f"%{{HTTPD_ERRORLOG}}\n{l}")
+    write("grok", "sshd.txt", "%{SYSLOGTIMESTAMP:ts} %{SYSLOGHOST:host} %{DATA:prog}(?:\\[%{POSINT:pid:int}\\])?: %{GREEDYDATA:msg}\n" + openssh[1])
+
+    queries = [
+        "error",
+        'service:api AND status:>=500',
+        "a b OR NOT c",
+        "status:>10",
+        '"Failed password" AND host:web-*',
+        "(a OR b) AND -c",
+        "latency:[10 TO 200}",
+        "message:/time.?out/ OR level:error",
+        "@group:acme AND @host:ubuntu-1 AND NOT tags:_grokparsefailure",
+        "user.id:* AND _exists_:trace_id",
+    ]
+    for i, q in enumerate(queries):
+        write("query_parse", f"query-{i:02}.txt", q)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# A real OpenSearch node on 127.0.0.1 for sluice's tests (adapted from the
+# team's tried OpenSearch recipe): the official "integ-test-zip" distribution
+# OpenSearch publishes on Maven Central
+# (org.opensearch.distribution.integ-test-zip:opensearch:<ver>:zip) - the
+# real server (bin/opensearch, Lucene, REST API: _bulk, _count, search,
+# mappings, templates) without a bundled JDK, without the security plugin
+# (plain HTTP, no auth) and without the optional modules (no painless,
+# ingest-common, reindex). No Docker, no root needed. Idempotent.
+#
+# usage: scripts/opensearch.sh [install|start|stop|status|url] [INSTANCE]
+#   INSTANCE (default "main") names an independent node: its config, data,
+#   logs and pid live in .cache/services/opensearch/<INSTANCE>/; the unpacked
+#   distribution is shared (.cache/services/opensearch/opensearch-<ver>/,
+#   read only: each instance points OPENSEARCH_PATH_CONF at its own config).
+#   Ports: main listens on 19200 (HTTP) / 19300 (transport), started once by
+#   scripts/check.sh for the whole run (like the Kafka broker); any other
+#   instance must set OPENSEARCH_PORT and OPENSEARCH_TRANSPORT_PORT (tests
+#   that need a node of their own, e.g. with a tiny write queue, pick free
+#   ports and stop it when done).
+#   env: OPENSEARCH_VERSION (2.19.6; 3.x needs Java 21), OPENSEARCH_PORT,
+#        OPENSEARCH_TRANSPORT_PORT, OPENSEARCH_HEAP (512m), JAVA_HOME (auto),
+#        OPENSEARCH_SETTINGS (extra opensearch.yml lines, e.g.
+#        "thread_pool.write.queue_size: 1"), SERVICES_DIR (default
+#        <repo>/.cache/services)
+#   start  = install (if needed) + write the instance's config + start in
+#            the background + wait for yellow + set 0 replicas (one node:
+#            new indices turn green). A running instance is left alone.
+#   stop   = SIGTERM, wait up to 30 s, then SIGKILL.
+#   url    = prints http://127.0.0.1:<port>.
+#
+# OpenSearch refuses to run as root: as root the node runs inside a user
+# namespace (unshare --user --map-user=1000: the JVM sees uid 1000, the files
+# stay root's); without unshare, as a system user "opensearch".
+# Needs: java 17+, mvn, unzip (scripts/setup.sh installs them). Measured on a
+# 2-core Debian 12 box (recipe): install 32-55 s (56 MB zip), start 10 s idle,
+# 23-39 s beside a cargo build (bin/opensearch launches 3 JVMs), RSS
+# ~700 MB with -Xmx512m, stop < 1 s.
+set -euo pipefail
+
+ACTION=${1:-start}
+INSTANCE=${2:-main}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BASE=${SERVICES_DIR:-$ROOT/.cache/services}
+mkdir -p "$BASE"; BASE=$(cd "$BASE" && pwd)
+O=$BASE/opensearch
+D=$O/$INSTANCE
+VER=${OPENSEARCH_VERSION:-2.19.6}
+HOME_DIR=$O/opensearch-$VER
+if [ "$INSTANCE" = main ]; then
+  PORT=${OPENSEARCH_PORT:-19200}; TPORT=${OPENSEARCH_TRANSPORT_PORT:-19300}
+else
+  PORT=${OPENSEARCH_PORT:-}; TPORT=${OPENSEARCH_TRANSPORT_PORT:-}
+  # A running instance's port is in its config; start needs both set.
+  [ -n "$PORT" ] || PORT=$(sed -n 's/^http.port: //p' "$D/config/opensearch.yml" 2>/dev/null || true)
+fi
+HEAP=${OPENSEARCH_HEAP:-512m}
+PIDF=$D/opensearch.pid
+URL=http://127.0.0.1:$PORT
+
+running() { [ -s "$PIDF" ] && kill -0 "$(cat "$PIDF")" 2>/dev/null; }
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+install() {
+  [ -x "$HOME_DIR/bin/opensearch" ] && return 0
+  command -v java >/dev/null || { echo "opensearch.sh: java not found (scripts/setup.sh installs it)" >&2; exit 1; }
+  command -v mvn >/dev/null || { echo "opensearch.sh: mvn not found (scripts/setup.sh installs it)" >&2; exit 1; }
+  command -v unzip >/dev/null || { echo "opensearch.sh: unzip not found (scripts/setup.sh installs it)" >&2; exit 1; }
+  mkdir -p "$O"
+  if [ ! -f "$O/opensearch-$VER.zip" ]; then
+    (cd "$O" && mvn -B -q -Dmaven.repo.local="$BASE/m2" \
+      org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy \
+      -Dartifact="org.opensearch.distribution.integ-test-zip:opensearch:$VER:zip" -DoutputDirectory=.)
+  fi
+  rm -rf "$HOME_DIR.tmp"; mkdir -p "$HOME_DIR.tmp"
+  (cd "$HOME_DIR.tmp" && unzip -q "$O/opensearch-$VER.zip")
+  mv "$HOME_DIR.tmp/opensearch-$VER" "$HOME_DIR"; rmdir "$HOME_DIR.tmp"
+}
+
+configure() {
+  mkdir -p "$D/data" "$D/logs"
+  rm -rf "$D/config"; cp -r "$HOME_DIR/config" "$D/config"
+  {
+    cat <<EOF
+cluster.name: sluice-test-$INSTANCE
+node.name: $INSTANCE
+path.data: $D/data
+path.logs: $D/logs
+network.host: 127.0.0.1
+http.port: $PORT
+transport.port: $TPORT
+discovery.type: single-node
+action.auto_create_index: true
+# A test node on a shared, fairly full disk: no disk watermarks (past the
+# flood stage OpenSearch blocks index creation and makes indices read-only).
+cluster.routing.allocation.disk.threshold_enabled: false
+EOF
+    [ -n "${OPENSEARCH_SETTINGS:-}" ] && printf '%s\n' "$OPENSEARCH_SETTINGS"
+    true
+  } > "$D/config/opensearch.yml"
+}
+
+start() {
+  if running; then echo "opensearch $INSTANCE already running on $URL (pid $(cat "$PIDF"))"; return 0; fi
+  if [ -z "$PORT" ] || [ -z "$TPORT" ]; then
+    echo "opensearch.sh: set OPENSEARCH_PORT and OPENSEARCH_TRANSPORT_PORT for instance $INSTANCE" >&2; exit 2
+  fi
+  if port_open "$PORT"; then echo "opensearch.sh: port $PORT is taken by another process" >&2; exit 1; fi
+  install; configure
+  local jh=${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")}
+  local wrap=()
+  if [ "$(id -u)" = 0 ]; then
+    if unshare --user --map-user=1000 --map-group=1000 true 2>/dev/null; then
+      wrap=(unshare --user --map-user=1000 --map-group=1000)
+    else
+      id -u opensearch >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin opensearch
+      chown -R opensearch: "$D"
+      wrap=(runuser -u opensearch --)
+    fi
+  fi
+  rm -f "$PIDF"
+  # The whole subshell is redirected: nothing may keep the caller's stdout open.
+  (cd "$HOME_DIR" && OPENSEARCH_PATH_CONF="$D/config" OPENSEARCH_JAVA_HOME="$jh" \
+     OPENSEARCH_JAVA_OPTS="-Xms$HEAP -Xmx$HEAP" \
+     exec nohup "${wrap[@]}" ./bin/opensearch -p "$PIDF") > "$D/stdout.log" 2>&1 < /dev/null &
+  for _ in $(seq 1 360); do
+    if curl -sf -m 2 "$URL/_cluster/health?wait_for_status=yellow&timeout=1s" >/dev/null 2>&1; then
+      # One node: new indices get 0 replicas so they turn green (a yml entry is
+      # ignored); a create-index block an earlier full disk left is lifted.
+      curl -sf -XPUT -H 'Content-Type: application/json' "$URL/_cluster/settings" \
+        -d '{"persistent":{"cluster.default_number_of_replicas":0,"cluster.blocks.create_index":null}}' >/dev/null
+      echo "opensearch $INSTANCE up on $URL (pid $(cat "$PIDF"))"; return 0
+    fi
+    if [ -s "$PIDF" ] && ! running; then echo "opensearch $INSTANCE died:" >&2; tail -30 "$D/stdout.log" >&2; exit 1; fi
+    sleep 0.5
+  done
+  echo "opensearch $INSTANCE did not start in 180 s" >&2; tail -30 "$D/stdout.log" >&2; exit 1
+}
+
+stop() {
+  if running; then
+    local p; p=$(cat "$PIDF"); kill "$p"
+    for _ in $(seq 1 60); do kill -0 "$p" 2>/dev/null || break; sleep 0.5; done
+    kill -0 "$p" 2>/dev/null && kill -9 "$p"
+    echo "opensearch $INSTANCE stopped"
+  fi
+  rm -f "$PIDF"
+}
+
+case "$ACTION" in
+  install) install ;;
+  start) start ;;
+  stop) stop ;;
+  status) if running; then echo "running pid $(cat "$PIDF") on $URL"; else echo "stopped"; exit 1; fi ;;
+  url) echo "$URL" ;;
+  *) echo "usage: $0 [install|start|stop|status|url] [INSTANCE]" >&2; exit 2 ;;
+esac

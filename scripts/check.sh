@@ -21,6 +21,9 @@ cargo fmt --all --check
 step "cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+step "cargo doc -D warnings (early: it takes seconds, the suite takes minutes)"
+RUSTDOCFLAGS=-Dwarnings cargo doc --workspace --no-deps --locked -q
+
 step "kafka broker and opensearch node (scripts/kafka.sh, scripts/opensearch.sh, once for the whole run)"
 # The Kafka end-to-end tests and the elasticsearch sink's real-server tests
 # need them; started here once, stopped at the end only if this run started
@@ -76,9 +79,6 @@ if [ "$n_skips" -gt 0 ]; then
     exit 1
   fi
 fi
-
-step "cargo doc -D warnings"
-RUSTDOCFLAGS=-Dwarnings cargo doc --workspace --no-deps --locked -q
 
 if [ -d fuzz ] && [ "${SLUICE_FUZZ_SECONDS:-10}" != 0 ]; then
   step "cargo fuzz (${SLUICE_FUZZ_SECONDS:-10} s per target)"

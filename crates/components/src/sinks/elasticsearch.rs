@@ -11,7 +11,7 @@
 //!
 //! **Metadata fields.** `_id` and `_index` are document metadata to
 //! Elasticsearch: a document holding either as a field is refused (400,
-//! "Field [_id] is a metadata field and cannot be added inside a document"),
+//! "Field \[_id\] is a metadata field and cannot be added inside a document"),
 //! and the `http` source's `_bulk` stamps both on every event. So they never
 //! go into the document: a string or number `_id` becomes the action's `_id`
 //! (a re-sent `create` is then a 409, not a second copy), a string `_index`

@@ -7,6 +7,8 @@
 //! - [`listener`]: an accept loop that backs off on `EMFILE`/`ENFILE`
 //!   instead of spinning, and a per-listener `max_connections` that refuses
 //!   politely and counts;
+//! - [`readbuf`]: a connection's read buffer that is small while the peer is
+//!   quiet and freed while it is idle;
 //! - [`http`]: an HTTP/1.1 server over such a listener with header, body and
 //!   idle keep-alive timeouts (the API listener and the `http` source's own
 //!   port).
@@ -17,8 +19,10 @@
 pub mod fdlimit;
 pub mod http;
 pub mod listener;
+pub mod readbuf;
 pub mod throttle;
 
 pub use http::HttpTimeouts;
 pub use listener::{ConnectionGuard, Incoming, Listener, ListenerCounters};
+pub use readbuf::ReadBuf;
 pub use throttle::Throttle;

@@ -12,8 +12,8 @@
 //! - **idle** ([`HttpTimeouts::idle`]): a connection with no request in
 //!   progress (before the first, between keep-alive requests).
 //!
-//! A connection that runs out of time is closed (and counted in
-//! `timeouts`). A request whose response is being produced or sent is never
+//! A connection that runs out of time is closed, and every timeout is
+//! counted (`timeouts`). A request whose response is being produced or sent is never
 //! cut: a `_bulk` waiting for a full queue, a long search and a live tail
 //! keep their connection.
 //!
@@ -141,7 +141,7 @@ async fn connection(
     peer: SocketAddr,
     app: Router,
     t: HttpTimeouts,
-    timeouts: &Counter,
+    timeouts: &Arc<Counter>,
     shutdown: &CancellationToken,
 ) {
     let _ = stream.set_nodelay(true);
@@ -153,10 +153,12 @@ async fn connection(
     });
     let io = TokioIo::new(Watched { io: stream, state: Arc::clone(&state) });
     let svc_state = Arc::clone(&state);
+    let body_timeouts = Arc::clone(timeouts);
     let svc = hyper::service::service_fn(move |mut req: hyper::Request<IncomingBody>| {
         let guard = RequestGuard::enter(&svc_state);
         req.extensions_mut().insert(ConnectInfo(peer));
-        let req = req.map(|b| Body::new(DeadlineBody { inner: b, timeout: t.body, deadline: None }));
+        let timeouts = Arc::clone(&body_timeouts);
+        let req = req.map(|b| Body::new(DeadlineBody { inner: b, timeout: t.body, deadline: None, timeouts }));
         let app = app.clone();
         async move {
             let resp = app.oneshot(req).await.unwrap_or_else(|never: Infallible| match never {});
@@ -292,6 +294,7 @@ struct DeadlineBody {
     inner: IncomingBody,
     timeout: Duration,
     deadline: Option<Pin<Box<tokio::time::Sleep>>>,
+    timeouts: Arc<Counter>,
 }
 
 impl hyper::body::Body for DeadlineBody {
@@ -308,7 +311,10 @@ impl hyper::body::Body for DeadlineBody {
         let timeout = self.timeout;
         let deadline = self.deadline.get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
         match deadline.as_mut().poll(cx) {
-            Poll::Ready(()) => Poll::Ready(Some(Err(Box::new(BodyTimeout(timeout))))),
+            Poll::Ready(()) => {
+                self.timeouts.inc();
+                Poll::Ready(Some(Err(Box::new(BodyTimeout(timeout)))))
+            }
             Poll::Pending => Poll::Pending,
         }
     }

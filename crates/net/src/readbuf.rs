@@ -7,7 +7,9 @@
 //! waits with no buffer at all: the wait is a read into a
 //! [`PROBE`]-byte array inside the connection's task. Only when data comes
 //! is a buffer allocated, [`INITIAL`] bytes, doubled while reads fill it, up
-//! to the caller's maximum, and halved again when reads stay small. Once it
+//! to the caller's maximum, and halved again when reads stay small (a probe
+//! that fills takes whatever else is ready at once, without waiting, so a
+//! sender that wakes up is still read in one large chunk). Once it
 //! is drained and the last read did not fill it, it is freed before the
 //! next wait. A busy connection never waits on the probe: its reads go
 //! straight into the large buffer, as before.
@@ -16,8 +18,12 @@
 //! (`split().freeze()`: events may slice them) and puts back any incomplete
 //! frame; an empty buffer is what lets the next wait free it.
 
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+
 use bytes::BytesMut;
 use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio_util::io::poll_read_buf;
 
 /// Bytes a quiet connection's wait reads into (inside the task, no allocation).
 pub const PROBE: usize = 512;
@@ -64,7 +70,17 @@ impl ReadBuf {
                 self.buf.extend_from_slice(&self.probe[..n]);
             }
             self.busy = n == PROBE;
-            return Ok(n);
+            if !self.busy {
+                return Ok(n);
+            }
+            // The probe filled: take what else is ready now, without waiting,
+            // so a sender waking up is read in one large chunk as before.
+            let mut cx = Context::from_waker(Waker::noop());
+            return match poll_read_buf(Pin::new(s), &mut cx, &mut self.buf) {
+                Poll::Ready(Ok(more)) => Ok(n + more),
+                // The error (or the end of stream) shows again on the next read.
+                Poll::Ready(Err(_)) | Poll::Pending => Ok(n),
+            };
         }
         let free = self.buf.capacity() - self.buf.len();
         // Refill when little is left, or when a busy peer outgrew the buffer.

@@ -126,6 +126,7 @@ fn issue_18_a_slow_body_is_cut_after_the_body_timeout() {
     assert!(held >= T.body && held < T.body + Duration::from_secs(2), "held {held:?}, got {got:?}");
     // The handler saw the read fail and answered; then the connection closed.
     assert!(got.starts_with("HTTP/1.1 4"), "{got:?}");
+    assert_eq!(s.timeouts.get(), 1);
 }
 
 #[test]

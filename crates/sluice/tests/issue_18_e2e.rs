@@ -160,3 +160,292 @@ commit_interval = "200ms"
     assert_eq!(failed, 8 + 8 + 8);
     p.term();
 }
+
+// ------------------------------------------------------- descriptor exhaustion
+
+/// `sluice run` under `ulimit -n <nofile>` (soft and hard: it cannot raise it).
+fn start_limited(cfg: &std::path::Path, log: &std::path::Path, nofile: u32) -> Proc {
+    let file = std::fs::File::create(log).unwrap();
+    let child = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!("ulimit -n {nofile} && exec \"$0\" run \"$1\""))
+        .arg(common::bin())
+        .arg(cfg)
+        .env("SLUICE_LOG", "info")
+        .stdout(std::process::Stdio::null())
+        .stderr(file)
+        .spawn()
+        .unwrap();
+    Proc { child, name: "sluice (ulimit)".into(), log: log.to_path_buf() }
+}
+
+fn stats(api: u16) -> Option<serde_json::Value> {
+    let s = TcpStream::connect(("127.0.0.1", api)).ok()?;
+    drop(s);
+    let (status, body) = http(api, "GET", "/_node/stats", &[], b"");
+    (status == 200).then(|| json(&body))
+}
+
+fn source<'a>(stats: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    stats["pipelines"]["main"]["plugins"]["sources"].as_array().unwrap().iter().find(|s| s["id"] == id).unwrap()
+}
+
+/// utime + stime of `pid`, seconds.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    (f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap()) / 100.0
+}
+
+fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0)
+}
+
+fn accept_failure_lines(log: &std::path::Path) -> usize {
+    std::fs::read_to_string(log).unwrap_or_default().lines().filter(|l| l.contains("accept failed")).count()
+}
+
+#[test]
+fn issue_18_descriptor_exhaustion_is_bounded_in_log_and_cpu_and_the_node_recovers() {
+    const NOFILE: u32 = 256;
+    const HOLD: Duration = Duration::from_secs(12);
+    let dir = Dir::new("issue18-fds");
+    let (api, tcp, syslog) = (free_port(), free_port(), free_port());
+    let cfg = dir.path("c.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            r#"
+[node]
+data_dir = "{d}"
+[api]
+address = "127.0.0.1:{api}"
+[pipelines.main]
+batch_delay = "10ms"
+[pipelines.main.sources.tcp]
+type = "tcp"
+address = "127.0.0.1:{tcp}"
+max_connections = 100
+[pipelines.main.sources.syslog]
+type = "syslog_tcp"
+address = "127.0.0.1:{syslog}"
+[pipelines.main.sinks.out]
+type = "file"
+path = "{o}"
+"#,
+            d = dir.root().display(),
+            o = dir.path("out.ndjson").display()
+        ),
+    )
+    .unwrap();
+    let log = dir.path("log");
+    let mut p = start_limited(&cfg, &log, NOFILE);
+    let pid = p.child.id();
+    wait_until("the API", &mut p, || stats(api).is_some());
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("open-file limit (RLIMIT_NOFILE)") && text.contains("hard=256"), "{text}");
+
+    // 1. A flood on a capped listener: 100 served, 200 refused, the API answers.
+    let mut flood: Vec<TcpStream> = (0..300).map(|_| TcpStream::connect(("127.0.0.1", tcp)).unwrap()).collect();
+    wait_until("200 refusals", &mut p, || {
+        stats(api).is_some_and(|s| source(&s, "tcp")["counters"]["refused_connections"] == 200)
+    });
+    let s = stats(api).unwrap();
+    assert_eq!(source(&s, "tcp")["gauges"]["open_connections"], 100);
+    assert_eq!(source(&s, "tcp")["counters"]["connections"], 300);
+    let refusal_lines =
+        std::fs::read_to_string(&log).unwrap().lines().filter(|l| l.contains("connections refused")).count();
+    assert!(refusal_lines <= 2, "{refusal_lines} refusal lines for 200 refusals");
+
+    // 2. More connections than descriptors on an uncapped listener.
+    // 100 more than descriptors: they wait in the listen backlog (128).
+    let base = open_fds(pid);
+    let n = NOFILE as usize - base + 100;
+    let mut storm: Vec<TcpStream> = (0..n).map(|_| TcpStream::connect(("127.0.0.1", syslog)).unwrap()).collect();
+    wait_until("the descriptors exhausted", &mut p, || accept_failure_lines(&log) >= 1);
+    let (bytes0, lines0, cpu0, t0) = (
+        std::fs::metadata(&log).unwrap().len(),
+        accept_failure_lines(&log),
+        cpu_seconds(pid),
+        std::time::Instant::now(),
+    );
+    std::thread::sleep(HOLD);
+    let held = t0.elapsed();
+    let (bytes1, lines1, cpu1) = (std::fs::metadata(&log).unwrap().len(), accept_failure_lines(&log), cpu_seconds(pid));
+    p.assert_alive();
+    // One line per listener per 10 s (the throttle), for the one listener that
+    // fails, plus one for a window boundary: at most ceil(12 / 10) + 1 = 3.
+    let bound_lines = (held.as_secs_f64() / 10.0).ceil() as usize + 1;
+    let (new_lines, new_bytes) = (lines1 - lines0, bytes1 - bytes0);
+    eprintln!(
+        "exhausted for {held:?}: {new_lines} 'accept failed' lines, {new_bytes} log bytes ({:.0} bytes/min), {:.2} s CPU",
+        new_bytes as f64 * 60.0 / held.as_secs_f64(),
+        cpu1 - cpu0
+    );
+    assert!(new_lines <= bound_lines, "{new_lines} accept-failure lines in {held:?} (bound {bound_lines})");
+    assert!(new_bytes <= bound_lines as u64 * 400 + 2048, "{new_bytes} log bytes in {held:?}");
+    // Not spinning: a retry loop without pause burns the whole hold on one core.
+    assert!(cpu1 - cpu0 < 0.25 * held.as_secs_f64(), "{:.2} s CPU in {held:?}", cpu1 - cpu0);
+
+    // 3. The connections close: the node recovers, the API answers, a new sender is served.
+    storm.clear();
+    flood.clear();
+    wait_until("the API after the storm", &mut p, || stats(api).is_some());
+    let s = stats(api).unwrap();
+    assert!(source(&s, "syslog")["counters"]["accept_errors"].as_u64().unwrap() >= 1, "{s}");
+    let mut c = TcpStream::connect(("127.0.0.1", tcp)).unwrap();
+    c.write_all(b"{\"message\":\"after the storm\"}\n").unwrap();
+    drop(c);
+    wait_until("the event after the storm", &mut p, || {
+        std::fs::read_to_string(dir.path("out.ndjson")).unwrap_or_default().contains("after the storm")
+    });
+    p.term();
+}
+
+// ------------------------------------------------------------------- timeouts
+
+/// Sends `head` and then a byte every 200 ms; how long until the server closed.
+fn held_for(port: u16, head: &[u8], dribble: bool) -> Duration {
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+    let t0 = std::time::Instant::now();
+    c.write_all(head).unwrap();
+    let mut buf = [0u8; 4096];
+    loop {
+        assert!(t0.elapsed() < Duration::from_secs(30), "never closed");
+        match c.read(&mut buf) {
+            Ok(0) => return t0.elapsed(),
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock || e.kind() == std::io::ErrorKind::TimedOut => {}
+            Err(_) => return t0.elapsed(),
+        }
+        if dribble && c.write_all(b"a").is_err() {
+            return t0.elapsed();
+        }
+    }
+}
+
+#[test]
+fn issue_18_api_and_http_source_close_slow_headers_slow_bodies_and_idle_connections() {
+    let dir = Dir::new("issue18-timeouts");
+    let (api, ingest) = (free_port(), free_port());
+    let cfg = dir.path("c.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            r#"
+[node]
+data_dir = "{d}"
+[api]
+address = "127.0.0.1:{api}"
+header_timeout = "1s"
+body_timeout = "2s"
+idle_timeout = "3s"
+[pipelines.main.sources.http]
+type = "http"
+address = "127.0.0.1:{ingest}"
+header_timeout = "1s"
+body_timeout = "2s"
+idle_timeout = "3s"
+[pipelines.main.sources.mounted]
+type = "http"
+address = "api"
+[pipelines.main.sinks.out]
+type = "blackhole"
+"#,
+            d = dir.root().display(),
+        ),
+    )
+    .unwrap();
+    let mut p = Proc::start(&["run", cfg.to_str().unwrap()], &dir.path("log"), "sluice");
+    common::wait_port(api, &mut p);
+    common::wait_port(ingest, &mut p);
+    for port in [api, ingest] {
+        let headers = held_for(port, b"GET /_node/stats HTTP/1.1\r\nHost: x\r\nX-Slow: ", true);
+        assert!(
+            headers >= Duration::from_millis(900) && headers < Duration::from_secs(4),
+            "{port}: headers {headers:?}"
+        );
+        let body = held_for(port, b"POST /ndjson HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n{", true);
+        assert!(body >= Duration::from_millis(1900) && body < Duration::from_secs(5), "{port}: body {body:?}");
+        let idle = held_for(port, b"", false);
+        assert!(idle >= Duration::from_millis(2900) && idle < Duration::from_secs(6), "{port}: idle {idle:?}");
+    }
+    let (_, s) = http(api, "GET", "/metrics", &[], b"");
+    assert!(s.contains("sluice_api_timeouts_total 3"), "{s}");
+    p.term();
+}
+
+// ------------------------------------------------- Python's SysLogHandler
+
+#[test]
+fn issue_18_python_sysloghandler_over_tcp_and_udp_stores_exactly_500_each() {
+    const N: usize = 500;
+    let dir = Dir::new("issue18-pysyslog");
+    let (tcp, udp) = (free_port(), free_port());
+    let out = dir.path("out.ndjson");
+    let cfg = dir.path("c.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            r#"
+[node]
+data_dir = "{d}"
+[api]
+address = ""
+[pipelines.main]
+batch_delay = "10ms"
+[pipelines.main.sources.tcp]
+type = "syslog_tcp"
+address = "127.0.0.1:{tcp}"
+[pipelines.main.sources.udp]
+type = "syslog_udp"
+address = "127.0.0.1:{udp}"
+[pipelines.main.sinks.out]
+type = "file"
+path = "{o}"
+"#,
+            d = dir.root().display(),
+            o = out.display()
+        ),
+    )
+    .unwrap();
+    let mut p = Proc::start(&["run", cfg.to_str().unwrap()], &dir.path("log"), "sluice");
+    common::wait_port(tcp, &mut p);
+    // The standard library's handler, as applications use it (append_nul=True).
+    let script = format!(
+        r#"
+import logging, logging.handlers, socket
+for name, kind, port in (("tcp", socket.SOCK_STREAM, {tcp}), ("udp", socket.SOCK_DGRAM, {udp})):
+    h = logging.handlers.SysLogHandler(address=("127.0.0.1", port), socktype=kind)
+    log = logging.getLogger(name)
+    log.propagate = False
+    log.setLevel(logging.INFO)
+    log.addHandler(h)
+    for i in range({N}):
+        log.info("%s message %d", name, i)
+    h.close()
+"#
+    );
+    let st = std::process::Command::new("python3").arg("-c").arg(&script).status().expect("python3");
+    assert!(st.success());
+    let read =
+        || -> Vec<serde_json::Value> { std::fs::read_to_string(&out).unwrap_or_default().lines().map(json).collect() };
+    wait_until("1000 events", &mut p, || read().len() >= 2 * N);
+    std::thread::sleep(Duration::from_millis(500));
+    let events = read();
+    assert_eq!(events.len(), 2 * N, "stray events");
+    let raw = std::fs::read_to_string(&out).unwrap();
+    assert!(!raw.contains("\\u0000"), "a NUL reached the output");
+    for name in ["tcp", "udp"] {
+        let mut seen: Vec<usize> = events
+            .iter()
+            .filter_map(|e| e["message"].as_str()?.strip_prefix(&format!("{name} message "))?.parse().ok())
+            .collect();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..N).collect::<Vec<_>>(), "{name}");
+    }
+    assert!(events.iter().all(|e| e.get("tags").is_none() && e["severity_label"] == "info"), "{}", events[0]);
+    p.term();
+}

@@ -8,7 +8,8 @@ allocator profile applies), opens N connections to one of them, sends one
 line on each and keeps them open and idle, then closes them all. Reports
 VmRSS before, while the N connections are open (after every event arrived),
 and after they closed (after --settle seconds, then the lowest of the next
---settle seconds).
+--settle seconds). --burst B makes each connection send B bytes of lines
+first (so its read buffer grows) before its idle line.
 
 descriptors: starts `sluice run` under `ulimit -n NOFILE` with a `tcp`
 source, opens more connections than descriptors and holds them for
@@ -16,7 +17,7 @@ source, opens more connections than descriptors and holds them for
 the process's CPU seconds in that window, and whether the API answered
 after the connections closed.
 
-usage: bench/hardening.py connections [--bin BIN] [--n 10000] [--kind tcp|syslog_tcp] [--settle 10]
+usage: bench/hardening.py connections [--bin BIN] [--n 10000] [--kind tcp|syslog_tcp] [--settle 10] [--burst BYTES]
        bench/hardening.py descriptors [--bin BIN] [--nofile 256] [--extra 100] [--seconds 20]
 Prints one JSON object.
 """
@@ -104,13 +105,18 @@ type = "store"
         before = rss_mb(p.pid)
         socks = []
         t0 = time.time()
+        lines_per_conn = 1
         for i in range(a.n):
             s = socket.create_connection(("127.0.0.1", port))
             line = f'{{"message":"hello {i}"}}\n' if a.kind == "tcp" else f"<14>hello {i}\n"
+            if a.burst:
+                # A burst first (the read buffer grows), then the line.
+                lines_per_conn = 1 + a.burst // len(line)
+                s.sendall(line.encode() * (lines_per_conn - 1))
             s.sendall(line.encode())
             socks.append(s)
-        end = time.time() + 120
-        while events_in(api, "in") < a.n and time.time() < end:
+        end = time.time() + 300
+        while events_in(api, "in") < a.n * lines_per_conn and time.time() < end:
             time.sleep(0.2)
         arrived = events_in(api, "in")
         time.sleep(2)
@@ -130,7 +136,8 @@ type = "store"
             "rss_before_mb": round(before, 1), "rss_open_mb": round(during, 1),
             "rss_after_close_mb": round(after, 1),
             "kb_per_connection": round((during - before) * 1024 / a.n, 1),
-            "open_seconds": round(opened_s, 1), "settle_s": a.settle,
+            "open_seconds": round(opened_s, 1), "settle_s": a.settle, "burst_bytes": a.burst,
+            "MIMALLOC_PURGE_DELAY": os.environ.get("MIMALLOC_PURGE_DELAY"),
         }
     finally:
         p.terminate()
@@ -209,6 +216,7 @@ def main():
     c.add_argument("--n", type=int, default=10000)
     c.add_argument("--kind", choices=["tcp", "syslog_tcp"], default="tcp")
     c.add_argument("--settle", type=int, default=10)
+    c.add_argument("--burst", type=int, default=0, help="bytes each connection sends before going idle")
     f = sub.add_parser("descriptors")
     f.add_argument("--bin", default=BIN)
     f.add_argument("--nofile", type=int, default=256)

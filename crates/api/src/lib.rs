@@ -136,6 +136,10 @@ pub struct ApiState {
     pub users: Option<Arc<Users>>,
     /// The user authenticator (sessions, user tokens, static tokens).
     pub user_auth: Option<Arc<UserAuth>>,
+    /// The API listener's connection counters (`sluice_api_*` in `/metrics`).
+    pub listener: sluice_net::ListenerCounters,
+    /// Connections the API listener closed for a timeout.
+    pub timeouts: Arc<sluice_core::metrics::Counter>,
     mounted: Arc<mounts::MountCache>,
 }
 
@@ -151,6 +155,8 @@ impl ApiState {
             mounts: Arc::new(Mounts::disabled()),
             users: None,
             user_auth: None,
+            listener: sluice_net::ListenerCounters::default(),
+            timeouts: Arc::default(),
             mounted: Arc::default(),
         }
     }
@@ -235,10 +241,14 @@ pub fn router(state: ApiState) -> Router {
         .with_state(state)
 }
 
-/// Serves the API on `listener` until the future is dropped.
-pub async fn serve(listener: tokio::net::TcpListener, state: ApiState) -> std::io::Result<()> {
-    // The peer address keys the login rate limit and goes into audit records.
-    axum::serve(listener, router(state).into_make_service_with_connect_info::<std::net::SocketAddr>()).await
+/// Serves the API on `listener` (its `max_connections`, back-off and
+/// counters: [`ApiState::listener`]) with `timeouts` until the future is
+/// dropped. Handlers see the peer address as `ConnectInfo<SocketAddr>`: it
+/// keys the login rate limit and goes into audit records.
+pub async fn serve(listener: sluice_net::Listener, state: ApiState, timeouts: sluice_net::HttpTimeouts) {
+    let counter = Arc::clone(&state.timeouts);
+    let never = tokio_util::sync::CancellationToken::new();
+    sluice_net::http::serve(listener, router(state), timeouts, counter, never).await
 }
 
 async fn openapi() -> impl IntoResponse {
@@ -315,6 +325,11 @@ pub fn stats_json(s: &ApiState) -> Value {
         "process": {
             "rss_bytes": p.rss_bytes, "cpu_seconds": p.cpu_seconds, "threads": p.threads, "open_files": p.open_files,
         },
+        "api": {
+            "connections": s.listener.connections.get(), "refused_connections": s.listener.refused.get(),
+            "accept_errors": s.listener.accept_errors.get(), "timeouts": s.timeouts.get(),
+            "open_connections": s.listener.open.get(),
+        },
         "pipelines": pipelines,
     })
 }
@@ -348,6 +363,16 @@ pub fn prometheus_text(s: &ApiState) -> String {
     );
     let _ = writeln!(out, "# TYPE sluice_process_threads gauge\nsluice_process_threads {}", p.threads);
     let _ = writeln!(out, "# TYPE sluice_process_open_fds gauge\nsluice_process_open_fds {}", p.open_files);
+    let l = &s.listener;
+    for (name, kind, v) in [
+        ("sluice_api_connections_total", "counter", l.connections.get()),
+        ("sluice_api_refused_connections_total", "counter", l.refused.get()),
+        ("sluice_api_accept_errors_total", "counter", l.accept_errors.get()),
+        ("sluice_api_timeouts_total", "counter", s.timeouts.get()),
+        ("sluice_api_open_connections", "gauge", l.open.get()),
+    ] {
+        let _ = writeln!(out, "# TYPE {name} {kind}\n{name} {v}");
+    }
     let pipes = s.registry.pipelines();
     let series: [(&str, &str, PipelineSeries); 5] = [
         ("sluice_pipeline_events_in_total", "counter", |p| p.events_in.get()),

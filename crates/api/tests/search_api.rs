@@ -43,6 +43,7 @@ impl Events {
                 Hit {
                     id: id.into(),
                     event: json!({"@group": group, "@subgroup": "web", "@host": host, "message": msg}),
+                    error: None,
                 },
             )
         };
@@ -337,7 +338,7 @@ async fn tail_streams_hits_as_sse_data_frames_until_the_client_leaves() {
     assert_eq!(data, vec![e1, e3]);
     // A live event arrives as its own frame.
     let tx = b.tail.lock().unwrap().clone().unwrap();
-    tx.send(Hit { id: "e4".into(), event: json!({"message": "live"}) }).await.unwrap();
+    tx.send(Hit { id: "e4".into(), event: json!({"message": "live"}), error: None }).await.unwrap();
     assert_eq!(sse_events(&mut body, 1).await, vec![r#"data: {"id":"e4","event":{"message":"live"}}"#.to_string()]);
     // The client disconnects: the backend's stream is dropped.
     drop(body);

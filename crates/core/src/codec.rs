@@ -33,6 +33,12 @@ pub enum CodecError {
         /// The parser's message.
         message: String,
     },
+    /// Valid JSON nested deeper than [`crate::json::MAX_DEPTH`].
+    #[error("json nested deeper than {limit} levels of objects and arrays")]
+    TooDeep {
+        /// The limit.
+        limit: usize,
+    },
     /// Valid JSON, but not an object.
     #[error("expected a json object, found {found}")]
     NotAnObject {
@@ -159,16 +165,23 @@ pub fn to_json_string(event: &Event) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-fn json_error(e: sonic_rs::Error) -> CodecError {
-    CodecError::Json { offset: e.column().saturating_sub(1), message: e.to_string() }
+impl From<crate::json::JsonError> for CodecError {
+    fn from(e: crate::json::JsonError) -> Self {
+        match e {
+            crate::json::JsonError::Syntax { offset, message } => CodecError::Json { offset, message },
+            crate::json::JsonError::TooDeep { limit } => CodecError::TooDeep { limit },
+        }
+    }
 }
 
 /// Parses one JSON object into an event. `@timestamp` (RFC 3339) becomes the
 /// typed timestamp (else `now`; a value that does not parse is kept as the
 /// field `_@timestamp`); the other reserved keys are removed.
 /// Returns the event and whether a present `@timestamp` failed to parse.
+/// Numbers and nesting follow [`crate::json`]: what this accepts, every
+/// reader reads back.
 pub fn event_from_json(bytes: &[u8]) -> Result<(Event, bool), CodecError> {
-    let value: Value = sonic_rs::from_slice(bytes).map_err(json_error)?;
+    let value = crate::json::parse_value(bytes)?;
     match value {
         Value::Object(mut fields) => Ok(event_from_object(&mut fields)),
         other => Err(CodecError::NotAnObject { found: other.type_name() }),

@@ -8,6 +8,7 @@
 //! - [`metrics`]: per-component counters, EWMA rates and latency histograms;
 //! - [`mount`]: routes components serve on the node's API listener (type-erased);
 //! - [`text`]: string values, owned or slices of a shared line ([`Text`]);
+//! - [`json`]: what JSON an event may hold (numbers, nesting), applied by every decoder;
 //! - [`raw`]: events kept as validated JSON text until a field is needed;
 //! - [`codec`]: event encodings (ndjson output, the queue's internal record encoding);
 //! - [`condition`]: the conditional-routing expression language (`if [a] == 1`);
@@ -22,6 +23,7 @@ pub mod component;
 pub mod condition;
 pub mod config;
 pub mod event;
+pub mod json;
 pub mod metrics;
 pub mod mount;
 pub mod path;

@@ -176,6 +176,12 @@ impl ComponentMetrics {
         Arc::clone(self.extra.lock().entry(name).or_default())
     }
 
+    /// Reports `counter`, owned by something the component shares (the
+    /// store a `store` sink writes), as the component-specific counter `name`.
+    pub fn share_counter(&self, name: &'static str, counter: Arc<Counter>) {
+        self.extra.lock().insert(name, counter);
+    }
+
     /// Snapshot of the component-specific counters.
     pub fn extra(&self) -> Vec<(&'static str, u64)> {
         self.extra.lock().iter().map(|(k, v)| (*k, v.get())).collect()

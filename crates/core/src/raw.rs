@@ -48,8 +48,10 @@ impl Scanned {
 /// `None` means "parse it eagerly instead": the line is not a valid object,
 /// or holds reserved keys other than a single string `@timestamp`, or uses
 /// `\u` escapes (whose surrogate rules the full parser checks), or nests
-/// deeper than the parser allows. The eager path then gives the exact error,
-/// or removes the reserved keys.
+/// deeper than [`crate::json::MAX_DEPTH`], or holds a number sluice does not
+/// keep as a number (`1e400`, an integer beyond 64 bits). The eager path then
+/// gives the exact error, removes the reserved keys, or keeps the number's
+/// text as a string.
 pub fn scan(line: &Bytes) -> Option<Scanned> {
     let text: &[u8] = line;
     let start = text.iter().position(|b| !is_ws(*b))?;
@@ -152,8 +154,10 @@ fn is_reserved(key: &[u8]) -> bool {
     crate::codec::RESERVED.iter().any(|r| r.as_bytes() == key)
 }
 
-/// Nesting deeper than this is left to the full parser (and its limit).
-const MAX_DEPTH: usize = 100;
+/// Containers nested below the event object at this depth or deeper are
+/// left to the eager path, which refuses them: the event object plus 99
+/// levels is [`crate::json::MAX_DEPTH`].
+const MAX_DEPTH: usize = crate::json::MAX_DEPTH;
 
 /// A strict JSON (RFC 8259) grammar check over bytes known to be UTF-8.
 struct Validator<'a> {
@@ -307,16 +311,19 @@ impl Validator<'_> {
     }
 
     fn number(&mut self) -> Option<()> {
+        let start = self.i;
         if self.peek() == Some(b'-') {
             self.i += 1;
         }
-        match self.peek()? {
-            b'0' => self.i += 1,
-            b'1'..=b'9' => {
-                self.digits();
+        let int_digits = match self.peek()? {
+            b'0' => {
+                self.i += 1;
+                1
             }
+            b'1'..=b'9' => self.digits(),
             _ => return None,
-        }
+        };
+        let mut exponent = false;
         if self.peek() == Some(b'.') {
             self.i += 1;
             if self.digits() == 0 {
@@ -324,6 +331,7 @@ impl Validator<'_> {
             }
         }
         if matches!(self.peek(), Some(b'e' | b'E')) {
+            exponent = true;
             self.i += 1;
             if matches!(self.peek(), Some(b'+' | b'-')) {
                 self.i += 1;
@@ -331,6 +339,12 @@ impl Validator<'_> {
             if self.digits() == 0 {
                 return None;
             }
+        }
+        // Only long integers and exponents can leave the range sluice holds
+        // numbers in (`crate::json`); those go to the eager path, which
+        // keeps them as strings.
+        if (exponent || int_digits >= 19) && !crate::json::number_is_representable(&self.b[start..self.i]) {
+            return None;
         }
         Some(())
     }
@@ -484,6 +498,12 @@ mod tests {
             r#"{a:1}"#,
             "{\"a\":\"tab\there\"}",
             r#"{"a":nul}"#,
+            r#"{"message":"p","a":1e400}"#,
+            r#"{"a":[-1e400]}"#,
+            r#"{"a":1e99999}"#,
+            r#"{"a":18446744073709551616}"#,
+            r#"{"a":-9223372036854775809}"#,
+            r#"{"a":123456789012345678901234567890}"#,
         ] {
             assert!(scan(&Bytes::from(text)).is_none(), "{text:?} was accepted");
         }

@@ -2,7 +2,8 @@
 //! newline-delimited frames and RFC 6587 octet counting (`LEN SP MSG`),
 //! detected per frame in [`Mode::Auto`] the way rsyslog and syslog-ng do (a
 //! frame starting with `1`-`9` is octet-counted, anything else, typically `<`,
-//! runs to the next newline).
+//! runs to the next newline). NUL ends a newline-mode frame too, as in
+//! rsyslog: Python's `SysLogHandler` ends every TCP message with one.
 //!
 //! Why this shape: the decoder owns no buffer and does no I/O, so it plugs into
 //! any read loop (tokio `BytesMut`, a `Vec<u8>`, a fuzzer's slice) and can be
@@ -63,8 +64,9 @@ pub enum FrameKind {
 }
 
 /// A decoded frame: `range` indexes the slice given to `decode`. The
-/// delimiter is excluded, as are a trailing `\r` and (for octet-counted frames,
-/// where rsyslog puts it inside the count) a trailing `\n` or `\r\n`.
+/// delimiter (`\n` or NUL) is excluded, as are a trailing `\r` and (for
+/// octet-counted frames, where rsyslog puts it inside the count) a trailing
+/// `\n`, `\r\n` or NUL.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Frame {
     pub range: Range<usize>,
@@ -93,6 +95,14 @@ enum State {
     Discard,
     /// Skipping the rest of an oversized octet-counted frame.
     SkipOctets { remaining: usize },
+}
+
+/// Ends a newline-delimited frame: `\n`, or NUL, which rsyslog also
+/// accepts and Python's `logging.handlers.SysLogHandler` appends to every
+/// message over TCP (with no newline).
+#[inline]
+fn is_delimiter(b: u8) -> bool {
+    b == b'\n' || b == 0
 }
 
 /// Maximum digits in an octet count (10 digits ≥ 4 GB, far past any limit).
@@ -178,7 +188,7 @@ impl Decoder {
                         return self.done(c, None);
                     }
                 }
-                State::Discard => match buf[c..].iter().position(|&x| x == b'\n') {
+                State::Discard => match buf[c..].iter().position(|&x| is_delimiter(x)) {
                     Some(i) => {
                         c += i + 1;
                         self.state = State::Boundary { scanned: 0 };
@@ -186,8 +196,8 @@ impl Decoder {
                     None => return self.done(buf.len(), None),
                 },
                 State::Boundary { scanned } => {
-                    // Empty lines and stray CR/LF between frames are skipped.
-                    let skip = buf[c..].iter().take_while(|&&x| x == b'\n' || x == b'\r').count();
+                    // Empty lines and stray CR/LF/NUL between frames are skipped.
+                    let skip = buf[c..].iter().take_while(|&&x| is_delimiter(x) || x == b'\r').count();
                     if skip > 0 {
                         c += skip;
                         self.state = State::Boundary { scanned: 0 };
@@ -230,7 +240,7 @@ impl Decoder {
                                 }
                                 let from = c + hdr;
                                 let mut to = from + len;
-                                if to > from && buf[to - 1] == b'\n' {
+                                if to > from && is_delimiter(buf[to - 1]) {
                                     to -= 1;
                                 }
                                 if to > from && buf[to - 1] == b'\r' {
@@ -242,7 +252,7 @@ impl Decoder {
                         }
                     }
                     let from = scanned.min(rest.len());
-                    match rest[from..].iter().position(|&x| x == b'\n') {
+                    match rest[from..].iter().position(|&x| is_delimiter(x)) {
                         Some(i) => {
                             let nl = from + i;
                             self.state = State::Boundary { scanned: 0 };

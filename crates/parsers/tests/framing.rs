@@ -159,3 +159,18 @@ fn header_verdict_independent_of_split() {
     let out = all_splits(100, Mode::Auto, b"12345678901 x");
     assert_eq!(out, vec![Err(FrameError::InvalidLength { offset: 0, reason: "more than 10 digits" })]);
 }
+
+#[test]
+fn issue_18_nul_ends_a_frame_as_python_sysloghandler_sends_over_tcp() {
+    // logging.handlers.SysLogHandler over TCP: `<PRI>message\0`, no newline.
+    let input = b"<14>first message\0<14>second\0<11>third, over a NUL\0";
+    let frames: Vec<Vec<u8>> = all_splits(64, Mode::Auto, input).into_iter().map(Result::unwrap).collect();
+    assert_eq!(frames, [&b"<14>first message"[..], b"<14>second", b"<11>third, over a NUL"]);
+    // Mixed with newlines, CRLF and octet counting; stray NULs between frames are skipped.
+    let input = b"\0<13>a\n\0\0<13>b\r\n11 <13>c xyzw\0<13>d\0";
+    let frames: Vec<Vec<u8>> = all_splits(64, Mode::Auto, input).into_iter().map(Result::unwrap).collect();
+    assert_eq!(frames, [&b"<13>a"[..], b"<13>b", b"<13>c xyzw", b"<13>d"]);
+    // A frame cut at the limit resynchronises at the next NUL.
+    let input = b"<13>0123456789abcdef\0<13>ok\0";
+    assert_eq!(all_splits(8, Mode::Newline, input), vec![Ok([&b"<13>0123"[..], CUT].concat()), Ok(b"<13>ok".to_vec())]);
+}

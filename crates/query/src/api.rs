@@ -98,6 +98,11 @@ pub struct Hit {
     /// The event as sluice writes it to ndjson: `@timestamp` (RFC 3339, ns),
     /// `@group`, `@subgroup`, `@host`, `@source`, then its fields.
     pub event: serde_json::Value,
+    /// Set when the stored event cannot be shown as JSON: `event` is then a
+    /// stand-in (`@timestamp`, the stored text as `message`, the tag
+    /// `_unrenderable`) and this says why. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// A page of hits, newest first.

@@ -136,16 +136,55 @@ pub struct ApiConfig {
     /// With none, the search endpoints answer `401` to everyone.
     #[serde(default)]
     pub tokens: BTreeMap<String, TokenConfig>,
+    /// Connections served at once; one more gets `503` and is closed
+    /// (counted in `sluice_api_refused_connections_total`).
+    #[serde(default = "default_api_max_connections")]
+    pub max_connections: usize,
+    /// Longest time from a request's first byte to the end of its header.
+    #[serde(default = "default_header_timeout")]
+    pub header_timeout: HumanDuration,
+    /// Longest time to receive a request's whole body, from its first read.
+    #[serde(default = "default_body_timeout")]
+    pub body_timeout: HumanDuration,
+    /// A connection with no request in progress is closed after this long.
+    #[serde(default = "default_idle_timeout")]
+    pub idle_timeout: HumanDuration,
 }
 
 impl Default for ApiConfig {
     fn default() -> Self {
-        Self { address: default_api_address(), tokens: BTreeMap::new() }
+        Self {
+            address: default_api_address(),
+            tokens: BTreeMap::new(),
+            max_connections: default_api_max_connections(),
+            header_timeout: default_header_timeout(),
+            body_timeout: default_body_timeout(),
+            idle_timeout: default_idle_timeout(),
+        }
+    }
+}
+
+impl ApiConfig {
+    /// The listener's timeouts.
+    pub fn timeouts(&self) -> sluice_net::HttpTimeouts {
+        sluice_net::HttpTimeouts { header: self.header_timeout.0, body: self.body_timeout.0, idle: self.idle_timeout.0 }
     }
 }
 
 fn default_api_address() -> String {
     "127.0.0.1:8080".into()
+}
+fn default_api_max_connections() -> usize {
+    4096
+}
+fn default_header_timeout() -> HumanDuration {
+    HumanDuration(sluice_net::http::DEFAULT_HEADER)
+}
+fn default_body_timeout() -> HumanDuration {
+    HumanDuration(sluice_net::http::DEFAULT_BODY)
+}
+fn default_idle_timeout() -> HumanDuration {
+    HumanDuration(sluice_net::http::DEFAULT_IDLE)
 }
 
 /// `[api.tokens.<name>]`: a static bearer token and what it may read. Exactly
@@ -173,6 +212,18 @@ pub struct TokenConfig {
 pub const MIN_TOKEN_LEN: usize = 16;
 
 fn check_api(api: &ApiConfig, errors: &mut Vec<ConfigError>) {
+    if api.max_connections == 0 {
+        errors.push(ConfigError::new("api.max_connections", "must be at least 1"));
+    }
+    for (key, d) in [
+        ("api.header_timeout", api.header_timeout),
+        ("api.body_timeout", api.body_timeout),
+        ("api.idle_timeout", api.idle_timeout),
+    ] {
+        if d.0.is_zero() {
+            errors.push(ConfigError::new(key, "must be greater than 0"));
+        }
+    }
     for (name, t) in &api.tokens {
         let path = format!("api.tokens.{name}");
         let set = [t.token.is_some(), t.token_env.is_some(), t.token_file.is_some()].iter().filter(|b| **b).count();

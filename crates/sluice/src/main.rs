@@ -334,6 +334,19 @@ fn kafka_replay(
     })
 }
 
+/// Every connection takes a descriptor: the soft limit goes up to the hard
+/// one before anything listens (issue #18), and both are logged.
+fn raise_open_file_limit() {
+    let show = |v: Option<u64>| v.map_or_else(|| "unlimited".to_string(), |n| n.to_string());
+    match sluice_net::fdlimit::raise_nofile() {
+        Ok(l) => tracing::info!(
+            soft_at_start = %show(l.before), soft = %show(l.after), hard = %show(l.hard),
+            "open-file limit (RLIMIT_NOFILE)"
+        ),
+        Err(e) => tracing::warn!(error = %e, "could not raise the open-file limit (RLIMIT_NOFILE)"),
+    }
+}
+
 /// The path of the first `store` sink in the config (pipelines in name
 /// order), as the sink resolves it: its `path`, else `<data_dir>/store`.
 fn store_path(cfg: &sluice_runtime::config::Config) -> Option<PathBuf> {
@@ -360,6 +373,7 @@ fn load_for(
 
 fn run(role: Role, path: PathBuf, admin_password_file: Option<PathBuf>) -> anyhow::Result<()> {
     let cfg = load_for(role, &path).map_err(|e| anyhow::anyhow!("{}", NodeError::Config(e)))?;
+    raise_open_file_limit();
     let mut rt = tokio::runtime::Builder::new_multi_thread();
     if let Some(n) = cfg.node.runtime_threads {
         rt.worker_threads(n);
@@ -391,6 +405,7 @@ fn run(role: Role, path: PathBuf, admin_password_file: Option<PathBuf>) -> anyho
             Some(auth) => Some(users_cli::open_for_run(auth, &cfg.node.data_dir, admin_password_file.as_deref())?),
             None => None,
         };
+        let api_cfg = cfg.api.clone();
         let node = Node::start_with_mounts(cfg, Arc::clone(&mounts)).await?;
         if let Some((listener, local, tokens)) = api {
             if tokens.is_empty() && users.is_none() {
@@ -412,12 +427,9 @@ fn run(role: Role, path: PathBuf, admin_password_file: Option<PathBuf>) -> anyho
                 }
                 None => state,
             };
-            tracing::info!(address = %local, "api listening");
-            tokio::spawn(async move {
-                if let Err(e) = sluice_api::serve(listener, state).await {
-                    tracing::error!(error = %e, "api server stopped");
-                }
-            });
+            tracing::info!(address = %local, max_connections = api_cfg.max_connections, "api listening");
+            let listener = sluice_net::Listener::new(listener, "api", api_cfg.max_connections, state.listener.clone());
+            tokio::spawn(sluice_api::serve(listener, state, api_cfg.timeouts()));
         }
         wait_for_signals(role, &node, &path).await?;
         node.shutdown().await;

@@ -12,8 +12,8 @@ use std::time::Instant;
 use async_trait::async_trait;
 use sluice_query::api::{Aggregate, Search};
 use sluice_query::{
-    AggregateResponse, Aggregation, AggregationResult, BackendError, Bucket, FieldInfo, FieldType, Hit, Principal,
-    Query, SearchBackend, SearchResponse, Stats, TailStream,
+    AggregateResponse, Aggregation, AggregationResult, BackendError, Bucket, FieldInfo, FieldType, Principal, Query,
+    SearchBackend, SearchResponse, Stats, TailStream,
 };
 use tantivy::collector::Count;
 use tantivy::schema::Value as _;
@@ -23,6 +23,7 @@ use tracing::info_span;
 use crate::collect::{
     HistogramCollector, MinMaxCollector, SortKey, StatsCollector, TermKey, TermsCollector, TopCollector,
 };
+use crate::render;
 use crate::schema::names;
 use crate::store::Store;
 use crate::translate::{full_query, TranslateError};
@@ -215,11 +216,11 @@ impl Store {
         for (key, i, addr) in &cands {
             let doc: TantivyDocument = searchers[*i].doc(*addr).map_err(internal)?;
             let text = doc.get_first(self.fields.src).and_then(|v| v.as_str()).unwrap_or_default();
-            let mut event: serde_json::Value = serde_json::from_str(text).map_err(internal)?;
-            if let Some(f) = &search.fields {
-                event = select_fields(event, f);
+            let mut hit = render::hit(key.1.to_string(), text.as_bytes(), key.0, &self.counters.unrenderable);
+            if let (Some(f), None) = (&search.fields, &hit.error) {
+                hit.event = select_fields(hit.event, f);
             }
-            hits.push(Hit { id: key.1.to_string(), event });
+            hits.push(hit);
         }
         let next = if more { cands.last().map(|c| encode_cursor(c.0)) } else { None };
         Ok(SearchResponse { total, hits, next, took_ms: t0.elapsed().as_millis() as u64 })

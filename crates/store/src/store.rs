@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex, RwLock};
 use serde::{Deserialize, Serialize};
+use sluice_core::metrics::Counter;
 use sluice_core::{AckToken, Event};
 use sluice_query::{Principal, Query};
 use tantivy::indexer::{LogMergePolicy, UserOperation};
@@ -68,6 +69,10 @@ pub struct Counters {
     pub retention_events: AtomicU64,
     /// `sluice_store_tail_dropped_total`: tail hits dropped for slow subscribers.
     pub tail_dropped: AtomicU64,
+    /// Stored events shown as a stand-in because their text does not parse
+    /// as JSON ([`crate::render`]); the `store` sink reports it as its
+    /// `unrenderable_events` counter.
+    pub unrenderable: Arc<Counter>,
 }
 
 /// A partition as reported by [`Store::partitions`].
@@ -440,7 +445,7 @@ impl Store {
                 );
                 if !tail.is_empty() {
                     let mut subs = self.subscribers.lock();
-                    publish(&mut subs, &tail, &self.counters.tail_dropped);
+                    publish(&mut subs, &tail, &self.counters.tail_dropped, &self.counters.unrenderable);
                     if subs.is_empty() {
                         self.has_subscribers.store(false, Ordering::Relaxed);
                     }

@@ -9,6 +9,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use sluice_core::codec::write_json;
+use sluice_core::metrics::Counter;
 use sluice_core::Event;
 use sluice_query::{Hit, Principal, Query};
 use tokio::sync::mpsc;
@@ -23,16 +24,17 @@ pub struct Subscriber {
     pub(crate) tx: mpsc::Sender<Hit>,
 }
 
-/// The hit for a stored event.
-pub fn hit_of(seq: u64, event: &Event) -> Hit {
+/// The hit for a stored event, exactly as search shows it
+/// ([`crate::render`]): a stand-in when its JSON cannot be read back.
+pub fn hit_of(seq: u64, event: &Event, unrenderable: &Counter) -> Hit {
     let mut buf = Vec::with_capacity(512);
     write_json(event, &mut buf);
-    Hit { id: seq.to_string(), event: serde_json::from_slice(&buf).unwrap_or(serde_json::Value::Null) }
+    crate::render::hit(seq.to_string(), &buf, event.timestamp, unrenderable)
 }
 
 /// Sends the committed `events` to every interested subscriber; removes
 /// closed ones. Returns the number of hits dropped for full channels.
-pub fn publish(subs: &mut Vec<Subscriber>, events: &[(u64, Event)], dropped: &AtomicU64) {
+pub fn publish(subs: &mut Vec<Subscriber>, events: &[(u64, Event)], dropped: &AtomicU64, unrenderable: &Counter) {
     subs.retain(|s| !s.tx.is_closed());
     if subs.is_empty() {
         return;
@@ -43,7 +45,7 @@ pub fn publish(subs: &mut Vec<Subscriber>, events: &[(u64, Event)], dropped: &At
             if !s.principal.may_read(&event.identity) || !sluice_query::matcher::matches(&s.query, event) {
                 continue;
             }
-            let h = hit.get_or_insert_with(|| hit_of(*seq, event)).clone();
+            let h = hit.get_or_insert_with(|| hit_of(*seq, event, unrenderable)).clone();
             if let Err(mpsc::error::TrySendError::Full(_)) = s.tx.try_send(h) {
                 dropped.fetch_add(1, Ordering::Relaxed);
             }

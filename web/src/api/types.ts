@@ -26,6 +26,8 @@ export type EventDoc = Record<string, unknown> & {
 export interface Hit {
   id: string;
   event: EventDoc;
+  /** Set when the stored event cannot be shown as JSON; `event` is then a stand-in. */
+  error?: string;
 }
 
 /** `SearchResponse`: a page of hits, newest first. */

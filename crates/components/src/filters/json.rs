@@ -63,7 +63,9 @@ struct Json {
 impl Json {
     fn one(&self, e: &mut Event) -> bool {
         let parsed: Value = match e.get(&self.c.source).and_then(|v| v.as_str()) {
-            Some(text) => match sonic_rs::from_str(text) {
+            // The same rules as every source (`sluice_core::json`): no
+            // number or nesting a reader of the store could not read back.
+            Some(text) => match sluice_core::json::parse_value(text.as_bytes()) {
                 Ok(v) => v,
                 Err(_) => return false,
             },

@@ -88,6 +88,8 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
     }
     let path = c.path.unwrap_or_else(|| cx.data_dir.join("store"));
     let store = Store::open(&path, opts).map_err(|e| cx.error("path", e.to_string()))?;
+    // Search and tail count stored events they show as a stand-in here.
+    cx.metrics.share_counter("unrenderable_events", Arc::clone(&store.counters.unrenderable));
     Ok(Box::new(StoreSink { store }))
 }
 

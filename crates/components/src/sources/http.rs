@@ -53,7 +53,13 @@
 //!
 //! **Limits and auth.** A body larger than `max_body_bytes` (after gzip
 //! decoding: `Content-Encoding: gzip` is accepted) gets `413`
-//! (`body_too_large`). With `auth_token` set, every request needs
+//! (`body_too_large`). On its own port the source serves at most
+//! `max_connections` at once (one more gets `503`, `refused_connections`)
+//! and closes a connection whose request header takes longer than
+//! `header_timeout`, whose body takes longer than `body_timeout`, or that
+//! stays idle longer than `idle_timeout` (`timeouts`;
+//! [`sluice_net::http`]). Mounted on the API listener, `[api]`'s limits
+//! apply and these keys are refused. With `auth_token` set, every request needs
 //! `Authorization: Bearer <token>`, `ApiKey <token>` or Basic with the token as
 //! password (any user name), else `401` (`auth_failures`).
 
@@ -75,7 +81,7 @@ use axum::Router;
 use serde::{Deserialize, Serialize};
 use sluice_core::codec::event_from_json;
 use sluice_core::component::{BoxError, BuildContext, Source, SourceContext, SourceSpec};
-use sluice_core::config::{parse_table, ByteSize, ConfigError};
+use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration};
 use sluice_core::metrics::Counter;
 use sluice_core::mount::Mounts;
 use sluice_core::Event;
@@ -83,6 +89,7 @@ use sluice_core::Value;
 
 /// Response documents (built with `sonic_rs::json!`).
 type Doc = sonic_rs::Value;
+use sluice_net::{HttpTimeouts, Listener, ListenerCounters};
 use tokio::net::TcpListener;
 
 use super::tcp::{LineDecoder, LineFormat, LineState};
@@ -124,7 +131,22 @@ struct Config {
     /// Serve the Elasticsearch-compatible endpoints.
     #[serde(default = "default_bulk")]
     bulk: bool,
+    /// Own port only: connections served at once; one more gets `503`.
+    #[serde(default)]
+    max_connections: Option<usize>,
+    /// Own port only: longest time from a request's first byte to the end of its header.
+    #[serde(default)]
+    header_timeout: Option<HumanDuration>,
+    /// Own port only: longest time to receive a request's whole body.
+    #[serde(default)]
+    body_timeout: Option<HumanDuration>,
+    /// Own port only: a connection with no request in progress is closed after this long.
+    #[serde(default)]
+    idle_timeout: Option<HumanDuration>,
 }
+
+/// Default `max_connections` of the source's own port.
+const DEFAULT_MAX_CONNECTIONS: usize = 4096;
 
 fn default_format() -> LineFormat {
     LineFormat::Ndjson
@@ -167,24 +189,51 @@ pub const MOUNT_PATHS: &[&str] = &[
 /// Where the source listens.
 enum Listen {
     /// Its own port.
-    Bind(SocketAddr),
+    Bind { address: SocketAddr, timeouts: HttpTimeouts, max_connections: usize },
     /// Mounted on the node's API server.
     Api { mounts: Arc<Mounts>, owner: String },
 }
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, ConfigError> {
     let c: Config = parse_table(value, &cx.path)?;
-    let listen =
-        if c.address == "api" {
-            if cx.mounts.address().is_none() {
-                return Err(cx.error("address", "\"api\" needs the API server, but [api] address is empty"));
-            }
-            Listen::Api { mounts: Arc::clone(&cx.mounts), owner: cx.path.clone() }
-        } else {
-            Listen::Bind(c.address.parse().map_err(|e| {
-                cx.error("address", format!("invalid socket address {:?} (or \"api\"): {e}", c.address))
-            })?)
+    let own_port = [
+        ("max_connections", c.max_connections.is_some()),
+        ("header_timeout", c.header_timeout.is_some()),
+        ("body_timeout", c.body_timeout.is_some()),
+        ("idle_timeout", c.idle_timeout.is_some()),
+    ];
+    let listen = if c.address == "api" {
+        if cx.mounts.address().is_none() {
+            return Err(cx.error("address", "\"api\" needs the API server, but [api] address is empty"));
+        }
+        if let Some((key, _)) = own_port.iter().find(|(_, set)| *set) {
+            return Err(cx.error(key, "applies to the source's own port; on the API listener set it under [api]"));
+        }
+        Listen::Api { mounts: Arc::clone(&cx.mounts), owner: cx.path.clone() }
+    } else {
+        let address = c
+            .address
+            .parse()
+            .map_err(|e| cx.error("address", format!("invalid socket address {:?} (or \"api\"): {e}", c.address)))?;
+        let d = HttpTimeouts::default();
+        let timeouts = HttpTimeouts {
+            header: c.header_timeout.map_or(d.header, |t| t.0),
+            body: c.body_timeout.map_or(d.body, |t| t.0),
+            idle: c.idle_timeout.map_or(d.idle, |t| t.0),
         };
+        for (key, t) in
+            [("header_timeout", timeouts.header), ("body_timeout", timeouts.body), ("idle_timeout", timeouts.idle)]
+        {
+            if t.is_zero() {
+                return Err(cx.error(key, "must be greater than 0"));
+            }
+        }
+        let max_connections = c.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS);
+        if max_connections == 0 {
+            return Err(cx.error("max_connections", "must be at least 1"));
+        }
+        Listen::Bind { address, timeouts, max_connections }
+    };
     if c.max_body_bytes.0 == 0 {
         return Err(cx.error("max_body_bytes", "must be greater than 0"));
     }
@@ -242,11 +291,12 @@ struct Shared {
 impl Source for Http {
     async fn run(self: Box<Self>, cx: SourceContext) -> Result<(), BoxError> {
         let (listener, local) = match &self.listen {
-            Listen::Bind(addr) => {
-                let listener = TcpListener::bind(addr).await.map_err(|e| format!("bind {addr}: {e}"))?;
+            Listen::Bind { address, max_connections, .. } => {
+                let listener = TcpListener::bind(address).await.map_err(|e| format!("bind {address}: {e}"))?;
                 let local = listener.local_addr()?;
-                tracing::info!(source = %cx.id, address = %local, "http source listening");
-                (Some(listener), local)
+                tracing::info!(source = %cx.id, address = %local, max_connections, "http source listening");
+                let counters = ListenerCounters::of(&cx.metrics);
+                (Some(Listener::new(listener, &cx.id, *max_connections, counters)), local)
             }
             Listen::Api { mounts, .. } => {
                 let local =
@@ -290,12 +340,13 @@ impl Source for Http {
             drop(guard);
             return Ok(());
         };
+        let Listen::Bind { timeouts, .. } = self.listen else { return Ok(()) };
         let app = Router::new().fallback(handle).with_state(shared);
-        let server = axum::serve(listener, app).with_graceful_shutdown(cx.shutdown.clone().cancelled_owned());
-        let server = std::future::IntoFuture::into_future(server);
+        let server =
+            sluice_net::http::serve(listener, app, timeouts, cx.metrics.counter("timeouts"), cx.shutdown.clone());
         tokio::pin!(server);
         tokio::select! {
-            r = &mut server => r.map_err(|e| format!("http server on {local}: {e}"))?,
+            () = &mut server => {}
             _ = async { cx.shutdown.cancelled().await; tokio::time::sleep(SHUTDOWN_GRACE).await } => {
                 tracing::warn!(source = %cx.id, "http source: requests still in flight after {SHUTDOWN_GRACE:?}, stopping");
             }

@@ -745,7 +745,7 @@ impl Decoder {
                 };
                 event_from_json_bytes(&bytes)
             }
-            None if self.trust => match sonic_rs::from_slice::<Value>(payload) {
+            None if self.trust => match sluice_core::json::parse_value(payload) {
                 Ok(Value::Object(mut obj)) => {
                     let get = |k: &str| obj.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
                     ident = Some((get("@group"), get("@subgroup"), get("@host"), get("@source")));

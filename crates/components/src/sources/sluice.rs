@@ -62,7 +62,10 @@
 //! Counters: `events_in`, `events_out`, `bytes_in` (wire bytes of batches),
 //! `connections`, `refused_connections`, `auth_failures`, `identity_refused`,
 //! `batches`, `acks`, `retry_acks`, `credits_granted`, `oversized_frames`,
-//! `corrupt_batches`, `protocol_errors`, `timeouts`, `tls_handshake_errors`.
+//! `corrupt_batches`, `protocol_errors`, `timeouts`, `tls_handshake_errors`,
+//! `accept_errors`; gauge `open_connections`. A connection beyond
+//! `max_connections` gets a `too_many_connections` error frame; failed
+//! accepts (descriptor limit) are waited out ([`sluice_net::listener`]).
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -88,6 +91,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::secret::{ct_eq, TokenSource};
 use crate::tls::{acceptor, ServerTls};
+use sluice_net::{Incoming, Listener, ListenerCounters};
 
 /// Registry entry.
 pub const SPEC: SourceSpec = SourceSpec {
@@ -305,8 +309,6 @@ struct SluiceSource {
 
 /// Counters shared by every connection.
 struct Counters {
-    connections: Arc<Counter>,
-    refused: Arc<Counter>,
     auth_failures: Arc<Counter>,
     identity_refused: Arc<Counter>,
     batches: Arc<Counter>,
@@ -324,8 +326,6 @@ impl Counters {
     fn new(cx: &SourceContext) -> Self {
         let m = &cx.metrics;
         Self {
-            connections: m.counter("connections"),
-            refused: m.counter("refused_connections"),
             auth_failures: m.counter("auth_failures"),
             identity_refused: m.counter("identity_refused"),
             batches: m.counter("batches"),
@@ -359,37 +359,26 @@ impl Source for SluiceSource {
         let local = listener.local_addr()?;
         tracing::info!(source = %cx.id, address = %local, tls = self.tls.is_some(), "sluice source listening");
         let counters = Arc::new(Counters::new(&cx));
-        let active = Arc::new(AtomicUsize::new(0));
+        let mut listener = Listener::new(listener, &cx.id, self.max_connections, ListenerCounters::of(&cx.metrics));
         let mut tasks = tokio::task::JoinSet::new();
         loop {
             tokio::select! {
                 _ = cx.shutdown.cancelled() => break,
                 Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
-                accepted = listener.accept() => {
-                    let (stream, peer) = match accepted {
-                        Ok(a) => a,
-                        Err(e) => {
-                            cx.metrics.errors.inc();
-                            tracing::warn!(source = %cx.id, error = %e, "accept failed");
-                            tokio::time::sleep(Duration::from_millis(50)).await;
+                incoming = listener.accept() => {
+                    let (stream, peer, guard) = match incoming {
+                        Incoming::Open(stream, peer, guard) => (stream, peer, guard),
+                        Incoming::Refused(stream, _peer) => {
+                            // Counted and logged (throttled) by the listener.
+                            // Plain-text senders learn why; TLS senders see a closed connection.
+                            if self.tls.is_none() {
+                                let reason = format!("the receiver serves at most {} connections", self.max_connections);
+                                tasks.spawn(refuse(stream, Frame::Error { code: ErrorCode::TooManyConnections, reason }));
+                            }
                             continue;
                         }
                     };
-                    counters.connections.inc();
                     let _ = stream.set_nodelay(true);
-                    if active.load(Ordering::SeqCst) >= self.max_connections {
-                        counters.refused.inc();
-                        tracing::warn!(source = %cx.id, %peer, max = self.max_connections, "connection refused: too many connections");
-                        // Plain-text senders learn why; TLS senders see a closed connection.
-                        if self.tls.is_none() {
-                            let mut s = stream;
-                            let f = Frame::Error { code: ErrorCode::TooManyConnections, reason: format!("the receiver serves at most {} connections", self.max_connections) };
-                            let _ = tokio::time::timeout(Duration::from_secs(1), s.write_all(&f.to_bytes())).await;
-                        }
-                        continue;
-                    }
-                    active.fetch_add(1, Ordering::SeqCst);
-                    let guard = ActiveGuard(Arc::clone(&active));
                     let cx = cx.clone();
                     let settings = Arc::clone(&self.settings);
                     let counters = Arc::clone(&counters);
@@ -426,11 +415,9 @@ impl Source for SluiceSource {
     }
 }
 
-struct ActiveGuard(Arc<AtomicUsize>);
-impl Drop for ActiveGuard {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
+/// Tells a sender beyond `max_connections` why, spending at most a second.
+async fn refuse(mut stream: tokio::net::TcpStream, frame: Frame) {
+    let _ = tokio::time::timeout(Duration::from_secs(1), stream.write_all(&frame.to_bytes())).await;
 }
 
 /// Why a connection ends with an error frame.

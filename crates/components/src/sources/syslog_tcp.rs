@@ -1,5 +1,6 @@
 //! `syslog_tcp`: syslog messages over TCP, framed per frame either by newline
-//! or by RFC 6587 octet counting (`LEN SP MSG`, what rsyslog's
+//! (or NUL, which Python's `SysLogHandler` sends and rsyslog accepts) or by
+//! RFC 6587 octet counting (`LEN SP MSG`, what rsyslog's
 //! `TCP_Framing="octet-counted"` and syslog-ng's `syslog()` driver send),
 //! detected per frame by [`sluice_parsers::framing::Decoder`] in auto mode,
 //! and mapped to events as described in [`super::syslog_event`].
@@ -22,7 +23,11 @@
 //! frame without its `\n` is kept as an event; a truncated octet-counted frame
 //! is counted in `framing_errors` and dropped (its length says it is
 //! incomplete). A frame of only whitespace is ignored. Idle or silent
-//! connections cost a task and a small buffer, nothing more.
+//! connections cost a task and no read buffer ([`sluice_net::readbuf`]).
+//! At most `max_connections` are served at once; one more is closed at once
+//! and counted (`refused_connections`); failed accepts (descriptor limit)
+//! are counted (`accept_errors`), logged at most every 10 s and waited out
+//! ([`sluice_net::listener`]).
 //!
 //! TLS: with `tls = { cert = "server.pem", key = "server.key" }` (PEM; the
 //! certificate file may hold the chain) every connection is TLS (rustls with
@@ -34,7 +39,8 @@
 //!
 //! Counters: `events_in`, `events_out`, `events_failed` (parse failures),
 //! `bytes_in`, `errors` (accept/read errors), `oversized_frames`,
-//! `framing_errors`, `connections` (accepted in total), `tls_handshake_errors`.
+//! `framing_errors`, `connections` (accepted in total), `refused_connections`,
+//! `accept_errors`, `tls_handshake_errors`; gauge `open_connections`.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -42,13 +48,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use bytes::Buf as _;
 use serde::Deserialize;
 use sluice_core::component::{BoxError, BuildContext, Source, SourceContext, SourceSpec};
 use sluice_core::config::{parse_table, ByteSize, ConfigError};
 use sluice_core::metrics::Counter;
 use sluice_core::value::Value;
+use sluice_net::{Incoming, Listener, ListenerCounters, ReadBuf};
 use sluice_parsers::framing::Decoder;
-use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::io::AsyncRead;
 use tokio::net::TcpListener;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_rustls::rustls::ServerConfig;
@@ -78,6 +86,13 @@ struct Config {
     timezone: Option<String>,
     /// Serve TLS with this certificate and key.
     tls: Option<TlsKeys>,
+    /// Connections served at once; more are closed at once and counted.
+    #[serde(default = "default_max_connections")]
+    max_connections: usize,
+}
+
+fn default_max_connections() -> usize {
+    super::tcp::DEFAULT_MAX_CONNECTIONS
 }
 
 #[derive(Debug, Deserialize)]
@@ -88,6 +103,9 @@ struct TlsKeys {
     /// PEM private key (PKCS#8, PKCS#1 or SEC1).
     key: PathBuf,
 }
+
+/// Most bytes read at a time while a connection sends a lot.
+const READ_CHUNK: usize = 64 * 1024;
 
 /// How long a TLS handshake may take.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -130,7 +148,16 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
     }
     let opts = DateKeys { year: c.year, timezone: c.timezone }.options(cx)?;
     let tls = c.tls.as_ref().map(|t| load_tls(t, cx)).transpose()?;
-    Ok(Box::new(SyslogTcp { address, max_message: c.max_message_bytes.0 as usize, opts, tls }))
+    if c.max_connections == 0 {
+        return Err(cx.error("max_connections", "must be at least 1"));
+    }
+    Ok(Box::new(SyslogTcp {
+        address,
+        max_message: c.max_message_bytes.0 as usize,
+        opts,
+        tls,
+        max_connections: c.max_connections,
+    }))
 }
 
 struct SyslogTcp {
@@ -138,6 +165,7 @@ struct SyslogTcp {
     max_message: usize,
     opts: sluice_parsers::syslog::Options,
     tls: Option<TlsAcceptor>,
+    max_connections: usize,
 }
 
 /// What every connection of one source shares.
@@ -165,30 +193,24 @@ impl Source for SyslogTcp {
             oversized: cx.metrics.counter("oversized_frames"),
             framing_errors: cx.metrics.counter("framing_errors"),
         });
-        let connections = cx.metrics.counter("connections");
+        let mut listener = Listener::new(listener, &cx.id, self.max_connections, ListenerCounters::of(&cx.metrics));
         let mut tasks = tokio::task::JoinSet::new();
         loop {
             tokio::select! {
                 _ = cx.shutdown.cancelled() => break,
                 Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
-                accepted = listener.accept() => {
-                    let (stream, peer) = match accepted {
-                        Ok(a) => a,
-                        Err(e) => {
-                            // EMFILE and friends: count, back off briefly, keep accepting.
-                            cx.metrics.errors.inc();
-                            tracing::warn!(source = %cx.id, error = %e, "accept failed");
-                            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                            continue;
-                        }
+                incoming = listener.accept() => {
+                    let (stream, peer, guard) = match incoming {
+                        Incoming::Open(stream, peer, guard) => (stream, peer, guard),
+                        Incoming::Refused(..) => continue,
                     };
-                    connections.inc();
                     let _ = stream.set_nodelay(true);
                     let cx = cx.clone();
                     let shared = Arc::clone(&shared);
                     let tls = self.tls.clone();
                     let handshake_errors = Arc::clone(&handshake_errors);
                     tasks.spawn(async move {
+                        let _guard = guard;
                         let peer = peer_value(peer.ip());
                         let result = match tls {
                             None => read_connection(stream, peer, &cx, &shared).await,
@@ -233,15 +255,13 @@ async fn read_connection<S: AsyncRead + Unpin>(
     shared: &Shared,
 ) -> Result<(), BoxError> {
     let mut dec = Decoder::new(shared.max_message);
-    let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
+    let mut rb = ReadBuf::new(READ_CHUNK);
     loop {
-        if buf.capacity() - buf.len() < 16 * 1024 {
-            buf.reserve(64 * 1024);
-        }
         let n = tokio::select! {
             _ = cx.shutdown.cancelled() => 0,
-            r = stream.read_buf(&mut buf) => r?,
+            r = rb.read_from(&mut stream) => r?,
         };
+        let buf = rb.bytes();
         let eof = n == 0;
         cx.metrics.bytes_in.add(n as u64);
         let mut events = Vec::new();
@@ -270,7 +290,7 @@ async fn read_connection<S: AsyncRead + Unpin>(
             }
             pos += consumed;
         }
-        buf.drain(..pos);
+        buf.advance(pos);
         if !events.is_empty() {
             let count = events.len() as u64;
             cx.metrics.events_in.add(count);

@@ -1,6 +1,7 @@
 //! `syslog_udp`: syslog messages (RFC 5424 or RFC 3164, detected per
 //! message), one per datagram, mapped to events as described in
-//! [`super::syslog_event`].
+//! [`super::syslog_event`]. Trailing NUL bytes are removed first (Python's
+//! `logging.handlers.SysLogHandler` ends every datagram with one).
 //!
 //! Why this shape: UDP has no back-pressure, so the only defences against
 //! loss are to receive fast and to know when the kernel dropped. Receiving runs
@@ -311,6 +312,9 @@ impl Worker {
                     self.metrics.bytes_in.add(n as u64);
                     let over = n > self.max_message;
                     let data = &buf[..n.min(self.max_message)];
+                    // Python's SysLogHandler ends each datagram with a NUL.
+                    let end = data.iter().rposition(|b| *b != 0).map_or(0, |i| i + 1);
+                    let data = &data[..end];
                     if !data.iter().all(u8::is_ascii_whitespace) {
                         let ip = peer.ip();
                         if last_ip != Some(ip) {

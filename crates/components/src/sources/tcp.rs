@@ -7,12 +7,19 @@
 //! `_jsonparsefailure`; a line longer than `max_line_bytes` is cut there,
 //! kept with the tag `_oversized`, and the rest of it is skipped.
 //! Both are counted (`events_failed`, `oversized_frames`).
+//!
+//! Connections: at most `max_connections` at once; one more is closed at
+//! once and counted (`refused_connections`). A failed accept (descriptor
+//! limit) is counted (`accept_errors`), logged at most every 10 s, and
+//! waited out ([`sluice_net::listener`]). A quiet connection holds no read
+//! buffer; one that sends a lot reads up to 256 KiB at a time
+//! ([`sluice_net::readbuf`]).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use serde::Deserialize;
 use sluice_core::codec::event_from_json_bytes;
 use sluice_core::component::{BoxError, BuildContext, Closed, Source, SourceContext, SourceSpec};
@@ -20,7 +27,7 @@ use sluice_core::config::{parse_table, ByteSize, ConfigError};
 use sluice_core::event::{no_identity, now_ns, MESSAGE};
 use sluice_core::metrics::{ComponentMetrics, Counter};
 use sluice_core::{Event, Object, Str, Text, Value};
-use tokio::io::AsyncReadExt;
+use sluice_net::{Incoming, Listener, ListenerCounters, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 
 /// Registry entry.
@@ -52,6 +59,9 @@ struct Config {
     /// Longest accepted line; longer lines are cut, tagged `_oversized` and counted.
     #[serde(default = "default_max_line")]
     max_line_bytes: ByteSize,
+    /// Connections served at once; more are closed at once and counted.
+    #[serde(default = "default_max_connections")]
+    max_connections: usize,
 }
 
 fn default_format() -> LineFormat {
@@ -59,6 +69,11 @@ fn default_format() -> LineFormat {
 }
 fn default_max_line() -> ByteSize {
     ByteSize(1 << 20)
+}
+/// Default `max_connections` of the line sources (tcp, syslog_tcp).
+pub const DEFAULT_MAX_CONNECTIONS: usize = 16_384;
+fn default_max_connections() -> usize {
+    DEFAULT_MAX_CONNECTIONS
 }
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, ConfigError> {
@@ -68,13 +83,22 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
     if c.max_line_bytes.0 == 0 {
         return Err(cx.error("max_line_bytes", "must be greater than 0"));
     }
-    Ok(Box::new(Tcp { address, format: c.format, max_line: c.max_line_bytes.0 as usize }))
+    if c.max_connections == 0 {
+        return Err(cx.error("max_connections", "must be at least 1"));
+    }
+    Ok(Box::new(Tcp {
+        address,
+        format: c.format,
+        max_line: c.max_line_bytes.0 as usize,
+        max_connections: c.max_connections,
+    }))
 }
 
 struct Tcp {
     address: SocketAddr,
     format: LineFormat,
     max_line: usize,
+    max_connections: usize,
 }
 
 #[async_trait]
@@ -82,21 +106,23 @@ impl Source for Tcp {
     async fn run(self: Box<Self>, cx: SourceContext) -> Result<(), BoxError> {
         let listener = TcpListener::bind(self.address).await.map_err(|e| format!("bind {}: {e}", self.address))?;
         let local = listener.local_addr()?;
-        tracing::info!(source = %cx.id, address = %local, "tcp source listening");
+        tracing::info!(source = %cx.id, address = %local, max_connections = self.max_connections, "tcp source listening");
+        let mut listener = Listener::new(listener, &cx.id, self.max_connections, ListenerCounters::of(&cx.metrics));
         let source: Arc<str> = Arc::from(format!("tcp:{local}"));
         let decoder = Arc::new(LineDecoder::new(self.format, self.max_line, &cx));
         loop {
             tokio::select! {
                 _ = cx.shutdown.cancelled() => return Ok(()),
-                accepted = listener.accept() => {
-                    let (stream, _peer) = match accepted {
-                        Ok(a) => a,
-                        Err(e) => { cx.metrics.errors.inc(); tracing::warn!(source = %cx.id, error = %e, "accept failed"); continue; }
+                incoming = listener.accept() => {
+                    let (stream, guard) = match incoming {
+                        Incoming::Open(stream, _peer, guard) => (stream, guard),
+                        Incoming::Refused(..) => continue,
                     };
                     let cx = cx.clone();
                     let decoder = Arc::clone(&decoder);
                     let source = Arc::clone(&source);
                     tokio::spawn(async move {
+                        let _guard = guard;
                         if let Err(e) = read_connection(stream, &cx, &decoder, &source).await {
                             cx.metrics.errors.inc();
                             tracing::debug!(source = %cx.id, error = %e, "connection ended with error");
@@ -116,8 +142,8 @@ async fn read_connection(
 ) -> Result<(), BoxError> {
     let _ = stream.set_nodelay(true);
     // Events keep slices of the chunk they were read in (no copy per line);
-    // a chunk is freed when its last event is.
-    let mut buf = BytesMut::with_capacity(READ_CHUNK);
+    // a chunk is freed when its last event is. A quiet connection holds none.
+    let mut buf = ReadBuf::new(READ_CHUNK);
     let mut state = LineState::default();
     // One batch may be on its way into the queue (a persisted queue writes
     // it) while the next is read and decoded: the two overlap on different
@@ -126,12 +152,9 @@ async fn read_connection(
     // Sized from the last read, so the batch is not regrown line by line.
     let mut expect = 64usize;
     let result = loop {
-        if buf.capacity() - buf.len() < READ_CHUNK / 4 {
-            buf.reserve(READ_CHUNK);
-        }
         let n = tokio::select! {
             _ = cx.shutdown.cancelled() => 0,
-            r = stream.read_buf(&mut buf) => match r {
+            r = buf.read_from(&mut stream) => match r {
                 Ok(n) => n,
                 Err(e) => break Err(e.into()),
             },
@@ -139,11 +162,11 @@ async fn read_connection(
         let eof = n == 0;
         cx.metrics.bytes_in.add(n as u64);
         let mut events = Vec::with_capacity(expect);
-        let chunk = buf.split().freeze();
+        let chunk = buf.bytes().split().freeze();
         let consumed = decoder.decode(&chunk, eof, &mut state, &mut events, source);
         expect = (events.len() + events.len() / 8).clamp(64, 8192);
         // The incomplete last line waits for the next read.
-        buf.extend_from_slice(&chunk[consumed..]);
+        buf.bytes().extend_from_slice(&chunk[consumed..]);
         if !events.is_empty() {
             if let Err(e) = finish(in_flight.take()).await {
                 break Err(e);
@@ -178,7 +201,8 @@ async fn finish(pending: Option<tokio::task::JoinHandle<Result<(), Closed>>>) ->
     }
 }
 
-/// Bytes read at a time (and the size of the buffers events slice).
+/// Most bytes read at a time (and the size of the buffers events slice)
+/// while a connection sends a lot.
 const READ_CHUNK: usize = 256 * 1024;
 
 /// Carry-over between reads: whether we are skipping the tail of an oversized line.

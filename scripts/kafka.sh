@@ -151,7 +151,10 @@ stop() {
 
 case "$ACTION" in
   install) install ;;
-  start) start ;;
+  start)
+    # Tests of several binaries may ask at the same moment: one starts the
+    # broker, the others wait for it and find it running.
+    mkdir -p "$D"; exec 9>"$D/start.lock"; flock 9; start ;;
   stop) stop ;;
   status) if running; then echo "running pid $(cat "$PIDF") on 127.0.0.1:$PORT"; else echo "stopped"; exit 1; fi ;;
   topics) java -Dlog4j2.configurationFile="$D/log4j2.properties" -cp "$K/lib/*" \

@@ -149,7 +149,10 @@ stop() {
 
 case "$ACTION" in
   install) install ;;
-  start) start ;;
+  start)
+    # Tests of several binaries may ask at the same moment: one starts the
+    # node, the others wait for it and find it running.
+    mkdir -p "$D"; exec 9>"$D/start.lock"; flock 9; start ;;
   stop) stop ;;
   status) if running; then echo "running pid $(cat "$PIDF") on $URL"; else echo "stopped"; exit 1; fi ;;
   url) echo "$URL" ;;

@@ -128,7 +128,7 @@ start() {
   : > "$D/kafka.log"
   nohup java -Xms256m -Xmx"$HEAP" -XX:+UseG1GC -Djava.awt.headless=true \
     -Dlog4j2.configurationFile="$D/log4j2.properties" -cp "$K/lib/*" \
-    kafka.Kafka "$D/server.properties" > "$D/kafka.log" 2>&1 < /dev/null &
+    kafka.Kafka "$D/server.properties" > "$D/kafka.log" 2>&1 < /dev/null 9>&- &
   echo $! > "$PIDF"
   for _ in $(seq 1 240); do
     if grep -q 'Kafka Server started' "$D/kafka.log" && port_open "$PORT"; then
@@ -153,7 +153,8 @@ case "$ACTION" in
   install) install ;;
   start)
     # Tests of several binaries may ask at the same moment: one starts the
-    # broker, the others wait for it and find it running.
+    # broker, the others wait for it and find it running (the broker itself
+    # must not inherit the lock: 9>&- where it is launched).
     mkdir -p "$D"; exec 9>"$D/start.lock"; flock 9; start ;;
   stop) stop ;;
   status) if running; then echo "running pid $(cat "$PIDF") on 127.0.0.1:$PORT"; else echo "stopped"; exit 1; fi ;;

@@ -122,7 +122,7 @@ start() {
   # The whole subshell is redirected: nothing may keep the caller's stdout open.
   (cd "$HOME_DIR" && OPENSEARCH_PATH_CONF="$D/config" OPENSEARCH_JAVA_HOME="$jh" \
      OPENSEARCH_JAVA_OPTS="-Xms$HEAP -Xmx$HEAP" \
-     exec nohup "${wrap[@]}" ./bin/opensearch -p "$PIDF") > "$D/stdout.log" 2>&1 < /dev/null &
+     exec nohup "${wrap[@]}" ./bin/opensearch -p "$PIDF") > "$D/stdout.log" 2>&1 < /dev/null 9>&- &
   for _ in $(seq 1 360); do
     if curl -sf -m 2 "$URL/_cluster/health?wait_for_status=yellow&timeout=1s" >/dev/null 2>&1; then
       # One node: new indices get 0 replicas so they turn green (a yml entry is
@@ -151,7 +151,8 @@ case "$ACTION" in
   install) install ;;
   start)
     # Tests of several binaries may ask at the same moment: one starts the
-    # node, the others wait for it and find it running.
+    # node, the others wait for it and find it running (the node itself must
+    # not inherit the lock: 9>&- where it is launched).
     mkdir -p "$D"; exec 9>"$D/start.lock"; flock 9; start ;;
   stop) stop ;;
   status) if running; then echo "running pid $(cat "$PIDF") on $URL"; else echo "stopped"; exit 1; fi ;;

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use sluice_core::{AckToken, Delivery, Event, Identity, Object, Value};
 use sluice_query::api::{Aggregate, Search};
-use sluice_query::{Aggregation, AggregationResult, Principal, Query, SourcePattern, TimeRange};
+use sluice_query::{Aggregation, AggregationResult, Order, Principal, Query, SourcePattern, TimeRange};
 use sluice_store::{PartitionSpan, Store, StoreError, StoreOptions};
 
 const HOUR: i64 = 3_600_000_000_000;
@@ -29,7 +29,14 @@ fn all() -> Principal {
 }
 
 fn total(store: &Store) -> u64 {
-    let s = Search { query: Query::All, range: TimeRange::default(), size: 1, search_after: None, fields: None };
+    let s = Search {
+        query: Query::All,
+        range: TimeRange::default(),
+        size: 1,
+        search_after: None,
+        fields: None,
+        order: Order::Newest,
+    };
     store.search_sync(&all(), &s).unwrap().total
 }
 
@@ -58,7 +65,14 @@ fn reopen_keeps_data_and_seq_continues() {
     assert_eq!(store.next_seq(), 101);
     store.append(&[ev(BASE + 5 * 86_400_000_000_000, 1, 0)], &mut None).unwrap();
     store.commit().unwrap();
-    let s = Search { query: Query::All, range: TimeRange::default(), size: 1, search_after: None, fields: None };
+    let s = Search {
+        query: Query::All,
+        range: TimeRange::default(),
+        size: 1,
+        search_after: None,
+        fields: None,
+        order: Order::Newest,
+    };
     let page = store.search_sync(&all(), &s).unwrap();
     assert_eq!(page.hits[0].id, "101");
     assert_eq!(store.partitions().len(), 2);

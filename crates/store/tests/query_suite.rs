@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use sluice_core::{Event, Identity, Object, Value};
 use sluice_query::api::{Aggregate, Search};
-use sluice_query::{Aggregation, AggregationResult, Bound, Literal, Principal, Query, SourcePattern, TimeRange};
+use sluice_query::{Aggregation, AggregationResult, Bound, Literal, Order, Principal, Query, SourcePattern, TimeRange};
 use sluice_store::{Store, StoreOptions};
 
 const BASE: i64 = 1_700_000_000_000_000_000; // 2023-11-14T22:13:20Z
@@ -81,7 +81,7 @@ fn all() -> Principal {
 }
 
 fn search(q: Query, size: usize) -> Search {
-    Search { query: q, range: TimeRange::default(), size, search_after: None, fields: None }
+    Search { query: q, range: TimeRange::default(), size, search_after: None, fields: None, order: Order::Newest }
 }
 
 fn count(store: &Store, p: &Principal, q: Query) -> u64 {
@@ -212,6 +212,7 @@ fn loghub_query_counts_match_independent_counts() {
         size: 10,
         search_after: None,
         fields: None,
+        order: Default::default(),
     };
     assert_eq!(store.search_sync(&p, &s).unwrap().total, 300);
 }

@@ -52,6 +52,14 @@ struct Config {
     /// one-core machine).
     #[serde(default)]
     writer_threads: Option<usize>,
+    /// Memory of the search result cache (per-segment results of searches
+    /// and aggregations over committed segments; default 64MiB; 0 turns it
+    /// off).
+    #[serde(default)]
+    result_cache_bytes: Option<ByteSize>,
+    /// Entries of the search result cache, at most (default 10000; 0 turns it off).
+    #[serde(default)]
+    result_cache_entries: Option<usize>,
 }
 
 fn default_partition() -> String {
@@ -77,6 +85,10 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
         commit_interval: c.commit_interval.0,
         commit_events: c.commit_events,
         writer_threads: c.writer_threads.unwrap_or(defaults.writer_threads),
+        result_cache_bytes: c
+            .result_cache_bytes
+            .map_or(defaults.result_cache_bytes, |b| usize::try_from(b.0).unwrap_or(usize::MAX)),
+        result_cache_entries: c.result_cache_entries.unwrap_or(defaults.result_cache_entries),
         ..defaults
     };
     if let Err(e) = opts.validate() {
@@ -154,6 +166,7 @@ mod tests {
             size: 5,
             search_after: None,
             fields: None,
+            order: Default::default(),
         };
         let r = store.search_sync(&Principal::new("t", vec![SourcePattern::all()]), &s).unwrap();
         assert_eq!(r.total, 10);

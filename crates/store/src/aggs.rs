@@ -14,10 +14,10 @@ use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::columnar::Column;
 use tantivy::{DocId, Score, SegmentOrdinal, SegmentReader};
 
-use crate::cache::{SegmentHistogram, Value, What};
-use crate::collect::{StatsCollector, StatsSegment};
+use crate::cache::{SegmentHistogram, SegmentHits, Value, What};
+use crate::collect::{MinMax, StatsAcc, StatsCollector, StatsSegment};
 use crate::schema::names;
-use crate::terms::{TermCountsCollector, TermCountsSegment};
+use crate::terms::{TermCounts, TermCountsCollector, TermCountsSegment};
 
 /// Computes the [`What`]s listed, over `_ts` in `[lo, hi]` (the request's
 /// range; histogram arrays cover the part of it a segment spans).
@@ -141,5 +141,56 @@ impl SegmentCollector for FusedSegment {
                 Part::Stats(s) => Value::Stats(s.harvest()),
             })
             .collect()
+    }
+}
+
+/// The result of `what` over the union of the segments `values` come from
+/// (all results of `what`); the empty result when there are none.
+pub fn combine(what: &What, values: impl IntoIterator<Item = Value>) -> Value {
+    let mut count = 0u64;
+    let mut mm: MinMax = (0, i64::MAX, i64::MIN);
+    let mut hists: Vec<std::sync::Arc<SegmentHistogram>> = Vec::new();
+    let mut terms: Vec<std::sync::Arc<TermCounts>> = Vec::new();
+    let mut stats = StatsAcc::empty();
+    let mut top: Option<SegmentHits> = None;
+    for v in values {
+        match v {
+            Value::Count(n) => count += n,
+            Value::MinMax((c, lo, hi)) => mm = (mm.0 + c, mm.1.min(lo), mm.2.max(hi)),
+            Value::Histogram(h) => hists.push(h),
+            Value::Terms(t) => terms.push(t),
+            Value::Stats(s) => stats.merge(&s),
+            Value::Top(t) => top = Some(t),
+        }
+    }
+    match what {
+        What::Count => Value::Count(count),
+        What::MinMax => Value::MinMax(mm),
+        What::Histogram(_) => {
+            if hists.len() == 1 {
+                return Value::Histogram(hists.swap_remove(0));
+            }
+            let (Some(first), Some(end)) = (
+                hists.iter().filter(|h| !h.counts.is_empty()).map(|h| h.first).min(),
+                hists.iter().map(|h| h.first + h.counts.len() as i64).max(),
+            ) else {
+                return Value::Histogram(Default::default());
+            };
+            let mut counts = vec![0u64; (end - first) as usize];
+            for h in &hists {
+                for (j, c) in h.counts.iter().enumerate() {
+                    counts[(h.first - first) as usize + j] += c;
+                }
+            }
+            Value::Histogram(std::sync::Arc::new(SegmentHistogram { first, counts }))
+        }
+        What::Terms(_) => {
+            if terms.len() == 1 {
+                return Value::Terms(terms.swap_remove(0));
+            }
+            Value::Terms(std::sync::Arc::new(TermCounts::merge(terms.iter().map(|t| &**t))))
+        }
+        What::Stats(_) => Value::Stats(stats),
+        What::Top { .. } => Value::Top(top.unwrap_or_default()),
     }
 }

@@ -11,7 +11,10 @@
 //! - the segment's id (a new commit adds a segment with a new id; a merge
 //!   replaces segments by one with a new id; so new data is never answered
 //!   from the cache, and the entries of merged-away segments simply stop
-//!   being asked for and age out),
+//!   being asked for and age out) — or, for an aggregation's results merged
+//!   over all the segments wholly inside its range, the sorted set of their
+//!   ids (the same request again costs one lookup; a new segment changes
+//!   the set, and the request falls back to the per-segment entries),
 //! - the *scope*: the query and the principal's source patterns (the
 //!   principal filter is part of what was computed, so a result is only
 //!   ever reused for a principal allowed to read exactly the same events),
@@ -57,29 +60,32 @@ pub enum What {
     Top { k: usize, after: Option<SortKey>, oldest: bool },
 }
 
-/// Key of one cached segment result.
+/// A segment as a key names it: its id and its number of deleted
+/// documents (always 0 today: the store deletes no single event).
+pub type SegmentVersion = (SegmentId, u32);
+
+/// Key of one cached result: of one segment, or merged over a set of
+/// segments (sorted).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Key {
-    segment: SegmentId,
-    deleted: u32,
+    segments: Arc<[SegmentVersion]>,
     scope: Arc<str>,
     what: What,
 }
 
 impl Hash for Key {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        self.segment.hash(state);
-        self.deleted.hash(state);
+        self.segments.hash(state);
         self.scope.hash(state);
         self.what.hash(state);
     }
 }
 
 impl Key {
-    /// The key of `what` over the segment `segment` (with `deleted` deleted
-    /// documents) for the scope `scope` (see [`scope`]).
-    pub fn new(segment: SegmentId, deleted: u32, scope: Arc<str>, what: What) -> Self {
-        Self { segment, deleted, scope, what }
+    /// The key of `what` over `segments` (one, or a sorted set whose results
+    /// were merged) for the scope `scope` (see [`scope`]).
+    pub fn new(segments: Arc<[SegmentVersion]>, scope: Arc<str>, what: What) -> Self {
+        Self { segments, scope, what }
     }
 }
 
@@ -130,6 +136,7 @@ impl Value {
         };
         // The entry itself, the LRU's links and the key (the scope string is shared).
         own + 160
+            + key.segments.len() * 20
             + match &key.what {
                 What::Terms(c) | What::Stats(c) => c.len(),
                 _ => 0,
@@ -231,7 +238,7 @@ mod tests {
     use super::*;
 
     fn key(i: u32, what: What) -> Key {
-        Key::new(SegmentId::generate_random(), i, Arc::from("scope"), what)
+        Key::new(Arc::from([(SegmentId::generate_random(), i)]), Arc::from("scope"), what)
     }
 
     #[test]
@@ -260,7 +267,7 @@ mod tests {
         }
         let (n, bytes) = c.usage();
         assert!(bytes <= 8000, "{bytes}");
-        assert_eq!(n, 8000 / (80 + 160));
+        assert_eq!(n, 8000 / (80 + 160 + 20));
         // Too large for the budget: not kept.
         c.put(key(7, What::Count), Value::Histogram(Arc::new(SegmentHistogram { first: 0, counts: vec![1; 200] })));
         assert_eq!(c.usage().0, n);

@@ -25,7 +25,7 @@ use tantivy::collector::Collector;
 use tantivy::query::{EnableScoring, Weight};
 use tantivy::{Searcher, SegmentReader};
 
-use crate::cache::{scope, Key, ResultCache, SegmentHits, Value, What};
+use crate::cache::{scope, Key, ResultCache, SegmentHits, SegmentVersion, Value, What};
 use crate::collect::{rank, SortKey, TopCollector};
 use crate::schema::names;
 use crate::store::Store;
@@ -157,7 +157,7 @@ impl<'c> Plan<'c> {
 
     fn key(&self, s: &Seg, what: What) -> Key {
         let reader = self.reader(s);
-        Key::new(reader.segment_id(), reader.num_deleted_docs(), Arc::clone(&self.scope), what)
+        Key::new(Arc::from([(reader.segment_id(), reader.num_deleted_docs())]), Arc::clone(&self.scope), what)
     }
 
     /// The cached result of `what` over `s` (segments wholly inside the
@@ -178,6 +178,36 @@ impl<'c> Plan<'c> {
         if s.whole && !(what == What::Count && self.everything) {
             self.cache.put(self.key(s, what), value);
         }
+    }
+
+    /// The segments wholly inside the range as a sorted set, the key of
+    /// results merged over all of them; `None` for fewer than two (a
+    /// segment's own entry serves then).
+    pub fn whole_set(&self) -> Option<Arc<[SegmentVersion]>> {
+        let mut set: Vec<SegmentVersion> = self
+            .segs
+            .iter()
+            .filter(|s| s.whole)
+            .map(|s| {
+                let r = self.reader(s);
+                (r.segment_id(), r.num_deleted_docs())
+            })
+            .collect();
+        if set.len() < 2 {
+            return None;
+        }
+        set.sort_unstable();
+        Some(Arc::from(set))
+    }
+
+    /// The cached result of `what` merged over the segment set `set`.
+    pub fn cached_set(&self, set: &Arc<[SegmentVersion]>, what: &What) -> Option<Value> {
+        self.cache.get(&Key::new(Arc::clone(set), Arc::clone(&self.scope), what.clone()))
+    }
+
+    /// Keeps the result of `what` merged over the segment set `set`.
+    pub fn keep_set(&self, set: &Arc<[SegmentVersion]>, what: What, value: Value) {
+        self.cache.put(Key::new(Arc::clone(set), Arc::clone(&self.scope), what), value);
     }
 
     /// Runs `collector` over the segment with the right query.

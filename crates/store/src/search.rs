@@ -23,13 +23,12 @@ use tantivy::schema::Value as _;
 use tantivy::{DocAddress, Searcher, TantivyDocument};
 use tracing::info_span;
 
-use crate::aggs::Fused;
+use crate::aggs::{combine, Fused};
 use crate::cache::{Value, What};
-use crate::collect::{rank, MinMax, SortKey, StatsAcc, TermKey};
+use crate::collect::{rank, SortKey, StatsAcc, TermKey};
 use crate::plan::{internal, Plan, Seg};
 use crate::schema::names;
 use crate::store::Store;
-use crate::terms::TermCounts;
 
 /// Round intervals an automatic histogram chooses from, milliseconds.
 pub const AUTO_INTERVALS_MS: &[i64] = &[
@@ -302,6 +301,9 @@ impl Prepared {
 /// The values of `needs` over segment `s`: from the cache where it has
 /// them, the rest in one pass, kept for next time.
 fn segment_values(plan: &Plan<'_>, s: &Seg, needs: &[What], lo: i64, hi: i64) -> Result<Vec<Value>, BackendError> {
+    if needs == [What::Count] {
+        return Ok(vec![Value::Count(plan.count(s)?)]);
+    }
     let mut out: Vec<Option<Value>> = needs.iter().map(|w| plan.cached(s, w)).collect();
     let missing: Vec<What> = needs.iter().zip(&out).filter(|(_, v)| v.is_none()).map(|(w, _)| w.clone()).collect();
     if !missing.is_empty() {
@@ -315,6 +317,45 @@ fn segment_values(plan: &Plan<'_>, s: &Seg, needs: &[What], lo: i64, hi: i64) ->
         }
     }
     out.into_iter().map(|v| v.ok_or_else(|| internal("segment result missing"))).collect()
+}
+
+/// The values of `needs` over every segment of the plan, `_ts` in
+/// `[lo, hi]`. The results merged over the segments wholly inside the range
+/// come from the cache as one entry when the set of those segments is the
+/// one they were kept for (else per segment, and the merge is kept); the
+/// segments across a bound are always read.
+fn gather(plan: &Plan<'_>, needs: &[What], lo: i64, hi: i64) -> Result<Vec<Value>, BackendError> {
+    let set = plan.whole_set();
+    let merged: Vec<Option<Value>> =
+        needs.iter().map(|w| set.as_ref().and_then(|set| plan.cached_set(set, w))).collect();
+    let mut whole: Vec<Vec<Value>> = vec![Vec::new(); needs.len()];
+    let mut partial: Vec<Vec<Value>> = vec![Vec::new(); needs.len()];
+    for s in plan.segments() {
+        let idx: Vec<usize> = (0..needs.len()).filter(|&i| !(s.whole && merged[i].is_some())).collect();
+        if idx.is_empty() {
+            continue;
+        }
+        let want: Vec<What> = idx.iter().map(|&i| needs[i].clone()).collect();
+        for (i, v) in idx.into_iter().zip(segment_values(plan, s, &want, lo, hi)?) {
+            let into = if s.whole { &mut whole } else { &mut partial };
+            into[i].push(v);
+        }
+    }
+    let mut out = Vec::with_capacity(needs.len());
+    for (i, (w, m)) in needs.iter().zip(merged).enumerate() {
+        let inside = match m {
+            Some(v) => v,
+            None => {
+                let v = combine(w, std::mem::take(&mut whole[i]));
+                if let Some(set) = &set {
+                    plan.keep_set(set, w.clone(), v.clone());
+                }
+                v
+            }
+        };
+        out.push(combine(w, std::iter::once(inside).chain(std::mem::take(&mut partial[i]))));
+    }
+    Ok(out)
 }
 
 impl Store {
@@ -384,15 +425,11 @@ impl Store {
         let mut extent: Option<(i64, i64)> = None;
         let needs_hist = agg.aggs.values().any(|a| matches!(a, Aggregation::DateHistogram { .. }));
         if needs_hist && (from.is_none() || to.is_none()) {
-            let mut mm: MinMax = (0, i64::MAX, i64::MIN);
-            for s in plan.segments() {
-                if let [Value::MinMax((c, l, h))] = segment_values(&plan, s, &[What::MinMax], lo, hi)?[..] {
-                    mm = (mm.0 + c, mm.1.min(l), mm.2.max(h));
+            if let [Value::MinMax((c, l, h))] = gather(&plan, &[What::MinMax], lo, hi)?[..] {
+                total = Some(c);
+                if c > 0 {
+                    extent = Some((from.unwrap_or(l), to.unwrap_or(h.saturating_add(1))));
                 }
-            }
-            total = Some(mm.0);
-            if mm.0 > 0 {
-                extent = Some((from.unwrap_or(mm.1), to.unwrap_or(mm.2.saturating_add(1))));
             }
         } else if let (Some(f), Some(t)) = (from, to) {
             extent = Some((f, t));
@@ -413,65 +450,37 @@ impl Store {
                 needs.push(w);
             }
         }
-        let count_needed = total.is_none();
-        if count_needed {
+        if total.is_none() {
             needs.push(What::Count);
         }
-        let mut per_segment = Vec::with_capacity(plan.segments().len());
-        let mut counted = 0u64;
-        for s in plan.segments() {
-            let values = if needs == [What::Count] {
-                vec![Value::Count(plan.count(s)?)]
-            } else {
-                segment_values(&plan, s, &needs, lo, hi)?
-            };
-            if let (true, Some(Value::Count(c))) = (count_needed, values.last()) {
-                counted += c;
-            }
-            per_segment.push(values);
-        }
-        let total = total.unwrap_or(counted);
-        let value_of = |w: &What, seg: &[Value]| needs.iter().position(|n| n == w).and_then(|i| seg.get(i).cloned());
+        let values = gather(&plan, &needs, lo, hi)?;
+        let value_of = |w: &What| needs.iter().position(|n| n == w).and_then(|i| values.get(i));
+        let total = match (total, value_of(&What::Count)) {
+            (Some(t), _) => t,
+            (None, Some(Value::Count(c))) => *c,
+            _ => return Err(internal("count missing")),
+        };
         let mut out = BTreeMap::new();
         for ((name, _), p) in agg.aggs.iter().zip(&prepared) {
-            let w = p.what();
-            let r = match p {
-                Prepared::Histogram(layout) => {
+            let v = p.what().as_ref().and_then(value_of);
+            let r = match (p, v) {
+                (Prepared::Histogram(layout), v) => {
                     let mut counts = vec![0u64; layout.buckets];
-                    if let Some(w) = &w {
+                    if let Some(Value::Histogram(h)) = v {
                         let first = layout.origin_ns.div_euclid(layout.interval_ns());
                         let last = counts.len() as i64 - 1;
-                        for seg in &per_segment {
-                            if let Some(Value::Histogram(h)) = value_of(w, seg) {
-                                for (j, c) in h.counts.iter().enumerate().filter(|(_, c)| **c > 0) {
-                                    let i = (h.first + j as i64 - first).clamp(0, last) as usize;
-                                    counts[i] += c;
-                                }
-                            }
+                        for (j, c) in h.counts.iter().enumerate().filter(|(_, c)| **c > 0) {
+                            counts[(h.first + j as i64 - first).clamp(0, last) as usize] += c;
                         }
                     }
                     histogram_result(layout, counts)
                 }
-                Prepared::Terms(_, size) => {
-                    let parts: Vec<Arc<TermCounts>> = per_segment
-                        .iter()
-                        .filter_map(|seg| match w.as_ref().and_then(|w| value_of(w, seg)) {
-                            Some(Value::Terms(t)) => Some(t),
-                            _ => None,
-                        })
-                        .collect();
-                    let (top, other) = TermCounts::merge(parts.iter().map(|t| &**t)).top(*size);
+                (Prepared::Terms(_, size), Some(Value::Terms(t))) => {
+                    let (top, other) = t.top(*size);
                     terms_result(top, other)
                 }
-                Prepared::Stats(_) => {
-                    let mut acc = StatsAcc::empty();
-                    for seg in &per_segment {
-                        if let Some(Value::Stats(s)) = w.as_ref().and_then(|w| value_of(w, seg)) {
-                            acc.merge(&s);
-                        }
-                    }
-                    stats_result(&acc)
-                }
+                (Prepared::Stats(_), Some(Value::Stats(acc))) => stats_result(acc),
+                _ => return Err(internal("aggregation result missing")),
             };
             out.insert(name.clone(), r);
         }

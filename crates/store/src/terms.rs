@@ -4,9 +4,11 @@
 //! were counted in one sorted walk of the dictionary
 //! ([`tantivy::columnar::Dictionary::sorted_ords_to_term_cb`]: each
 //! dictionary block is decoded once, not once per value). A segment's
-//! result is its terms in dictionary (byte) order with their counts, so the
-//! segments merge by a k-way merge on the term bytes; numbers and booleans
-//! (a dynamic field can hold several types) are counted by value.
+//! result is its counted strings in one buffer with their counts; segments
+//! merge through one hash map over those bytes (a k-way merge on the
+//! sorted strings was measured 5× slower: string compares on every heap
+//! step); numbers and booleans (a dynamic field can hold several types)
+//! are counted by value.
 //!
 //! Counts are exact; the order of the output — count descending, then value
 //! ascending (strings before numbers before booleans, numbers by their f64
@@ -14,8 +16,8 @@
 //! ([`crate::collect::TermsCollector`], kept for the tests), which looked
 //! each counted ordinal up one at a time.
 
-use std::cmp::{Ordering, Reverse};
-use std::collections::{BinaryHeap, HashMap};
+use std::cmp::Ordering;
+use std::collections::HashMap;
 
 use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::columnar::{Cardinality, Column, DynamicColumn, NumericalType, StrColumn};
@@ -23,16 +25,17 @@ use tantivy::{DocId, Score, SegmentOrdinal, SegmentReader};
 
 use crate::collect::TermKey;
 
-/// Counted terms of one segment, or of several merged.
+/// Counted terms of one segment, or of several merged: each distinct value
+/// once, in no particular order.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TermCounts {
-    /// The strings, concatenated, in byte order.
+    /// The strings, concatenated.
     bytes: Vec<u8>,
     /// End of each string in `bytes`.
     ends: Vec<u32>,
     /// Events per string.
     counts: Vec<u64>,
-    /// (f64 bits, events), sorted by bits.
+    /// (f64 bits, events).
     nums: Vec<(u64, u64)>,
     /// Events with `false`, with `true`.
     bools: [u64; 2],
@@ -73,50 +76,39 @@ impl TermCounts {
         self.bytes.capacity() + self.ends.capacity() * 4 + self.counts.capacity() * 8 + self.nums.capacity() * 16
     }
 
-    /// Merges several results: strings by a k-way merge on their bytes,
-    /// numbers by value.
+    /// Merges several results, summing the counts of equal values (the
+    /// strings through one hash map borrowing their bytes).
     pub fn merge<'a>(parts: impl IntoIterator<Item = &'a TermCounts>) -> TermCounts {
         let parts: Vec<&TermCounts> = parts.into_iter().filter(|p| !p.is_empty()).collect();
-        let mut out = TermCounts::default();
         match parts.len() {
-            0 => return out,
+            0 => return TermCounts::default(),
             1 => return parts[0].clone(),
             _ => {}
         }
-        out.bytes.reserve(parts.iter().map(|p| p.bytes.len()).max().unwrap_or(0));
-        // (Reverse(string), part, index): the heap pops the smallest string first.
-        let mut heap: BinaryHeap<(Reverse<&[u8]>, usize, usize)> = BinaryHeap::with_capacity(parts.len());
-        for (p, part) in parts.iter().enumerate() {
-            if !part.counts.is_empty() {
-                heap.push((Reverse(part.str_at(0)), p, 0));
-            }
-        }
-        while let Some((Reverse(s), p, i)) = heap.pop() {
-            let n = parts[p].counts[i];
-            let same = out.ends.len().checked_sub(1).is_some_and(|last| out.str_at(last) == s);
-            if same {
-                if let Some(c) = out.counts.last_mut() {
-                    *c += n;
-                }
-            } else {
-                out.push_str(s, n);
-            }
-            if i + 1 < parts[p].counts.len() {
-                heap.push((Reverse(parts[p].str_at(i + 1)), p, i + 1));
-            }
-        }
-        let mut nums: Vec<(u64, u64)> = parts.iter().flat_map(|p| p.nums.iter().copied()).collect();
-        nums.sort_unstable_by_key(|&(bits, _)| bits);
-        for (bits, n) in nums {
-            match out.nums.last_mut() {
-                Some(last) if last.0 == bits => last.1 += n,
-                _ => out.nums.push((bits, n)),
-            }
-        }
+        let distinct = parts.iter().map(|p| p.counts.len()).max().unwrap_or(0);
+        let mut strs: HashMap<&[u8], u64, foldhash::fast::RandomState> =
+            HashMap::with_capacity_and_hasher(distinct * 2, Default::default());
         for p in &parts {
+            for (i, &n) in p.counts.iter().enumerate() {
+                *strs.entry(p.str_at(i)).or_default() += n;
+            }
+        }
+        let mut nums: HashMap<u64, u64, foldhash::fast::RandomState> = HashMap::default();
+        let mut out = TermCounts::default();
+        for p in &parts {
+            for &(bits, n) in &p.nums {
+                *nums.entry(bits).or_default() += n;
+            }
             out.bools[0] += p.bools[0];
             out.bools[1] += p.bools[1];
         }
+        out.bytes.reserve(strs.keys().map(|k| k.len()).sum());
+        out.ends.reserve(strs.len());
+        out.counts.reserve(strs.len());
+        for (s, n) in strs {
+            out.push_str(s, n);
+        }
+        out.nums = nums.into_iter().collect();
         out
     }
 
@@ -329,11 +321,31 @@ mod tests {
     }
 
     #[test]
-    fn merge_sums_equal_strings_and_keeps_byte_order() {
-        let a = of(&[("a", 1), ("c", 2), ("é", 1)]);
-        let b = of(&[("b", 5), ("c", 3)]);
-        let m = TermCounts::merge([&a, &b]);
-        assert_eq!(m, of(&[("a", 1), ("b", 5), ("c", 5), ("é", 1)]));
+    fn merge_sums_equal_values() {
+        let mut a = of(&[("a", 1), ("c", 2), ("é", 1)]);
+        a.nums = vec![(1f64.to_bits(), 2)];
+        a.bools = [1, 0];
+        let mut b = of(&[("b", 5), ("c", 3)]);
+        b.nums = vec![(1f64.to_bits(), 1), (2f64.to_bits(), 1)];
+        b.bools = [1, 4];
+        let m = TermCounts::merge([&a, &b, &TermCounts::default()]);
+        let s = |v: &str| TermKey::Str(v.into());
+        let (all, other) = m.top(100);
+        assert_eq!(
+            all,
+            vec![
+                (s("b"), 5),
+                (s("c"), 5),
+                (TermKey::Bool(true), 4),
+                (TermKey::Num(1f64.to_bits()), 3),
+                (TermKey::Bool(false), 2),
+                (s("a"), 1),
+                (s("é"), 1),
+                (TermKey::Num(2f64.to_bits()), 1),
+            ]
+        );
+        assert_eq!(other, 0);
+        assert_eq!(m.len(), 8);
     }
 
     #[test]

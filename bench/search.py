@@ -216,6 +216,14 @@ class Client:
         return json.loads(raw) if raw else None
 
 
+def timed(system, q, path, body):
+    """(seconds, raw body) of query `q` POSTed to `path` of `system`."""
+    status, raw, dt = system.client.request("POST", path, body)
+    if status != 200:
+        raise RuntimeError(f"{system.name} {q[0]}: HTTP {status}: {raw[:300]!r}")
+    return dt, raw
+
+
 # ---------------------------------------------------------------- sluice
 
 def sluice_config(data, store, api, cache):
@@ -282,11 +290,7 @@ class Sluice:
         self.log.close()
 
     def query(self, q):
-        _, endpoint, body, _ = q
-        status, raw, dt = self.client.request("POST", f"/api/v1/{endpoint}", body)
-        if status != 200:
-            raise RuntimeError(f"{self.name} {q[0]}: HTTP {status}: {raw[:300]!r}")
-        return dt, raw
+        return timed(self, q, f"/api/v1/{q[1]}", q[2])
 
     @staticmethod
     def normalise(q, raw):
@@ -343,11 +347,7 @@ class OpenSearch:
         self.param = "true" if cache else "false"
 
     def query(self, q):
-        body = q[3]
-        status, raw, dt = self.client.request("POST", f"/{INDEX}/_search?request_cache={self.param}", body)
-        if status != 200:
-            raise RuntimeError(f"{self.name} {q[0]}: HTTP {status}: {raw[:300]!r}")
-        return dt, raw
+        return timed(self, q, f"/{INDEX}/_search?request_cache={self.param}", q[3])
 
     @staticmethod
     def normalise(q, raw):

@@ -128,6 +128,7 @@ pub async fn dashboard_data(
                     size: p.size.unwrap_or(50),
                     search_after: None,
                     fields: p.fields.clone(),
+                    order: Default::default(),
                 };
                 match r.parse(now) {
                     Ok(q) => match backend.search(&principal, &q).await {

@@ -12,9 +12,11 @@
 //!   `docs/specs/ui-api.md`). Every search then runs as the user's principal.
 //! - `GET /api/v1/openapi.json`: an OpenAPI 3.1 description of all of it.
 //! - `GET /_node/stats`: JSON shaped after Logstash's node stats API —
-//!   process (RSS, CPU, threads, open files), and per pipeline its events
+//!   process (RSS, CPU, threads, open files), per pipeline its events
 //!   in/out/filtered with 1m/5m/15m rates, queue depth, batch latency
-//!   percentiles and every component's counters.
+//!   percentiles and every component's counters, and under `search` the
+//!   search backend's counters (`SearchBackend::counters`: the store's
+//!   commits, result cache hits and misses…).
 //! - `GET /metrics`: the same counters in Prometheus text format.
 //! - The web UI, embedded at build time ([`ui`]): its files, and
 //!   `index.html` for browser navigations to client routes.
@@ -318,6 +320,10 @@ pub fn stats_json(s: &ApiState) -> Value {
             }),
         );
     }
+    // The search backend's own counters (the store's commits, result cache
+    // hits and misses…), under their Prometheus names.
+    let search: serde_json::Map<String, Value> =
+        backend_counters(s).into_iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
     json!({
         "name": s.name,
         "version": env!("CARGO_PKG_VERSION"),
@@ -331,7 +337,12 @@ pub fn stats_json(s: &ApiState) -> Value {
             "open_connections": s.listener.open.get(),
         },
         "pipelines": pipelines,
+        "search": search,
     })
+}
+
+fn backend_counters(s: &ApiState) -> Vec<(&'static str, u64)> {
+    s.backend.as_ref().map(|b| b.counters()).unwrap_or_default()
 }
 
 async fn prometheus(State(s): State<ApiState>) -> impl IntoResponse {
@@ -455,6 +466,10 @@ pub fn prometheus_text(s: &ApiState) -> String {
         for l in lines {
             let _ = writeln!(out, "{l}");
         }
+    }
+    for (name, v) in backend_counters(s) {
+        let kind = if name.ends_with("_total") { "counter" } else { "gauge" };
+        let _ = writeln!(out, "# TYPE {name} {kind}\n{name} {v}");
     }
     let _ = writeln!(out, "# TYPE sluice_component_gauge gauge");
     for (p, c) in &comps {

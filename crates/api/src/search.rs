@@ -69,6 +69,9 @@ pub struct SearchParams {
     /// Comma-separated field names.
     #[serde(default)]
     fields: Option<String>,
+    /// See [`SearchRequest::order`].
+    #[serde(default)]
+    order: sluice_query::Order,
 }
 
 impl From<SearchParams> for SearchRequest {
@@ -80,6 +83,7 @@ impl From<SearchParams> for SearchRequest {
             size: p.size.unwrap_or(DEFAULT_SIZE),
             search_after: p.search_after,
             fields: p.fields.map(|f| f.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()),
+            order: p.order,
         }
     }
 }
@@ -96,7 +100,7 @@ async fn run_search(
     Ok(Json(resp))
 }
 
-/// `GET /api/v1/search?query=…&from=…&to=…&size=…&search_after=…&fields=a,b`.
+/// `GET /api/v1/search?query=…&from=…&to=…&size=…&search_after=…&fields=a,b&order=oldest`.
 pub async fn search_get(
     Authenticated(principal): Authenticated,
     State(s): State<ApiState>,

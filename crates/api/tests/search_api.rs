@@ -20,8 +20,8 @@ use sluice_core::mount::{MountError, Mounts};
 use sluice_core::Identity;
 use sluice_query::api::{Aggregate, Search};
 use sluice_query::{
-    AggregateResponse, AggregationResult, BackendError, FieldInfo, FieldType, Hit, Principal, Query, SearchBackend,
-    SearchResponse, SourcePattern, Stats, TailStream,
+    AggregateResponse, AggregationResult, BackendError, FieldInfo, FieldType, Hit, Order, Principal, Query,
+    SearchBackend, SearchResponse, SourcePattern, Stats, TailStream,
 };
 use tower::ServiceExt as _;
 
@@ -33,6 +33,8 @@ struct Events {
     events: Vec<(Identity, Hit)>,
     /// The sender side of the last tail, to see when the client went away.
     tail: Mutex<Option<tokio::sync::mpsc::Sender<Hit>>>,
+    /// The order of the last search.
+    order: Mutex<Option<Order>>,
 }
 
 impl Events {
@@ -54,6 +56,7 @@ impl Events {
                 ev("e1", "acme", "h2", "first"),
             ],
             tail: Mutex::new(None),
+            order: Mutex::new(None),
         }
     }
 
@@ -71,6 +74,7 @@ impl SearchBackend for Events {
             _ => {}
         }
         assert_eq!(s.query, Query::All);
+        *self.order.lock().unwrap() = Some(s.order);
         let all = self.visible(p);
         let hits = all.iter().take(s.size).cloned().collect();
         Ok(SearchResponse { total: all.len() as u64, hits, next: None, took_ms: 1 })
@@ -99,6 +103,9 @@ impl SearchBackend for Events {
         }
         *self.tail.lock().unwrap() = Some(tx);
         Ok(rx)
+    }
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![("sluice_store_result_cache_hits_total", 7), ("sluice_store_result_cache_entries", 3)]
     }
 }
 
@@ -410,4 +417,39 @@ async fn mounted_routers_are_served_behind_the_apis_own_routes() {
     drop(guard);
     let r = call(router(st), "POST", "/_bulk", None, "").await;
     assert_eq!(r.status, 404);
+}
+
+#[tokio::test]
+async fn the_backends_counters_are_in_node_stats_and_metrics() {
+    let backend = Arc::new(Events::new());
+    let r = call(router(state(&backend)), "GET", "/_node/stats", None, "").await;
+    assert_eq!(r.status, 200);
+    let v = r.json();
+    assert_eq!(v["search"]["sluice_store_result_cache_hits_total"], 7);
+    assert_eq!(v["search"]["sluice_store_result_cache_entries"], 3);
+    let r = call(router(state(&backend)), "GET", "/metrics", None, "").await;
+    let text = String::from_utf8(r.body).unwrap();
+    assert!(
+        text.contains("# TYPE sluice_store_result_cache_hits_total counter\nsluice_store_result_cache_hits_total 7\n"),
+        "{text}"
+    );
+    assert!(text.contains("# TYPE sluice_store_result_cache_entries gauge\nsluice_store_result_cache_entries 3\n"));
+    // Without a backend: an empty object.
+    let st = ApiState::new(Arc::new(Registry::default()), "n1");
+    let r = call(router(st), "GET", "/_node/stats", None, "").await;
+    assert_eq!(r.json()["search"], json!({}));
+}
+
+#[tokio::test]
+async fn search_order_is_passed_to_the_backend_and_validated() {
+    let backend = Arc::new(Events::new());
+    let r = call(router(state(&backend)), "GET", "/api/v1/search?order=oldest", Some(ADMIN), "").await;
+    assert_eq!(r.status, 200);
+    assert_eq!(*backend.order.lock().unwrap(), Some(Order::Oldest));
+    let r = call(router(state(&backend)), "POST", "/api/v1/search", Some(ADMIN), "{}").await;
+    assert_eq!(r.status, 200);
+    assert_eq!(*backend.order.lock().unwrap(), Some(Order::Newest));
+    let r = call(router(state(&backend)), "POST", "/api/v1/search", Some(ADMIN), r#"{"order":"sideways"}"#).await;
+    assert_eq!(r.status, 400);
+    assert!(r.json()["error"]["message"].as_str().unwrap().contains("unknown variant `sideways`"), "{:?}", r.json());
 }

@@ -43,6 +43,21 @@ pub struct SearchRequest {
     /// Only these fields in each hit (the `@` identity fields are always there).
     #[serde(default)]
     pub fields: Option<Vec<String>>,
+    /// `"newest"` first (the default) or `"oldest"` first.
+    #[serde(default)]
+    pub order: Order,
+}
+
+/// The order of a search's hits: by event time, then by the order the store
+/// received them in (a stable tiebreaker; see `docs/query-semantics.md`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Order {
+    /// Newest first.
+    #[default]
+    Newest,
+    /// Oldest first.
+    Oldest,
 }
 
 /// A validated search.
@@ -58,6 +73,8 @@ pub struct Search {
     pub search_after: Option<String>,
     /// Selected fields, if any.
     pub fields: Option<Vec<String>>,
+    /// Newest or oldest first.
+    pub order: Order,
 }
 
 /// Why a request is invalid (an HTTP 400).
@@ -86,6 +103,7 @@ impl SearchRequest {
             size: self.size,
             search_after: self.search_after.clone(),
             fields: self.fields.clone(),
+            order: self.order,
         })
     }
 }
@@ -105,7 +123,7 @@ pub struct Hit {
     pub error: Option<String>,
 }
 
-/// A page of hits, newest first.
+/// A page of hits, newest (or oldest) first.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SearchResponse {
     /// All hits of the query in the range (not only this page).

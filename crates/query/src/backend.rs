@@ -27,7 +27,7 @@ pub enum BackendError {
 /// A store that answers searches.
 #[async_trait]
 pub trait SearchBackend: Send + Sync {
-    /// A page of hits, newest first, with the total count.
+    /// A page of hits, newest (or, as the search asks, oldest) first, with the total count.
     async fn search(&self, principal: &Principal, search: &Search) -> Result<SearchResponse, BackendError>;
 
     /// Aggregations over the matching events.
@@ -38,4 +38,11 @@ pub trait SearchBackend: Send + Sync {
 
     /// Subscribes to newly stored events matching `query` that `principal` may read.
     async fn tail(&self, principal: &Principal, query: &Query) -> Result<TailStream, BackendError>;
+
+    /// The engine's own counters for `/_node/stats` and `/metrics`, as
+    /// (Prometheus name, value): result cache hits and misses, commits…
+    /// None by default.
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
 }

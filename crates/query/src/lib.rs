@@ -24,7 +24,7 @@ pub mod principal;
 pub mod time;
 
 pub use api::{
-    AggregateRequest, AggregateResponse, Aggregation, AggregationResult, Bucket, FieldInfo, FieldType, Hit,
+    AggregateRequest, AggregateResponse, Aggregation, AggregationResult, Bucket, FieldInfo, FieldType, Hit, Order,
     SearchRequest, SearchResponse, Stats, TailRequest,
 };
 pub use ast::{Bound, Literal, Query};

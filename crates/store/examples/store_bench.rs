@@ -182,6 +182,7 @@ fn main() {
             size: 100,
             search_after: None,
             fields: None,
+            order: Default::default(),
         };
         let t = Instant::now();
         totals.0 = store.search_sync(&p, &s).expect("term").total;
@@ -192,6 +193,7 @@ fn main() {
             size: 100,
             search_after: None,
             fields: None,
+            order: Default::default(),
         };
         let t = Instant::now();
         totals.1 = store.search_sync(&p, &s).expect("text").total;
@@ -202,6 +204,7 @@ fn main() {
             size: 100,
             search_after: None,
             fields: None,
+            order: Default::default(),
         };
         let t = Instant::now();
         totals.2 = store.search_sync(&p, &s).expect("phrase").total;
@@ -215,6 +218,7 @@ fn main() {
             size: 100,
             search_after: None,
             fields: None,
+            order: Default::default(),
         };
         let t = Instant::now();
         totals.4 = store.search_sync(&p, &s).expect("dynamic term").total;

@@ -14,26 +14,43 @@ use crate::schema::names;
 /// Sort key of a hit: (`_ts`, `_seq`), compared descending for "newest first".
 pub type SortKey = (i64, u64);
 
-/// Counts every match and keeps the `k` newest strictly before `after`.
+/// The key a search ranks by, descending: the hit's own key for newest
+/// first; for oldest first both parts bit-inverted (`!x` reverses the order
+/// of `i64` and `u64` alike, without overflow, and is its own inverse).
+pub fn rank(key: SortKey, oldest: bool) -> SortKey {
+    if oldest {
+        (!key.0, !key.1)
+    } else {
+        key
+    }
+}
+
+/// Counts every match and keeps the `k` best ranked hits strictly below
+/// `after` (see [`rank`]).
 pub struct TopCollector {
     /// Hits to keep.
     pub k: usize,
-    /// Only keys strictly less than this (the previous page's last hit).
+    /// Only ranks strictly less than this (the previous page's last hit, ranked).
     pub after: Option<SortKey>,
+    /// Oldest first instead of newest first.
+    pub oldest: bool,
 }
 
-/// Result of [`TopCollector`]: total matches, and the top hits newest first.
+/// Result of [`TopCollector`]: total matches, and the top hits by rank,
+/// best first (ranked keys: see [`rank`]).
 pub type TopFruit = (u64, Vec<(SortKey, DocAddress)>);
 
 /// Per-segment part of [`TopCollector`].
 pub struct TopSegment {
     k: usize,
     after: Option<SortKey>,
+    oldest: bool,
     ord: SegmentOrdinal,
     ts: Column<i64>,
     seq: Column<u64>,
     count: u64,
     heap: BinaryHeap<Reverse<(SortKey, DocId)>>,
+    vals: Vec<Option<i64>>,
 }
 
 impl Collector for TopCollector {
@@ -44,11 +61,13 @@ impl Collector for TopCollector {
         Ok(TopSegment {
             k: self.k,
             after: self.after,
+            oldest: self.oldest,
             ord,
             ts: reader.fast_fields().i64(names::TS)?,
             seq: reader.fast_fields().u64(names::SEQ)?,
             count: 0,
             heap: BinaryHeap::with_capacity(self.k + 1),
+            vals: Vec::new(),
         })
     }
 
@@ -69,15 +88,9 @@ impl Collector for TopCollector {
     }
 }
 
-impl SegmentCollector for TopSegment {
-    type Fruit = TopFruit;
-
-    fn collect(&mut self, doc: DocId, _score: Score) {
-        self.count += 1;
-        if self.k == 0 {
-            return;
-        }
-        let ts = self.ts.first(doc).unwrap_or(0);
+impl TopSegment {
+    fn offer(&mut self, doc: DocId, ts: i64) {
+        let ts = if self.oldest { !ts } else { ts };
         if self.heap.len() >= self.k {
             if let Some(Reverse(((min_ts, _), _))) = self.heap.peek() {
                 if ts < *min_ts {
@@ -90,7 +103,8 @@ impl SegmentCollector for TopSegment {
                 return;
             }
         }
-        let key = (ts, self.seq.first(doc).unwrap_or(0));
+        let seq = self.seq.first(doc).unwrap_or(0);
+        let key = (ts, if self.oldest { !seq } else { seq });
         if self.after.is_some_and(|a| key >= a) {
             return;
         }
@@ -101,6 +115,34 @@ impl SegmentCollector for TopSegment {
                 *top = Reverse((key, doc));
             }
         }
+    }
+}
+
+impl SegmentCollector for TopSegment {
+    type Fruit = TopFruit;
+
+    fn collect(&mut self, doc: DocId, _score: Score) {
+        self.count += 1;
+        if self.k == 0 {
+            return;
+        }
+        let ts = self.ts.first(doc).unwrap_or(0);
+        self.offer(doc, ts);
+    }
+
+    fn collect_block(&mut self, docs: &[DocId]) {
+        self.count += docs.len() as u64;
+        if self.k == 0 {
+            return;
+        }
+        let mut vals = std::mem::take(&mut self.vals);
+        vals.clear();
+        vals.resize(docs.len(), None);
+        self.ts.first_vals(docs, &mut vals);
+        for (&doc, ts) in docs.iter().zip(&vals) {
+            self.offer(doc, ts.unwrap_or(0));
+        }
+        self.vals = vals;
     }
 
     fn harvest(self) -> TopFruit {
@@ -228,7 +270,9 @@ pub enum TermKey {
 }
 
 /// Counts events per distinct value of a fast column (an event with several
-/// values counts once per distinct value).
+/// values counts once per distinct value). The reference implementation:
+/// each counted ordinal's text is looked up on its own, per segment; the
+/// store counts with [`crate::terms::TermCountsCollector`].
 pub struct TermsCollector {
     /// Column name (`@host`, `level`, `attrs.http.method`).
     pub column: String,
@@ -381,11 +425,13 @@ pub struct StatsAcc {
 }
 
 impl StatsAcc {
-    fn empty() -> Self {
+    /// Nothing seen yet.
+    pub fn empty() -> Self {
         Self { events: 0, values: 0, min: f64::INFINITY, max: f64::NEG_INFINITY, sum: 0.0 }
     }
 
-    fn merge(&mut self, o: &StatsAcc) {
+    /// Adds another accumulator.
+    pub fn merge(&mut self, o: &StatsAcc) {
         self.events += o.events;
         self.values += o.values;
         self.min = self.min.min(o.min);

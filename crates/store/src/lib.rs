@@ -9,22 +9,29 @@
 //!   sink writes it, the HTTP API searches it).
 //! - [`Store::append`]: adds events; their [`sluice_core::AckToken`] is
 //!   resolved after the commit that made them durable.
-//! - [`sluice_query::SearchBackend`] for `Store`: search (newest first,
-//!   `search_after` cursors), aggregations, fields and live tail, always
-//!   filtered by the caller's [`sluice_query::Principal`].
+//! - [`sluice_query::SearchBackend`] for `Store`: search (newest or oldest
+//!   first, `search_after` cursors), aggregations, fields and live tail,
+//!   always filtered by the caller's [`sluice_query::Principal`]; segment by
+//!   segment ([`plan`]) with a result cache over committed segments
+//!   ([`cache`]); [`reference`] is the plain evaluation the tests compare with.
 //! - No API updates or deletes single events; retention drops whole partitions.
 
+pub mod aggs;
+pub mod cache;
 pub mod collect;
 pub mod columns;
 pub mod error;
 pub mod inflight;
 pub mod options;
 pub mod partition;
+pub mod plan;
+pub mod reference;
 pub mod render;
 pub mod schema;
 pub mod search;
 pub mod store;
 pub mod tail;
+pub mod terms;
 pub mod translate;
 
 pub use error::StoreError;

@@ -78,6 +78,11 @@ pub struct StoreOptions {
     /// policy, whose default is 8): higher rewrites each event fewer times
     /// while indexing, at the price of more segments per query.
     pub merge_factor: usize,
+    /// Per-segment results kept by the result cache, at most (`crate::cache`;
+    /// 0 turns it off).
+    pub result_cache_entries: usize,
+    /// Bytes the result cache may hold, about (0 turns it off).
+    pub result_cache_bytes: usize,
 }
 
 impl Default for StoreOptions {
@@ -99,6 +104,10 @@ impl Default for StoreOptions {
             docstore_zstd_level: 3,
             docstore_block_bytes: 128 << 10,
             merge_factor: 8,
+            // A terms result of a segment with 5,000 distinct values is
+            // ≈ 150 KiB; a count 200 bytes.
+            result_cache_entries: 10_000,
+            result_cache_bytes: 64 << 20,
         }
     }
 }

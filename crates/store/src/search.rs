@@ -3,30 +3,33 @@
 //!
 //! Every path ANDs the principal's filter into the engine query (see
 //! [`crate::translate::principal_filter`]); the blocking work runs on
-//! tokio's blocking pool.
+//! tokio's blocking pool. Searches and aggregations go segment by segment
+//! through a [`Plan`] (time bounds, best-first order, result cache);
+//! [`crate::reference`] keeps the straightforward evaluation the tests
+//! compare them with.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::Ordering as AtomicOrdering;
 use std::sync::Arc;
 use std::time::Instant;
 
 use async_trait::async_trait;
 use sluice_query::api::{Aggregate, Search};
 use sluice_query::{
-    AggregateResponse, Aggregation, AggregationResult, BackendError, Bucket, FieldInfo, FieldType, Principal, Query,
-    SearchBackend, SearchResponse, Stats, TailStream,
+    AggregateResponse, Aggregation, AggregationResult, BackendError, Bucket, FieldInfo, FieldType, Hit, Order,
+    Principal, Query, SearchBackend, SearchResponse, Stats, TailStream,
 };
-use tantivy::collector::Count;
 use tantivy::schema::Value as _;
-use tantivy::TantivyDocument;
+use tantivy::{DocAddress, Searcher, TantivyDocument};
 use tracing::info_span;
 
-use crate::collect::{
-    HistogramCollector, MinMaxCollector, SortKey, StatsCollector, TermKey, TermsCollector, TopCollector,
-};
+use crate::aggs::{combine, Fused};
+use crate::cache::{Value, What};
+use crate::collect::{rank, SortKey, StatsAcc, TermKey};
+use crate::plan::{internal, Plan, Seg};
 use crate::render;
 use crate::schema::names;
 use crate::store::Store;
-use crate::translate::{full_query, TranslateError};
 
 /// Round intervals an automatic histogram chooses from, milliseconds.
 pub const AUTO_INTERVALS_MS: &[i64] = &[
@@ -53,14 +56,6 @@ pub const DEFAULT_BUCKETS: usize = 60;
 pub const MAX_BUCKETS: usize = 10_000;
 /// Newest visible events sampled by [`Store::fields_sync`].
 pub const FIELDS_SAMPLE: usize = 1_000;
-
-fn internal(e: impl std::fmt::Display) -> BackendError {
-    BackendError::Internal(e.to_string())
-}
-
-fn bad(e: TranslateError) -> BackendError {
-    BackendError::BadRequest(e.0)
-}
 
 /// Encodes a cursor.
 pub fn encode_cursor(k: SortKey) -> String {
@@ -109,13 +104,13 @@ pub fn auto_interval_ms(lo_ns: i64, hi_ns: i64, buckets: usize) -> i64 {
     (span_ms / buckets + 1).div_euclid(last).max(1) * last
 }
 
-fn bucket_count(lo_ns: i64, hi_ns: i64, iv_ns: i64) -> i64 {
+pub(crate) fn bucket_count(lo_ns: i64, hi_ns: i64, iv_ns: i64) -> i64 {
     let origin = lo_ns.div_euclid(iv_ns) * iv_ns;
     let end = hi_ns.max(lo_ns + 1);
     (end - origin + iv_ns - 1).div_euclid(iv_ns)
 }
 
-fn term_key_json(k: &TermKey) -> serde_json::Value {
+pub(crate) fn term_key_json(k: &TermKey) -> serde_json::Value {
     match k {
         TermKey::Str(s) => serde_json::Value::String(s.clone()),
         TermKey::Bool(b) => serde_json::Value::Bool(*b),
@@ -131,7 +126,7 @@ fn term_key_json(k: &TermKey) -> serde_json::Value {
 }
 
 /// The fast column a terms/stats aggregation reads for a field name.
-fn column_of(field: &str, kind: &str) -> Result<String, BackendError> {
+pub(crate) fn column_of(field: &str, kind: &str) -> Result<String, BackendError> {
     match field {
         "" => Err(BackendError::BadRequest(format!("{kind}: empty field name"))),
         names::MESSAGE => Err(BackendError::BadRequest(format!("{kind}: message is a full-text field"))),
@@ -179,178 +174,317 @@ fn insert_path(obj: &mut serde_json::Map<String, serde_json::Value>, segs: &[&st
     }
 }
 
+/// The column of a stats aggregation: numbers live in `attrs` only.
+pub(crate) fn stats_column(field: &str, name: &str) -> Result<String, BackendError> {
+    let col = column_of(field, name)?;
+    if !col.starts_with(names::ATTRS) {
+        return Err(BackendError::BadRequest(format!("{name}: {field} is not numeric")));
+    }
+    Ok(col)
+}
+
+/// The buckets of one date histogram over a request.
+pub(crate) struct HistogramLayout {
+    /// Bucket width, ms.
+    pub interval_ms: i64,
+    /// Start of the first bucket, ns (a multiple of the width).
+    pub origin_ns: i64,
+    /// Buckets; 0 when there is nothing to count (no range and no match).
+    pub buckets: usize,
+}
+
+impl HistogramLayout {
+    /// Bucket width, ns.
+    pub fn interval_ns(&self) -> i64 {
+        self.interval_ms * 1_000_000
+    }
+}
+
+/// Validates a date histogram and lays out its buckets over `extent`.
+pub(crate) fn histogram_layout(
+    name: &str,
+    interval: Option<&str>,
+    buckets: Option<usize>,
+    extent: Option<(i64, i64)>,
+) -> Result<HistogramLayout, BackendError> {
+    let want = buckets.unwrap_or(DEFAULT_BUCKETS);
+    if want == 0 || want > MAX_BUCKETS {
+        return Err(BackendError::BadRequest(format!("{name}: buckets must be between 1 and {MAX_BUCKETS}")));
+    }
+    let Some((lo, hi)) = extent else {
+        let interval_ms = match interval {
+            Some(s) if s != "auto" => parse_interval(s)?,
+            _ => AUTO_INTERVALS_MS[0],
+        };
+        return Ok(HistogramLayout { interval_ms, origin_ns: 0, buckets: 0 });
+    };
+    let interval_ms = match interval {
+        Some(s) if s != "auto" => parse_interval(s)?,
+        _ => auto_interval_ms(lo, hi, want),
+    };
+    let iv = interval_ms * 1_000_000;
+    let n = bucket_count(lo, hi, iv);
+    if n as usize > MAX_BUCKETS {
+        return Err(BackendError::BadRequest(format!(
+            "{name}: interval {interval_ms}ms gives {n} buckets (at most {MAX_BUCKETS})"
+        )));
+    }
+    Ok(HistogramLayout { interval_ms, origin_ns: lo.div_euclid(iv) * iv, buckets: n as usize })
+}
+
+/// The response of a date histogram.
+pub(crate) fn histogram_result(layout: &HistogramLayout, counts: Vec<u64>) -> AggregationResult {
+    let iv = layout.interval_ns();
+    let buckets = counts
+        .into_iter()
+        .enumerate()
+        .map(|(i, count)| Bucket {
+            key: serde_json::Value::from((layout.origin_ns + i as i64 * iv).div_euclid(1_000_000)),
+            count,
+        })
+        .collect();
+    AggregationResult::DateHistogram { interval_ms: layout.interval_ms, buckets }
+}
+
+/// The response of a terms aggregation.
+pub(crate) fn terms_result(top: Vec<(TermKey, u64)>, other: u64) -> AggregationResult {
+    let buckets = top.into_iter().map(|(k, count)| Bucket { key: term_key_json(&k), count }).collect();
+    AggregationResult::Terms { buckets, other }
+}
+
+/// The response of a stats aggregation.
+pub(crate) fn stats_result(acc: &StatsAcc) -> AggregationResult {
+    let some = acc.values > 0;
+    AggregationResult::Stats(Stats {
+        count: acc.events,
+        min: some.then_some(acc.min),
+        max: some.then_some(acc.max),
+        avg: some.then(|| acc.sum / acc.values as f64),
+        sum: acc.sum,
+    })
+}
+
+/// The hit at `addr`: its stored event, with the selected fields only (or a
+/// stand-in with an error when the stored text is not JSON).
+pub(crate) fn hit_of(
+    store: &Store,
+    searcher: &Searcher,
+    addr: DocAddress,
+    key: SortKey,
+    fields: Option<&[String]>,
+) -> Result<Hit, BackendError> {
+    let doc: TantivyDocument = searcher.doc(addr).map_err(internal)?;
+    let text = doc.get_first(store.fields.src).and_then(|v| v.as_str()).unwrap_or_default();
+    // A document that does not read back as JSON is a counted stand-in with
+    // an error, never a failed page (ADR 0055).
+    let mut hit = render::hit(key.1.to_string(), text.as_bytes(), key.0, &store.counters.unrenderable);
+    if let (Some(f), None) = (fields, &hit.error) {
+        hit.event = select_fields(hit.event, f);
+    }
+    Ok(hit)
+}
+
+/// What one aggregation of a request computes per segment.
+enum Prepared {
+    Histogram(HistogramLayout),
+    Terms(String, usize),
+    Stats(String),
+}
+
+impl Prepared {
+    fn what(&self) -> Option<What> {
+        match self {
+            Prepared::Histogram(l) if l.buckets > 0 => Some(What::Histogram(l.interval_ns())),
+            Prepared::Histogram(_) => None,
+            Prepared::Terms(c, _) => Some(What::Terms(c.clone())),
+            Prepared::Stats(c) => Some(What::Stats(c.clone())),
+        }
+    }
+}
+
+/// The values of `needs` over segment `s`: from the cache where it has
+/// them, the rest in one pass, kept for next time.
+fn segment_values(plan: &Plan<'_>, s: &Seg, needs: &[What], lo: i64, hi: i64) -> Result<Vec<Value>, BackendError> {
+    if needs == [What::Count] {
+        return Ok(vec![Value::Count(plan.count(s)?)]);
+    }
+    let mut out: Vec<Option<Value>> = needs.iter().map(|w| plan.cached(s, w)).collect();
+    let missing: Vec<What> = needs.iter().zip(&out).filter(|(_, v)| v.is_none()).map(|(w, _)| w.clone()).collect();
+    if !missing.is_empty() {
+        let computed = plan.collect(s, &Fused { needs: missing.clone(), lo, hi })?;
+        let mut computed = missing.into_iter().zip(computed);
+        for slot in out.iter_mut().filter(|v| v.is_none()) {
+            if let Some((w, v)) = computed.next() {
+                plan.keep(s, w, v.clone());
+                *slot = Some(v);
+            }
+        }
+    }
+    out.into_iter().map(|v| v.ok_or_else(|| internal("segment result missing"))).collect()
+}
+
+/// The values of `needs` over every segment of the plan, `_ts` in
+/// `[lo, hi]`. The results merged over the segments wholly inside the range
+/// come from the cache as one entry when the set of those segments is the
+/// one they were kept for (else per segment, and the merge is kept); the
+/// segments across a bound are always read.
+fn gather(plan: &Plan<'_>, needs: &[What], lo: i64, hi: i64) -> Result<Vec<Value>, BackendError> {
+    let set = plan.whole_set();
+    let merged: Vec<Option<Value>> =
+        needs.iter().map(|w| set.as_ref().and_then(|set| plan.cached_set(set, w))).collect();
+    let mut whole: Vec<Vec<Value>> = vec![Vec::new(); needs.len()];
+    let mut partial: Vec<Vec<Value>> = vec![Vec::new(); needs.len()];
+    for s in plan.segments() {
+        let idx: Vec<usize> = (0..needs.len()).filter(|&i| !(s.whole && merged[i].is_some())).collect();
+        if idx.is_empty() {
+            continue;
+        }
+        let want: Vec<What> = idx.iter().map(|&i| needs[i].clone()).collect();
+        for (i, v) in idx.into_iter().zip(segment_values(plan, s, &want, lo, hi)?) {
+            let into = if s.whole { &mut whole } else { &mut partial };
+            into[i].push(v);
+        }
+    }
+    let mut out = Vec::with_capacity(needs.len());
+    for (i, (w, m)) in needs.iter().zip(merged).enumerate() {
+        let inside = match m {
+            Some(v) => v,
+            None => {
+                let v = combine(w, std::mem::take(&mut whole[i]));
+                if let Some(set) = &set {
+                    plan.keep_set(set, w.clone(), v.clone());
+                }
+                v
+            }
+        };
+        out.push(combine(w, std::iter::once(inside).chain(std::mem::take(&mut partial[i]))));
+    }
+    Ok(out)
+}
+
 impl Store {
-    /// A page of hits, newest first (blocking).
+    /// A page of hits, newest (or oldest) first (blocking).
+    ///
+    /// Segments are visited best first (newest `_ts` first); once the page
+    /// (plus one hit, to know whether there is a next page) holds hits
+    /// better than anything the next segment can hold, the rest are only
+    /// counted. The hits, their order and the cursor are those of
+    /// [`crate::reference::search`].
     pub fn search_sync(&self, principal: &Principal, search: &Search) -> Result<SearchResponse, BackendError> {
         let span = info_span!("store_search", principal = %principal.name);
         let _g = span.enter();
         let t0 = Instant::now();
-        let after = search.search_after.as_deref().map(decode_cursor).transpose()?;
-        let (from, to) = (search.range.from_ns, search.range.to_ns);
-        let query = full_query(&self.fields, principal, &search.query, from, to).map_err(bad)?;
+        let oldest = search.order == Order::Oldest;
+        let after = search.search_after.as_deref().map(decode_cursor).transpose()?.map(|a| rank(a, oldest));
+        let plan = Plan::new(self, principal, &search.query, search.range.from_ns, search.range.to_ns)?;
         let k = search.size + 1;
         let mut total = 0u64;
-        let mut cands: Vec<(SortKey, usize, tantivy::DocAddress)> = Vec::new();
-        let parts = self.partitions_for(from, to);
-        let mut searchers = Vec::with_capacity(parts.len());
-        for (i, p) in parts.iter().enumerate() {
-            let searcher = p.reader.searcher();
-            // Partitions are visited newest first: once k candidates are older
-            // than everything this partition can hold, it only needs counting.
-            let kth = if cands.len() >= k { Some(cands[k - 1].0) } else { None };
-            let need = kth.is_none_or(|kk| p.end_ns > kk.0);
-            let (count, hits) = if need {
-                searcher.search(&*query, &TopCollector { k, after }).map_err(internal)?
-            } else {
-                (searcher.search(&*query, &Count).map_err(internal)? as u64, Vec::new())
-            };
+        // (ranked key, segment index in `order`, doc), best first.
+        let mut cands: Vec<(SortKey, usize, tantivy::DocId)> = Vec::new();
+        let order = plan.by_rank(oldest);
+        let mut visited = 0;
+        for (i, s) in order.iter().enumerate() {
+            if cands.len() >= k && cands[k - 1].0 .0 > Plan::best_ts(s, oldest) {
+                break; // neither this segment nor any after it has a better hit
+            }
+            visited = i + 1;
+            if after.is_some_and(|a| Plan::worst_ts(s, oldest) > a.0) {
+                total += plan.count(s)?; // every event of it ranks before the cursor
+                continue;
+            }
+            let (count, hits) = plan.top(s, k, after, oldest)?;
             total += count;
-            cands.extend(hits.into_iter().map(|(key, addr)| (key, i, addr)));
+            cands.extend(hits.iter().map(|&(key, doc)| (key, i, doc)));
             cands.sort_unstable_by_key(|c| std::cmp::Reverse(c.0));
             cands.truncate(k);
-            searchers.push(searcher);
+        }
+        for s in &order[visited..] {
+            total += plan.count(s)?;
         }
         let more = cands.len() > search.size;
         cands.truncate(search.size);
         let mut hits = Vec::with_capacity(cands.len());
-        for (key, i, addr) in &cands {
-            let doc: TantivyDocument = searchers[*i].doc(*addr).map_err(internal)?;
-            let text = doc.get_first(self.fields.src).and_then(|v| v.as_str()).unwrap_or_default();
-            let mut hit = render::hit(key.1.to_string(), text.as_bytes(), key.0, &self.counters.unrenderable);
-            if let (Some(f), None) = (&search.fields, &hit.error) {
-                hit.event = select_fields(hit.event, f);
-            }
-            hits.push(hit);
+        for &(key, i, doc) in &cands {
+            let s = &order[i];
+            let addr = DocAddress::new(s.ord, doc);
+            hits.push(hit_of(self, plan.searcher(s), addr, rank(key, oldest), search.fields.as_deref())?);
         }
-        let next = if more { cands.last().map(|c| encode_cursor(c.0)) } else { None };
+        let next = if more { cands.last().map(|c| encode_cursor(rank(c.0, oldest))) } else { None };
         Ok(SearchResponse { total, hits, next, took_ms: t0.elapsed().as_millis() as u64 })
     }
 
-    /// Aggregations (blocking).
+    /// Aggregations (blocking): one pass per segment for all of them and the
+    /// count, per-segment results from the result cache where the segment
+    /// lies wholly inside the range. The results are those of
+    /// [`crate::reference::aggregate`].
     pub fn aggregate_sync(&self, principal: &Principal, agg: &Aggregate) -> Result<AggregateResponse, BackendError> {
         let span = info_span!("store_aggregate", principal = %principal.name);
         let _g = span.enter();
         let t0 = Instant::now();
         let (from, to) = (agg.range.from_ns, agg.range.to_ns);
-        let query = full_query(&self.fields, principal, &agg.query, from, to).map_err(bad)?;
-        let parts = self.partitions_for(from, to);
-        let searchers: Vec<_> = parts.iter().map(|p| p.reader.searcher()).collect();
+        let plan = Plan::new(self, principal, &agg.query, from, to)?;
+        let (lo, hi) = (from.unwrap_or(i64::MIN), to.map_or(i64::MAX, |t| t.saturating_sub(1)));
         // Bounds of the histogram: the request's range, else the matches' extent.
         let mut total: Option<u64> = None;
         let mut extent: Option<(i64, i64)> = None;
         let needs_hist = agg.aggs.values().any(|a| matches!(a, Aggregation::DateHistogram { .. }));
         if needs_hist && (from.is_none() || to.is_none()) {
-            let mut mm = (0u64, i64::MAX, i64::MIN);
-            for s in &searchers {
-                let (c, lo, hi) = s.search(&*query, &MinMaxCollector).map_err(internal)?;
-                mm = (mm.0 + c, mm.1.min(lo), mm.2.max(hi));
-            }
-            total = Some(mm.0);
-            if mm.0 > 0 {
-                extent = Some((from.unwrap_or(mm.1), to.unwrap_or(mm.2.saturating_add(1))));
+            if let [Value::MinMax((c, l, h))] = gather(&plan, &[What::MinMax], lo, hi)?[..] {
+                total = Some(c);
+                if c > 0 {
+                    extent = Some((from.unwrap_or(l), to.unwrap_or(h.saturating_add(1))));
+                }
             }
         } else if let (Some(f), Some(t)) = (from, to) {
             extent = Some((f, t));
         }
-        let total = match total {
-            Some(t) => t,
-            None => searchers
-                .iter()
-                .map(|s| s.search(&*query, &Count).map(|c| c as u64))
-                .sum::<Result<u64, _>>()
-                .map_err(internal)?,
+        let mut prepared = Vec::with_capacity(agg.aggs.len());
+        for (name, a) in &agg.aggs {
+            prepared.push(match a {
+                Aggregation::DateHistogram { interval, buckets } => {
+                    Prepared::Histogram(histogram_layout(name, interval.as_deref(), *buckets, extent)?)
+                }
+                Aggregation::Terms { field, size } => Prepared::Terms(column_of(field, name)?, size.unwrap_or(10)),
+                Aggregation::Stats { field } => Prepared::Stats(stats_column(field, name)?),
+            });
+        }
+        let mut needs: Vec<What> = Vec::new();
+        for w in prepared.iter().filter_map(Prepared::what) {
+            if !needs.contains(&w) {
+                needs.push(w);
+            }
+        }
+        if total.is_none() {
+            needs.push(What::Count);
+        }
+        let values = gather(&plan, &needs, lo, hi)?;
+        let value_of = |w: &What| needs.iter().position(|n| n == w).and_then(|i| values.get(i));
+        let total = match (total, value_of(&What::Count)) {
+            (Some(t), _) => t,
+            (None, Some(Value::Count(c))) => *c,
+            _ => return Err(internal("count missing")),
         };
         let mut out = BTreeMap::new();
-        for (name, a) in &agg.aggs {
-            let r = match a {
-                Aggregation::DateHistogram { interval, buckets } => {
-                    let want = buckets.unwrap_or(DEFAULT_BUCKETS);
-                    if want == 0 || want > MAX_BUCKETS {
-                        return Err(BackendError::BadRequest(format!(
-                            "{name}: buckets must be between 1 and {MAX_BUCKETS}"
-                        )));
-                    }
-                    match extent {
-                        None => AggregationResult::DateHistogram {
-                            interval_ms: match interval.as_deref() {
-                                Some(s) if s != "auto" => parse_interval(s)?,
-                                _ => AUTO_INTERVALS_MS[0],
-                            },
-                            buckets: Vec::new(),
-                        },
-                        Some((lo, hi)) => {
-                            let iv_ms = match interval.as_deref() {
-                                Some(s) if s != "auto" => parse_interval(s)?,
-                                _ => auto_interval_ms(lo, hi, want),
-                            };
-                            let iv = iv_ms * 1_000_000;
-                            let n = bucket_count(lo, hi, iv);
-                            if n as usize > MAX_BUCKETS {
-                                return Err(BackendError::BadRequest(format!(
-                                    "{name}: interval {iv_ms}ms gives {n} buckets (at most {MAX_BUCKETS})"
-                                )));
-                            }
-                            let origin = lo.div_euclid(iv) * iv;
-                            let c = HistogramCollector { origin_ns: origin, interval_ns: iv, buckets: n as usize };
-                            let mut counts = vec![0u64; n as usize];
-                            for s in &searchers {
-                                for (o, v) in counts.iter_mut().zip(s.search(&*query, &c).map_err(internal)?) {
-                                    *o += v;
-                                }
-                            }
-                            let buckets = counts
-                                .into_iter()
-                                .enumerate()
-                                .map(|(i, count)| Bucket {
-                                    key: serde_json::Value::from((origin + i as i64 * iv).div_euclid(1_000_000)),
-                                    count,
-                                })
-                                .collect();
-                            AggregationResult::DateHistogram { interval_ms: iv_ms, buckets }
+        for ((name, _), p) in agg.aggs.iter().zip(&prepared) {
+            let v = p.what().as_ref().and_then(value_of);
+            let r = match (p, v) {
+                (Prepared::Histogram(layout), v) => {
+                    let mut counts = vec![0u64; layout.buckets];
+                    if let Some(Value::Histogram(h)) = v {
+                        let first = layout.origin_ns.div_euclid(layout.interval_ns());
+                        let last = counts.len() as i64 - 1;
+                        for (j, c) in h.counts.iter().enumerate().filter(|(_, c)| **c > 0) {
+                            counts[(h.first + j as i64 - first).clamp(0, last) as usize] += c;
                         }
                     }
+                    histogram_result(layout, counts)
                 }
-                Aggregation::Terms { field, size } => {
-                    let c = TermsCollector { column: column_of(field, name)? };
-                    let mut all: std::collections::HashMap<TermKey, u64> = Default::default();
-                    for s in &searchers {
-                        for (k, v) in s.search(&*query, &c).map_err(internal)? {
-                            *all.entry(k).or_default() += v;
-                        }
-                    }
-                    let mut v: Vec<(TermKey, u64)> = all.into_iter().collect();
-                    v.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-                    let size = size.unwrap_or(10);
-                    let other = v.iter().skip(size).map(|x| x.1).sum();
-                    let buckets =
-                        v.into_iter().take(size).map(|(k, count)| Bucket { key: term_key_json(&k), count }).collect();
-                    AggregationResult::Terms { buckets, other }
+                (Prepared::Terms(_, size), Some(Value::Terms(t))) => {
+                    let (top, other) = t.top(*size);
+                    terms_result(top, other)
                 }
-                Aggregation::Stats { field } => {
-                    let col = column_of(field, name)?;
-                    if !col.starts_with(names::ATTRS) {
-                        return Err(BackendError::BadRequest(format!("{name}: {field} is not numeric")));
-                    }
-                    let c = StatsCollector { column: col };
-                    let mut acc =
-                        crate::collect::StatsAcc { min: f64::INFINITY, max: f64::NEG_INFINITY, ..Default::default() };
-                    for s in &searchers {
-                        let r = s.search(&*query, &c).map_err(internal)?;
-                        acc.events += r.events;
-                        acc.values += r.values;
-                        acc.sum += r.sum;
-                        acc.min = acc.min.min(r.min);
-                        acc.max = acc.max.max(r.max);
-                    }
-                    let some = acc.values > 0;
-                    AggregationResult::Stats(Stats {
-                        count: acc.events,
-                        min: some.then_some(acc.min),
-                        max: some.then_some(acc.max),
-                        avg: some.then(|| acc.sum / acc.values as f64),
-                        sum: acc.sum,
-                    })
-                }
+                (Prepared::Stats(_), Some(Value::Stats(acc))) => stats_result(acc),
+                _ => return Err(internal("aggregation result missing")),
             };
             out.insert(name.clone(), r);
         }
@@ -366,6 +500,7 @@ impl Store {
             size: FIELDS_SAMPLE,
             search_after: None,
             fields: None,
+            order: Order::Newest,
         };
         let page = self.search_sync(principal, &search)?;
         let mut seen: BTreeMap<String, BTreeSet<u8>> = BTreeMap::new();
@@ -456,6 +591,27 @@ impl SearchBackend for Store {
 
     async fn tail(&self, principal: &Principal, query: &Query) -> Result<TailStream, BackendError> {
         Ok(self.tail_sync(principal, query))
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        let c = &self.counters;
+        let r = &self.cache.counters;
+        let load = |a: &std::sync::atomic::AtomicU64| a.load(AtomicOrdering::Relaxed);
+        let (entries, bytes) = self.cache.usage();
+        vec![
+            ("sluice_store_events_total", load(&c.events)),
+            ("sluice_store_commits_total", load(&c.commits)),
+            ("sluice_store_commit_errors_total", load(&c.commit_errors)),
+            ("sluice_store_partitions_dropped_total", load(&c.partitions_dropped)),
+            ("sluice_store_retention_events_total", load(&c.retention_events)),
+            ("sluice_store_tail_dropped_total", load(&c.tail_dropped)),
+            ("sluice_store_result_cache_hits_total", load(&r.hits)),
+            ("sluice_store_result_cache_misses_total", load(&r.misses)),
+            ("sluice_store_result_cache_inserts_total", load(&r.inserts)),
+            ("sluice_store_result_cache_evictions_total", load(&r.evictions)),
+            ("sluice_store_result_cache_entries", entries as u64),
+            ("sluice_store_result_cache_bytes", bytes as u64),
+        ]
     }
 }
 

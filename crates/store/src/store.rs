@@ -24,6 +24,7 @@ use tantivy::IndexWriter;
 use tokio::sync::mpsc;
 use tracing::{info, info_span, warn};
 
+use crate::cache::ResultCache;
 use crate::error::StoreError;
 use crate::inflight::InFlight;
 use crate::options::{PartitionSpan, StoreOptions};
@@ -118,6 +119,8 @@ pub struct Store {
     in_flight: Arc<InFlight>,
     /// Counters.
     pub counters: Counters,
+    /// Per-segment results of searches and aggregations (`crate::cache`).
+    pub(crate) cache: ResultCache,
     /// Stop flag and wake-up of the commit thread (shared with it, so the
     /// thread does not keep the store alive while it sleeps).
     stop: Arc<(Mutex<bool>, Condvar)>,
@@ -201,6 +204,7 @@ impl Store {
         }
         info!(partitions = parts.len(), next_seq = max_seq + 1, "store opened");
         let interval = opts.commit_interval;
+        let cache = ResultCache::new(opts.result_cache_entries, opts.result_cache_bytes);
         let store = Arc::new_cyclic(|me| Store {
             path,
             opts,
@@ -219,6 +223,7 @@ impl Store {
             has_subscribers: AtomicBool::new(false),
             in_flight: InFlight::new(MAX_IN_FLIGHT_DOCS),
             counters: Counters::default(),
+            cache,
             stop: Arc::new((Mutex::new(false), Condvar::new())),
             closed: AtomicBool::new(false),
             me: me.clone(),

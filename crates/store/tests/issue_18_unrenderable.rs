@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use sluice_core::{Event, Identity, Object, Value};
 use sluice_query::api::Search;
-use sluice_query::{Principal, Query, SourcePattern, TimeRange};
+use sluice_query::{Order, Principal, Query, SourcePattern, TimeRange};
 use sluice_store::render::UNRENDERABLE;
 use sluice_store::{Store, StoreOptions};
 
@@ -44,7 +44,14 @@ fn issue_18_an_unreadable_document_is_a_stand_in_not_a_failed_page() {
         .unwrap();
     store.commit().unwrap();
 
-    let search = Search { query: Query::All, range: TimeRange::default(), size: 10, search_after: None, fields: None };
+    let search = Search {
+        query: Query::All,
+        range: TimeRange::default(),
+        size: 10,
+        search_after: None,
+        fields: None,
+        order: Order::Newest,
+    };
     let page = store.search_sync(&all, &search).unwrap();
     assert_eq!(page.total, 3);
     let shown: Vec<(&str, bool)> =

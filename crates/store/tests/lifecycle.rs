@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use sluice_core::{AckToken, Delivery, Event, Identity, Object, Value};
 use sluice_query::api::{Aggregate, Search};
-use sluice_query::{Aggregation, AggregationResult, Principal, Query, SourcePattern, TimeRange};
+use sluice_query::{Aggregation, AggregationResult, Order, Principal, Query, SourcePattern, TimeRange};
 use sluice_store::{PartitionSpan, Store, StoreError, StoreOptions};
 
 const HOUR: i64 = 3_600_000_000_000;
@@ -28,9 +28,20 @@ fn all() -> Principal {
     Principal::new("admin", vec![SourcePattern::all()])
 }
 
+/// The newest event of all.
+fn newest_one() -> Search {
+    Search {
+        query: Query::All,
+        range: TimeRange::default(),
+        size: 1,
+        search_after: None,
+        fields: None,
+        order: Order::Newest,
+    }
+}
+
 fn total(store: &Store) -> u64 {
-    let s = Search { query: Query::All, range: TimeRange::default(), size: 1, search_after: None, fields: None };
-    store.search_sync(&all(), &s).unwrap().total
+    store.search_sync(&all(), &newest_one()).unwrap().total
 }
 
 fn quiet() -> StoreOptions {
@@ -58,8 +69,7 @@ fn reopen_keeps_data_and_seq_continues() {
     assert_eq!(store.next_seq(), 101);
     store.append(&[ev(BASE + 5 * 86_400_000_000_000, 1, 0)], &mut None).unwrap();
     store.commit().unwrap();
-    let s = Search { query: Query::All, range: TimeRange::default(), size: 1, search_after: None, fields: None };
-    let page = store.search_sync(&all(), &s).unwrap();
+    let page = store.search_sync(&all(), &newest_one()).unwrap();
     assert_eq!(page.hits[0].id, "101");
     assert_eq!(store.partitions().len(), 2);
     store.close().unwrap();

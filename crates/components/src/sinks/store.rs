@@ -52,6 +52,14 @@ struct Config {
     /// one-core machine).
     #[serde(default)]
     writer_threads: Option<usize>,
+    /// Memory of the search result cache (per-segment results of searches
+    /// and aggregations over committed segments; default 64MiB; 0 turns it
+    /// off).
+    #[serde(default)]
+    result_cache_bytes: Option<ByteSize>,
+    /// Entries of the search result cache, at most (default 10000; 0 turns it off).
+    #[serde(default)]
+    result_cache_entries: Option<usize>,
 }
 
 fn default_partition() -> String {
@@ -77,6 +85,10 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
         commit_interval: c.commit_interval.0,
         commit_events: c.commit_events,
         writer_threads: c.writer_threads.unwrap_or(defaults.writer_threads),
+        result_cache_bytes: c
+            .result_cache_bytes
+            .map_or(defaults.result_cache_bytes, |b| usize::try_from(b.0).unwrap_or(usize::MAX)),
+        result_cache_entries: c.result_cache_entries.unwrap_or(defaults.result_cache_entries),
         ..defaults
     };
     if let Err(e) = opts.validate() {
@@ -156,11 +168,49 @@ mod tests {
             size: 5,
             search_after: None,
             fields: None,
+            order: Default::default(),
         };
         let r = store.search_sync(&Principal::new("t", vec![SourcePattern::all()]), &s).unwrap();
         assert_eq!(r.total, 10);
         assert_eq!(r.hits.len(), 5);
         sink.close().await.unwrap();
+    }
+
+    /// Hits and misses of the store's result cache after the same terms
+    /// aggregation twice over 10 committed events, with `extra` in the
+    /// sink's config.
+    async fn cache_counts_with(extra: &str) -> (u64, u64) {
+        use sluice_query::api::Aggregate;
+        use sluice_query::{Aggregation, SearchBackend};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("st");
+        let mut sink = build_sink(&SPEC, &format!("path = {:?}\n{extra}", path.display().to_string())).unwrap();
+        let events: Vec<Event> = (0..10).map(|i| Event::from_message(format!("sink event {i}"))).collect();
+        sink.write(&events).await.unwrap();
+        sink.close().await.unwrap();
+        let store = Store::get(&path).expect("shared instance");
+        let a = Aggregate {
+            query: Query::All,
+            range: Default::default(),
+            aggs: [("h".to_string(), Aggregation::Terms { field: "@host".into(), size: None })].into(),
+        };
+        let p = Principal::new("t", vec![SourcePattern::all()]);
+        for _ in 0..2 {
+            assert_eq!(store.aggregate_sync(&p, &a).unwrap().total, 10);
+        }
+        let c = store.counters();
+        let get = |n: &str| c.iter().find(|(k, _)| *k == n).map(|(_, v)| *v).unwrap();
+        (get("sluice_store_result_cache_hits_total"), get("sluice_store_result_cache_misses_total"))
+    }
+
+    #[tokio::test]
+    async fn result_cache_options_reach_the_store() {
+        let (hits, misses) = cache_counts_with("").await;
+        assert!(hits > 0 && misses > 0, "default: on ({hits} hits, {misses} misses)");
+        assert_eq!(cache_counts_with("result_cache_bytes = 0").await, (0, 0), "bytes 0: off");
+        assert_eq!(cache_counts_with("result_cache_entries = 0").await, (0, 0), "entries 0: off");
+        let (hits, _) = cache_counts_with("result_cache_bytes = \"1MiB\"\nresult_cache_entries = 100").await;
+        assert!(hits > 0, "small but on");
     }
 
     #[test]

@@ -1,0 +1,196 @@
+//! One pass per segment for everything an aggregation request still needs
+//! from it: the count, the `_ts` extent, histograms, terms and stats (the
+//! reference path ran one pass over all segments per aggregation, plus one
+//! to count). `_ts` is read once per block of matching documents for all
+//! the histograms and the extent.
+//!
+//! Histograms are counted per segment by *absolute* bucket index
+//! (`_ts.div_euclid(interval)`), so a segment's histogram does not depend on
+//! the request's range and can be cached and reused by a request with
+//! another range (a refreshing "last 24 hours"); the request places them
+//! into its own buckets.
+
+use tantivy::collector::{Collector, SegmentCollector};
+use tantivy::columnar::Column;
+use tantivy::{DocId, Score, SegmentOrdinal, SegmentReader};
+
+use crate::cache::{SegmentHistogram, SegmentHits, Value, What};
+use crate::collect::{MinMax, StatsAcc, StatsCollector, StatsSegment};
+use crate::schema::names;
+use crate::terms::{TermCounts, TermCountsCollector, TermCountsSegment};
+
+/// Computes the [`What`]s listed, over `_ts` in `[lo, hi]` (the request's
+/// range; histogram arrays cover the part of it a segment spans).
+pub struct Fused {
+    /// What to compute, in the order of the result.
+    pub needs: Vec<What>,
+    /// Smallest `_ts` a match can have.
+    pub lo: i64,
+    /// Largest `_ts` a match can have.
+    pub hi: i64,
+}
+
+enum Part {
+    Count,
+    MinMax(i64, i64),
+    Histogram { interval: i64, first: i64, counts: Vec<u64> },
+    Terms(TermCountsSegment),
+    Stats(StatsSegment),
+}
+
+/// Per-segment part of [`Fused`].
+pub struct FusedSegment {
+    count: u64,
+    ts: Option<Column<i64>>,
+    vals: Vec<Option<i64>>,
+    parts: Vec<Part>,
+}
+
+impl Collector for Fused {
+    type Fruit = Vec<Value>;
+    type Child = FusedSegment;
+
+    fn for_segment(&self, ord: SegmentOrdinal, reader: &SegmentReader) -> tantivy::Result<FusedSegment> {
+        let ts = reader.fast_fields().i64(names::TS)?;
+        let (lo, hi) = (self.lo.max(ts.min_value()), self.hi.min(ts.max_value()).max(self.lo));
+        let mut needs_ts = false;
+        let mut parts = Vec::with_capacity(self.needs.len());
+        for w in &self.needs {
+            parts.push(match w {
+                What::Count => Part::Count,
+                What::MinMax => {
+                    needs_ts = true;
+                    Part::MinMax(i64::MAX, i64::MIN)
+                }
+                What::Histogram(iv) => {
+                    needs_ts = true;
+                    let first = lo.div_euclid(*iv);
+                    let n = (hi.div_euclid(*iv) - first + 1).max(1) as usize;
+                    Part::Histogram { interval: *iv, first, counts: vec![0; n] }
+                }
+                What::Terms(c) => Part::Terms(TermCountsCollector { column: c.clone() }.for_segment(ord, reader)?),
+                What::Stats(c) => Part::Stats(StatsCollector { column: c.clone() }.for_segment(ord, reader)?),
+                What::Top { .. } => {
+                    return Err(tantivy::TantivyError::InternalError("hits are not an aggregation".into()))
+                }
+            });
+        }
+        Ok(FusedSegment { count: 0, ts: needs_ts.then_some(ts), vals: Vec::new(), parts })
+    }
+
+    fn requires_scoring(&self) -> bool {
+        false
+    }
+
+    fn merge_fruits(&self, mut fruits: Vec<Vec<Value>>) -> tantivy::Result<Vec<Value>> {
+        // Used per segment only (`Plan::collect`); a merge is never asked for.
+        Ok(fruits.pop().unwrap_or_default())
+    }
+}
+
+impl SegmentCollector for FusedSegment {
+    type Fruit = Vec<Value>;
+
+    fn collect(&mut self, doc: DocId, _score: Score) {
+        self.collect_block(&[doc]);
+    }
+
+    fn collect_block(&mut self, docs: &[DocId]) {
+        self.count += docs.len() as u64;
+        if let Some(ts) = &self.ts {
+            self.vals.clear();
+            self.vals.resize(docs.len(), None);
+            ts.first_vals(docs, &mut self.vals);
+        }
+        for part in &mut self.parts {
+            match part {
+                Part::Count => {}
+                Part::MinMax(lo, hi) => {
+                    for t in &self.vals {
+                        let t = t.unwrap_or(0);
+                        *lo = (*lo).min(t);
+                        *hi = (*hi).max(t);
+                    }
+                }
+                Part::Histogram { interval, first, counts } => {
+                    let last = counts.len() as i64 - 1;
+                    for t in &self.vals {
+                        // Matches lie inside the segment's and the request's
+                        // bounds; clamp defensively as the reference does.
+                        let i = (t.unwrap_or(0).div_euclid(*interval) - *first).clamp(0, last) as usize;
+                        counts[i] += 1;
+                    }
+                }
+                Part::Terms(t) => t.collect_block(docs),
+                Part::Stats(s) => s.collect_block(docs),
+            }
+        }
+    }
+
+    fn harvest(self) -> Vec<Value> {
+        let count = self.count;
+        self.parts
+            .into_iter()
+            .map(|p| match p {
+                Part::Count => Value::Count(count),
+                Part::MinMax(lo, hi) => Value::MinMax((count, lo, hi)),
+                Part::Histogram { first, counts, .. } => {
+                    Value::Histogram(std::sync::Arc::new(SegmentHistogram { first, counts }))
+                }
+                Part::Terms(t) => Value::Terms(std::sync::Arc::new(t.harvest())),
+                Part::Stats(s) => Value::Stats(s.harvest()),
+            })
+            .collect()
+    }
+}
+
+/// The result of `what` over the union of the segments `values` come from
+/// (all results of `what`); the empty result when there are none.
+pub fn combine(what: &What, values: impl IntoIterator<Item = Value>) -> Value {
+    let mut count = 0u64;
+    let mut mm: MinMax = (0, i64::MAX, i64::MIN);
+    let mut hists: Vec<std::sync::Arc<SegmentHistogram>> = Vec::new();
+    let mut terms: Vec<std::sync::Arc<TermCounts>> = Vec::new();
+    let mut stats = StatsAcc::empty();
+    let mut top: Option<SegmentHits> = None;
+    for v in values {
+        match v {
+            Value::Count(n) => count += n,
+            Value::MinMax((c, lo, hi)) => mm = (mm.0 + c, mm.1.min(lo), mm.2.max(hi)),
+            Value::Histogram(h) => hists.push(h),
+            Value::Terms(t) => terms.push(t),
+            Value::Stats(s) => stats.merge(&s),
+            Value::Top(t) => top = Some(t),
+        }
+    }
+    match what {
+        What::Count => Value::Count(count),
+        What::MinMax => Value::MinMax(mm),
+        What::Histogram(_) => {
+            if hists.len() == 1 {
+                return Value::Histogram(hists.swap_remove(0));
+            }
+            let (Some(first), Some(end)) = (
+                hists.iter().filter(|h| !h.counts.is_empty()).map(|h| h.first).min(),
+                hists.iter().map(|h| h.first + h.counts.len() as i64).max(),
+            ) else {
+                return Value::Histogram(Default::default());
+            };
+            let mut counts = vec![0u64; (end - first) as usize];
+            for h in &hists {
+                for (j, c) in h.counts.iter().enumerate() {
+                    counts[(h.first - first) as usize + j] += c;
+                }
+            }
+            Value::Histogram(std::sync::Arc::new(SegmentHistogram { first, counts }))
+        }
+        What::Terms(_) => {
+            if terms.len() == 1 {
+                return Value::Terms(terms.swap_remove(0));
+            }
+            Value::Terms(std::sync::Arc::new(TermCounts::merge(terms.iter().map(|t| &**t))))
+        }
+        What::Stats(_) => Value::Stats(stats),
+        What::Top { .. } => Value::Top(top.unwrap_or_default()),
+    }
+}

@@ -189,6 +189,36 @@ step('click-drag on the histogram zooms the time range; Back restores it', async
   assert.equal(await hitCount(), 30);
 });
 
+/** Drags across the histogram from `a` to `b` (fractions of its width). */
+async function dragHistogram(a, b) {
+  const over = await page.locator('.histogram .u-over').boundingBox();
+  await page.mouse.move(over.x + over.width * a, over.y + over.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(over.x + over.width * b, over.y + over.height / 2, { steps: 6 });
+  await page.mouse.up();
+}
+
+step('issue 22 item 1: zoom keeps the query searched since the page opened and the added columns', async () => {
+  await page.goto(`${base}/search?q=level:info&from=now-4h`);
+  assert.equal(await hitCount(), 20);
+  await page.waitForSelector('.histogram[data-total="20"] canvas', WAIT);
+  await search('level:error');
+  assert.equal(await hitCount(), 10);
+  await page.waitForSelector('.histogram[data-total="10"] canvas', WAIT);
+  await page.getByRole('button', { name: 'Add column service' }).click();
+  await page.waitForFunction(() => new URLSearchParams(location.search).get('cols') === 'service', null, WAIT);
+  // Over the whole width: every event of the 4 hours stays in range.
+  await dragHistogram(0.01, 0.995);
+  await page.waitForFunction(() => /^\d{4}-/.test(new URLSearchParams(location.search).get('from') ?? ''), null, WAIT);
+  const params = new URL(page.url()).searchParams;
+  assert.equal(params.get('q'), 'level:error');
+  assert.equal(params.get('cols'), 'service');
+  assert.equal(await page.getByRole('searchbox', { name: 'Query' }).inputValue(), 'level:error');
+  assert.equal(await hitCount(), 10);
+  await page.goto(`${base}/search`);
+  assert.equal(await hitCount(), 30);
+});
+
 step('queries: Enter runs them, "/" focuses the bar, syntax errors point at their position', async () => {
   await page.locator('body').click({ position: { x: 5, y: 700 } });
   await page.keyboard.press('/');
@@ -405,3 +435,4 @@ step('administration (users, groups, assignments, LDAP, audit)', async () => {
   await page.getByText('user.create').first().waitFor(WAIT);
   await shot('admin-audit');
 });
+

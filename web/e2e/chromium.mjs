@@ -386,6 +386,27 @@ step('the live feed receives events sent during the test, and only its group', a
   assert.equal(await count('.live-event'), 5);
 });
 
+step('issue 22 item 2: the live feed drops old events when its filter changes, and stops on an invalid filter', async () => {
+  await page.goto(`${base}/live`);
+  await page.waitForSelector('#live-connection:text("connected")', WAIT);
+  await ingest('acme', [{ message: 'live before the filter', level: 'info' }]);
+  await page.waitForFunction(() => document.querySelectorAll('.live-event').length === 1, null, WAIT);
+  await search('level:error');
+  await page.waitForFunction(() => new URLSearchParams(location.search).get('q') === 'level:error', null, WAIT);
+  await page.waitForSelector('#live-connection:text("connected")', WAIT);
+  assert.equal(await count('.live-event'), 0, 'the unmatched event of the previous filter is gone');
+  await ingest('acme', [{ message: 'live error 1', level: 'error' }, { message: 'live info 1', level: 'info' }]);
+  await page.waitForSelector('#live-received[data-count="1"]', WAIT);
+  await page.waitForFunction(() => document.querySelectorAll('.live-event').length === 1, null, WAIT);
+  assert.match(await page.locator('.live-event').first().textContent(), /live error 1/);
+  // An invalid filter: its error, no list of the previous filter's events, no "connecting…".
+  await search('level:error AND "oops');
+  await page.waitForSelector('.error-box[data-error-type="query_parse_error"]', WAIT);
+  assert.equal(await count('.live-event'), 0);
+  assert.equal(await page.textContent('#live-connection'), 'stopped: fix the filter');
+  await shot('live-invalid-filter');
+});
+
 step('operations shows the pipeline, its rates and components', async () => {
   await page.getByRole('link', { name: 'Operations' }).click();
   await page.waitForSelector('[data-pipeline="main"]', WAIT);

@@ -19,7 +19,12 @@ export function App() {
   const loc = useLocation();
   const [creds, setCreds] = useState<Credentials | null>(credentials);
   useEffect(() => onCredentials(setCreds), []);
-  const meState = useMe(creds ? JSON.stringify(creds) : null);
+  const credsKey = creds ? JSON.stringify(creds) : null;
+  const meState = useMe(credsKey);
+  // Set when these credentials finished the enrolment: until `/me` has been
+  // loaded again it still says "totp_enrollment", and sending the user back
+  // to /enrol on that stale answer made the first "continue" click do nothing.
+  const [enrolled, setEnrolled] = useState<string | null>(null);
   const here = loc.path + (loc.params.toString() ? `?${loc.params.toString()}` : '');
   const next = loc.params.get('next') ?? '/search';
 
@@ -33,7 +38,7 @@ export function App() {
   }, [loc.path]);
 
   if (!creds) return <LoginPage next={loc.path === '/login' || loc.path === '/' ? next : here} />;
-  if (meState.me?.session?.stage === 'totp_enrollment' && loc.path !== '/enrol') {
+  if (meState.me?.session?.stage === 'totp_enrollment' && loc.path !== '/enrol' && enrolled !== credsKey) {
     navigate(`/enrol?next=${encodeURIComponent(here)}`, true);
   }
 
@@ -47,9 +52,14 @@ export function App() {
     else done();
   };
 
+  const onEnrolled = (): void => {
+    setEnrolled(credsKey);
+    meState.reload();
+  };
+
   const dash = match('/dashboards/:id', loc.path);
   let page;
-  if (loc.path === '/enrol') page = <EnrolPage next={next} onDone={meState.reload} />;
+  if (loc.path === '/enrol') page = <EnrolPage next={next} onDone={onEnrolled} />;
   else if (loc.path === '/search' || loc.path === '/') page = <SearchPage loc={loc} />;
   else if (loc.path === '/live') page = <LivePage loc={loc} />;
   else if (loc.path === '/operations') page = <OperationsPage />;

@@ -463,3 +463,51 @@ step('administration (users, groups, assignments, LDAP, audit)', async () => {
   await shot('admin-audit');
 });
 
+step('issue 22 item 6: a read-only dashboard has no "Unsaved changes"', async () => {
+  // Signed in as admin (previous step): a dashboard shared with everyone.
+  const created = await sessionCall('POST', '/api/v1/dashboards', { title: 'Shared board', description: '', sharing: { everyone: true, groups: [] }, time: { from: 'now-15m', to: null }, refresh: null, panels: [] });
+  assert.equal(created.status, 201, created.text);
+  const id = JSON.parse(created.text).id;
+  await signOut();
+  await passwordSignIn('bob', BOB_PASSWORD);
+  await page.waitForURL(/\/search/, WAIT);
+  await page.goto(`${base}/dashboards/${id}`);
+  await page.getByText('read-only (owned by admin)').waitFor(WAIT);
+  await page.getByLabel('Auto-refresh').selectOption('30s');
+  assert.equal(await page.getByLabel('Auto-refresh').inputValue(), '30s');
+  assert.equal(await page.getByText('Unsaved changes.').count(), 0);
+  await shot('dashboard-read-only');
+});
+
+step('issue 22 item 6: the owner is asked before leaving a dashboard with unsaved changes', async () => {
+  await page.getByRole('link', { name: 'Dashboards' }).click();
+  await page.getByRole('link', { name: 'E2E board' }).click();
+  await page.getByRole('button', { name: 'Edit', exact: true }).click();
+  await page.getByLabel('Dashboard title').fill('E2E board renamed');
+  await page.getByText('Unsaved changes.').waitFor(WAIT);
+  // Leaving through the navigation asks first; dismissing stays with the edits.
+  const asked = [];
+  const onDialog = (d) => {
+    asked.push(d.type());
+    void d.dismiss();
+  };
+  page.on('dialog', onDialog);
+  await page.getByRole('link', { name: 'Search' }).click();
+  await waitFor('a confirm dialog', async () => asked.length === 1);
+  assert.deepEqual(asked, ['confirm']);
+  assert.match(new URL(page.url()).pathname, /^\/dashboards\/\d+$/);
+  assert.equal(await page.getByLabel('Dashboard title').inputValue(), 'E2E board renamed');
+  // A reload asks too (beforeunload); dismissed, the page stays.
+  const reloading = page.reload({ timeout: 3000 }).catch(() => {});
+  await waitFor('a beforeunload dialog', async () => asked.length === 2);
+  await reloading;
+  assert.equal(asked[1], 'beforeunload');
+  assert.equal(await page.getByLabel('Dashboard title').inputValue(), 'E2E board renamed');
+  page.off('dialog', onDialog);
+  // Saved, leaving asks nothing.
+  await page.getByRole('button', { name: 'Save' }).click();
+  await page.getByRole('button', { name: 'Edit', exact: true }).waitFor(WAIT);
+  await page.getByRole('link', { name: 'Search' }).click();
+  await page.waitForURL(/\/search/, WAIT);
+  assert.equal(asked.length, 2);
+});

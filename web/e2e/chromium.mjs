@@ -479,6 +479,15 @@ step('issue 22 item 6: a read-only dashboard has no "Unsaved changes"', async ()
   await shot('dashboard-read-only');
 });
 
+step('issue 22 item 5: an operator opening /admin by its URL sees a clean no-permission page', async () => {
+  await page.goto(`${base}/admin`);
+  await page.getByRole('heading', { name: 'No permission' }).waitFor(WAIT);
+  assert.equal(await count('main form'), 0);
+  assert.equal(await count('main table'), 0);
+  assert.equal(await count('[role="tablist"]'), 0);
+  await shot('admin-no-permission');
+});
+
 step('issue 22 item 6: the owner is asked before leaving a dashboard with unsaved changes', async () => {
   await page.getByRole('link', { name: 'Dashboards' }).click();
   await page.getByRole('link', { name: 'E2E board' }).click();

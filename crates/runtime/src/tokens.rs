@@ -122,7 +122,11 @@ mod tests {
     use crate::config::TokenConfig;
 
     fn api(t: TokenConfig) -> ApiConfig {
-        ApiConfig { address: String::new(), tokens: [("admin".to_string(), t)].into_iter().collect() }
+        ApiConfig {
+            address: String::new(),
+            tokens: [("admin".to_string(), t)].into_iter().collect(),
+            metrics_auth: None,
+        }
     }
 
     fn cfg() -> TokenConfig {

@@ -24,8 +24,8 @@ pub mod principal;
 pub mod time;
 
 pub use api::{
-    AggregateRequest, AggregateResponse, Aggregation, AggregationResult, Bucket, FieldInfo, FieldType, Hit,
-    SearchRequest, SearchResponse, Stats, TailRequest,
+    AggregateRequest, AggregateResponse, Aggregation, AggregationResult, Bucket, FieldInfo, FieldType, FieldsRequest,
+    Hit, SearchRequest, SearchResponse, Stats, TailRequest,
 };
 pub use ast::{Bound, Literal, Query};
 pub use backend::{BackendError, SearchBackend, TailStream};

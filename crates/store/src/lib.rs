@@ -17,6 +17,7 @@
 pub mod collect;
 pub mod columns;
 pub mod error;
+pub mod fields;
 pub mod inflight;
 pub mod options;
 pub mod partition;

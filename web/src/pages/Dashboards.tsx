@@ -104,7 +104,7 @@ const METRIC_LABEL: Record<Metric, string> = {
 
 function PanelEditor({ initial, onSave, onCancel }: { initial: PanelDraft; onSave: (d: PanelDraft) => void; onCancel: () => void }) {
   const [d, setD] = useState(initial);
-  const fields = useFields();
+  const fields = useFields(null);
   const set = (patch: Partial<PanelDraft>): void => {
     const next = { ...d, ...patch };
     if (patch.metric === 'terms' && d.metric !== 'terms') next.size = 10;

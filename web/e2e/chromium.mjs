@@ -520,3 +520,21 @@ step('issue 22 item 6: the owner is asked before leaving a dashboard with unsave
   await page.waitForURL(/\/search/, WAIT);
   assert.equal(asked.length, 2);
 });
+
+step('issue 22 item 3: the field list has the fields of every event in range, not of the newest 1,000', async () => {
+  // One event with block_id, then 1,001 newer ones without it.
+  await ingest('acme', [{ message: 'hdfs block', block_id: 'blk_1' }]);
+  await waitFor('the block_id event stored', async () => (await total('_exists_:block_id')) === 1);
+  await ingest('acme', Array.from({ length: 1001 }, (_, i) => ({ message: `newer ${i}`, pid: i })));
+  await waitFor('1,001 newer events stored', async () => (await total('_exists_:pid')) === 1001);
+  await page.goto(`${base}/search`);
+  await page.locator('.field-name', { hasText: 'pid' }).waitFor(WAIT);
+  const names = (await page.locator('.field-name').allTextContents()).map((t) => t.trim().split(' ').pop());
+  assert.ok(names.includes('block_id'), names.join(', '));
+  // A range without the block_id event lists no block_id.
+  const field = await sessionCall('GET', `/api/v1/fields?from=${encodeURIComponent(new Date(Date.now() + 3600_000).toISOString())}`);
+  assert.equal(field.status, 200, field.text);
+  assert.deepEqual(JSON.parse(field.text).fields, []);
+  await shot('search-fields');
+});
+

@@ -418,7 +418,7 @@ impl SearchBackend for Store {
     }
 
     async fn fields(&self, principal: &Principal, range: &TimeRange) -> Result<Vec<FieldInfo>, BackendError> {
-        let (me, p, r) = (self.me()?, principal.clone(), range.clone());
+        let (me, p, r) = (self.me()?, principal.clone(), *range);
         tokio::task::spawn_blocking(move || me.fields_sync(&p, &r)).await.map_err(internal)?
     }
 

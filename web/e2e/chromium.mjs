@@ -463,6 +463,16 @@ step('administration (users, groups, assignments, LDAP, audit)', async () => {
   await shot('admin-audit');
 });
 
+step('issue 22 item 8: an add form is emptied after a successful add', async () => {
+  await page.getByRole('tab', { name: 'Groups' }).click();
+  await page.getByLabel('Group name').fill('ops-e2e');
+  await page.getByLabel('Description').fill('added by the browser test');
+  await page.getByRole('button', { name: 'Add group' }).click();
+  await page.getByText('ops-e2e', { exact: true }).first().waitFor(WAIT);
+  await page.waitForFunction(() => document.querySelector('input[aria-label="Group name"]')?.value === '', null, WAIT);
+  assert.equal(await page.getByLabel('Description').inputValue(), '');
+});
+
 step('issue 22 item 6: a read-only dashboard has no "Unsaved changes"', async () => {
   // Signed in as admin (previous step): a dashboard shared with everyone.
   const created = await sessionCall('POST', '/api/v1/dashboards', { title: 'Shared board', description: '', sharing: { everyone: true, groups: [] }, time: { from: 'now-15m', to: null }, refresh: null, panels: [] });
@@ -538,3 +548,9 @@ step('issue 22 item 3: the field list has the fields of every event in range, no
   await shot('search-fields');
 });
 
+step('issue 22 item 8: the query example uses @host; message in the field list explains instead of a 400', async () => {
+  assert.match(await page.getByRole('searchbox', { name: 'Query' }).getAttribute('placeholder'), /@host:"web-1"/);
+  await page.locator('.field-name', { hasText: 'message' }).click();
+  await page.getByText('Full-text field: no top values').waitFor(WAIT);
+  assert.equal(await count('.field-sidebar .error-box'), 0);
+});

@@ -37,11 +37,19 @@ const TABS = ['users', 'groups', 'assignments', 'ldap', 'audit'] as const;
 type Tab = (typeof TABS)[number];
 const TYPES: UserType[] = ['viewer', 'operator', 'admin'];
 
-function useAction(reload: () => void): { error: ApiError | null; run: (f: () => Promise<unknown>) => void } {
+/** Runs an admin call, then reloads the list; `done` runs after a success
+ * (an add form empties itself, so the next entry does not start from the last). */
+function useAction(reload: () => void): { error: ApiError | null; run: (f: () => Promise<unknown>, done?: () => void) => void } {
   const [error, setError] = useState<ApiError | null>(null);
-  const run = (f: () => Promise<unknown>): void => {
+  const run = (f: () => Promise<unknown>, done?: () => void): void => {
     setError(null);
-    f().then(reload, (e: unknown) => setError(toApiError(e)));
+    f().then(
+      () => {
+        done?.();
+        reload();
+      },
+      (e: unknown) => setError(toApiError(e)),
+    );
   };
   return { error, run };
 }
@@ -125,7 +133,10 @@ function Users() {
         onSubmit={(e) => {
           e.preventDefault();
           const groups = n.groups.split(',').map((g) => g.trim()).filter(Boolean);
-          run(() => createUser({ username: n.username, display_name: n.display_name, type: n.type, password: n.password, groups }));
+          run(
+            () => createUser({ username: n.username, display_name: n.display_name, type: n.type, password: n.password, groups }),
+            () => setN({ username: '', display_name: '', type: 'viewer', password: '', groups: '' }),
+          );
         }}
       >
         <input aria-label="User name" placeholder="user name" value={n.username} onInput={(e) => setN({ ...n, username: e.currentTarget.value })} required />
@@ -208,7 +219,13 @@ function Groups() {
         aria-label="New group"
         onSubmit={(e) => {
           e.preventDefault();
-          run(() => createGroup({ name, description: desc }));
+          run(
+            () => createGroup({ name, description: desc }),
+            () => {
+              setName('');
+              setDesc('');
+            },
+          );
         }}
       >
         <input aria-label="Group name" placeholder="group name" value={name} onInput={(e) => setName(e.currentTarget.value)} required />
@@ -265,7 +282,10 @@ function Assignments() {
         aria-label="New assignment"
         onSubmit={(e) => {
           e.preventDefault();
-          run(() => createAssignment({ kind: a.kind, name: a.name }, { group: a.group, subgroup: a.subgroup || '*', host: a.host || '*' }));
+          run(
+            () => createAssignment({ kind: a.kind, name: a.name }, { group: a.group, subgroup: a.subgroup || '*', host: a.host || '*' }),
+            () => setA({ ...a, name: '', group: '', subgroup: '*', host: '*' }),
+          );
         }}
       >
         <select aria-label="Subject kind" value={a.kind} onChange={(e) => setA({ ...a, kind: e.currentTarget.value as 'user' | 'group' })}>

@@ -88,7 +88,13 @@ export function FieldSidebar({ query, range, columns, onFilter, onToggleColumn }
                 {columns.includes(f.name) ? '−' : '+'}
               </button>
             </div>
-            {open === f.name ? <TopValues field={f.name} query={query} range={range} onFilter={onFilter} /> : null}
+            {open === f.name ? (
+              f.name === 'message' ? (
+                <p class="muted">Full-text field: no top values. Search its words in the query bar.</p>
+              ) : (
+                <TopValues field={f.name} query={query} range={range} onFilter={onFilter} />
+              )
+            ) : null}
           </li>
         ))}
       </ul>

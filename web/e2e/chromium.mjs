@@ -554,3 +554,13 @@ step('issue 22 item 8: the query example uses @host; message in the field list e
   await page.getByText('Full-text field: no top values').waitFor(WAIT);
   assert.equal(await count('.field-sidebar .error-box'), 0);
 });
+
+step('issue 22 item 8: a wrong current password is said as such on the password form', async () => {
+  await page.goto(`${base}/account`);
+  await page.getByLabel('Current password').fill('not my password');
+  await page.getByLabel('New password').fill('a-new-password-0123456789');
+  await page.getByRole('button', { name: 'Change password' }).click();
+  await page.getByText('The current password is wrong.').waitFor(WAIT);
+  assert.equal(await page.getByText('invalid username or password').count(), 0);
+  assert.equal(await count('[role="status"]'), 0);
+});

@@ -564,3 +564,16 @@ step('issue 22 item 8: a wrong current password is said as such on the password 
   assert.equal(await page.getByText('invalid username or password').count(), 0);
   assert.equal(await count('[role="status"]'), 0);
 });
+
+step('issue 22 item 8: each value of an array field filters', async () => {
+  await ingest('acme', [{ message: 'tagged event', tags: ['red', 'blue'] }]);
+  await waitFor('the tagged event stored', async () => (await total('"tagged event"')) === 1);
+  await page.goto(`${base}/search?q=${encodeURIComponent('"tagged event"')}`);
+  assert.equal(await hitCount(), 1);
+  await page.locator('tr.hit button.expand').first().click();
+  await page.locator('[data-field="tags"] .value-link', { hasText: 'blue' }).click();
+  await page.waitForFunction(() => new URLSearchParams(location.search).get('q') === '"tagged event" AND tags:"blue"', null, WAIT);
+  assert.equal(await hitCount(), 1);
+  await search('tags:"green"');
+  assert.equal(await hitCount(), 0);
+});

@@ -473,6 +473,31 @@ step('issue 22 item 8: an add form is emptied after a successful add', async () 
   assert.equal(await page.getByLabel('Description').inputValue(), '');
 });
 
+step('issue 22 item 8: "set password" asks in a form with a hidden input, not prompt()', async () => {
+  const dialogs = [];
+  const onDialog = (d) => {
+    dialogs.push(d.type());
+    void d.dismiss();
+  };
+  page.on('dialog', onDialog);
+  await page.getByRole('tab', { name: 'Users' }).click();
+  await page.locator('[aria-label="Users"] tr[data-user="bob"] button', { hasText: 'set password' }).click();
+  const form = page.getByRole('form', { name: 'Set the password of bob' });
+  const input = form.getByLabel('New password');
+  await input.waitFor(WAIT);
+  page.off('dialog', onDialog);
+  assert.deepEqual(dialogs, []);
+  assert.equal(await input.getAttribute('type'), 'password');
+  await input.fill(`${BOB_PASSWORD}-new`);
+  await form.getByRole('button', { name: 'Set password', exact: true }).click();
+  await page.getByText('Password of bob set.').waitFor(WAIT);
+  // The new password signs bob in (checked on the API); then the old one is put back.
+  const login = await fetch(`${base}/api/v1/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ username: 'bob', password: `${BOB_PASSWORD}-new` }) });
+  assert.equal(login.status, 200, await login.text());
+  const back = await sessionCall('PATCH', '/api/v1/users/bob', { password: BOB_PASSWORD });
+  assert.equal(back.status, 200, back.text);
+});
+
 step('issue 22 item 6: a read-only dashboard has no "Unsaved changes"', async () => {
   // Signed in as admin (previous step): a dashboard shared with everyone.
   const created = await sessionCall('POST', '/api/v1/dashboards', { title: 'Shared board', description: '', sharing: { everyone: true, groups: [] }, time: { from: 'now-15m', to: null }, refresh: null, panels: [] });

@@ -58,6 +58,10 @@ function Users() {
   const [tick, setTick] = useState(0);
   const users = useRequest(`users#${tick}`, listUsers);
   const { error, run } = useAction(() => setTick((t) => t + 1));
+  // "set password": a form with a hidden input, not prompt() (which shows it in clear).
+  const [pwFor, setPwFor] = useState<string | null>(null);
+  const [newPw, setNewPw] = useState('');
+  const [pwSet, setPwSet] = useState('');
   const [n, setN] = useState({ username: '', display_name: '', type: 'viewer' as UserType, password: '', groups: '' });
   return (
     <section aria-label="Users">
@@ -112,8 +116,9 @@ function Users() {
                     type="button"
                     class="link"
                     onClick={() => {
-                      const p = prompt(`New password for ${u.username}`);
-                      if (p) run(() => updateUser(u.username, { password: p }));
+                      setPwFor(u.username);
+                      setNewPw('');
+                      setPwSet('');
                     }}
                   >
                     set password
@@ -127,6 +132,40 @@ function Users() {
           ))}
         </tbody>
       </table>
+      {pwFor !== null ? (
+        <form
+          class="inline-form"
+          aria-label={`Set the password of ${pwFor}`}
+          onSubmit={(e) => {
+            e.preventDefault();
+            const name = pwFor;
+            run(
+              () => updateUser(name, { password: newPw }),
+              () => {
+                setPwFor(null);
+                setNewPw('');
+                setPwSet(`Password of ${name} set.`);
+              },
+            );
+          }}
+        >
+          <label class="inline">
+            New password for {pwFor}
+            <input aria-label="New password" type="password" autocomplete="new-password" value={newPw} onInput={(e) => setNewPw(e.currentTarget.value)} required autoFocus />
+          </label>
+          <button type="submit" class="primary">
+            Set password
+          </button>
+          <button type="button" onClick={() => setPwFor(null)}>
+            Cancel
+          </button>
+        </form>
+      ) : null}
+      {pwSet ? (
+        <p class="note" role="status">
+          {pwSet}
+        </p>
+      ) : null}
       <form
         class="inline-form"
         aria-label="New user"

@@ -498,6 +498,17 @@ step('issue 22 item 8: "set password" asks in a form with a hidden input, not pr
   assert.equal(back.status, 200, back.text);
 });
 
+step('issue 22 item 8: LDAP settings start from an example of their fields; empty ones get a clear error', async () => {
+  await page.getByRole('tab', { name: 'LDAP & policy' }).click();
+  const box = page.getByLabel('Settings (JSON)');
+  await page.waitForFunction(() => document.querySelector('textarea')?.value.includes('"url"'), null, WAIT);
+  assert.equal(JSON.parse(await box.inputValue()).url, 'ldaps://ldap.example.com');
+  await box.fill('');
+  await page.getByRole('button', { name: 'Save LDAP settings' }).click();
+  await page.getByText('The LDAP settings are not valid JSON (they are empty)').waitFor(WAIT);
+  assert.equal(await page.getByText('Unexpected end of JSON input').count(), 0);
+});
+
 step('issue 22 item 6: a read-only dashboard has no "Unsaved changes"', async () => {
   // Signed in as admin (previous step): a dashboard shared with everyone.
   const created = await sessionCall('POST', '/api/v1/dashboards', { title: 'Shared board', description: '', sharing: { everyone: true, groups: [] }, time: { from: 'now-15m', to: null }, refresh: null, panels: [] });

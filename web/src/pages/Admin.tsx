@@ -2,7 +2,7 @@
 // LDAP settings, the auth policy and the audit log. Every change is audited
 // by the server; this page only calls the API of docs/specs/ui-api.md §4–§11.
 import { useState } from 'preact/hooks';
-import type { ApiError } from '../api/client';
+import { ApiError } from '../api/client';
 import type { UserType } from '../api/auth';
 import {
   addMember,
@@ -343,6 +343,34 @@ function Assignments() {
   );
 }
 
+/** The fields of the LDAP settings, offered when there are none yet. */
+const LDAP_EXAMPLE: LdapSettings = {
+  url: 'ldaps://ldap.example.com',
+  tls: 'ldaps',
+  ca_file: null,
+  bind_dn: 'uid={username},ou=people,dc=example,dc=com',
+  search_base: null,
+  search_filter: null,
+  search_bind_dn: null,
+  group_attribute: 'memberOf',
+  group_search_base: null,
+  group_search_filter: null,
+  group_name_attribute: null,
+  default_type: 'viewer',
+  group_map: [],
+  timeout: '5s',
+};
+
+/** The settings in the text box, or a clear error (not the parser's "Unexpected end of JSON input"). */
+function parseLdap(json: string): LdapSettings {
+  try {
+    return JSON.parse(json) as LdapSettings;
+  } catch (e) {
+    const why = json.trim() === '' ? 'they are empty' : e instanceof Error ? e.message : String(e);
+    throw new ApiError('invalid_request', `The LDAP settings are not valid JSON (${why}): fill in the fields of the example.`, 0);
+  }
+}
+
 function Ldap() {
   const [tick, setTick] = useState(0);
   const state = useRequest(`ldap#${tick}`, ldapSettings);
@@ -354,7 +382,7 @@ function Ldap() {
   const [result, setResult] = useState<string>('');
   const s = state.data;
   const editable = s?.source !== 'config';
-  const json = text ?? (s?.settings ? JSON.stringify(s.settings, null, 2) : '');
+  const json = text ?? JSON.stringify(s?.settings ?? (editable ? LDAP_EXAMPLE : null), null, 2);
   return (
     <section aria-label="LDAP and sign-in policy">
       <ErrorBox error={state.error ?? policy.error ?? error} />
@@ -389,7 +417,7 @@ function Ldap() {
             class="primary"
             onClick={() =>
               run(async () => {
-                await saveLdapSettings(JSON.parse(json) as LdapSettings);
+                await saveLdapSettings(parseLdap(json));
                 setText(null);
               })
             }
@@ -402,7 +430,7 @@ function Ldap() {
           onSubmit={(e) => {
             e.preventDefault();
             run(async () => {
-              const r = await testLdap(tu, tp, text ? (JSON.parse(text) as LdapSettings) : undefined);
+              const r = await testLdap(tu, tp, text ? parseLdap(text) : undefined);
               setResult(r.ok ? `OK: ${r.dn} → groups ${r.groups.join(', ') || 'none'}, type ${r.type}` : `Failed: ${r.error}`);
             });
           }}

@@ -140,7 +140,13 @@ step('sign in', async () => {
     await page.waitForSelector('#recovery-codes li', WAIT);
     assert.equal(await count('#recovery-codes li'), 10);
     recoveryCodes = await page.locator('#recovery-codes li code').allTextContents();
+    // Issue 22 item 4: the first click on "continue" leaves the enrolment
+    // page for the search (it used to bounce back to /enrol, showing the
+    // codes again, until a second click).
     await page.getByRole('button', { name: /continue/ }).click();
+    assert.equal(await hitCount(), 50);
+    assert.equal(new URL(page.url()).pathname, '/search');
+    assert.equal(await count('#recovery-codes'), 0);
     // An operator who may read group acme only.
     assert.equal((await sessionCall('POST', '/api/v1/users', { username: 'bob', type: 'operator', password: BOB_PASSWORD })).status, 201);
     const a = await sessionCall('POST', '/api/v1/assignments', { subject: { kind: 'user', name: 'bob' }, pattern: { group: 'acme', subgroup: '*', host: '*' } });
@@ -186,6 +192,36 @@ step('click-drag on the histogram zooms the time range; Back restores it', async
   // Back restores the relative range; the count follows once the new search answered.
   await page.waitForFunction(() => !/^\d{4}-/.test(new URLSearchParams(location.search).get('from') ?? ''), null, WAIT);
   await page.waitForFunction(() => document.querySelector('#hit-count')?.getAttribute('data-count') === '30', null, WAIT).catch(() => {});
+  assert.equal(await hitCount(), 30);
+});
+
+/** Drags across the histogram from `a` to `b` (fractions of its width). */
+async function dragHistogram(a, b) {
+  const over = await page.locator('.histogram .u-over').boundingBox();
+  await page.mouse.move(over.x + over.width * a, over.y + over.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(over.x + over.width * b, over.y + over.height / 2, { steps: 6 });
+  await page.mouse.up();
+}
+
+step('issue 22 item 1: zoom keeps the query searched since the page opened and the added columns', async () => {
+  await page.goto(`${base}/search?q=level:info&from=now-4h`);
+  assert.equal(await hitCount(), 20);
+  await page.waitForSelector('.histogram[data-total="20"] canvas', WAIT);
+  await search('level:error');
+  assert.equal(await hitCount(), 10);
+  await page.waitForSelector('.histogram[data-total="10"] canvas', WAIT);
+  await page.getByRole('button', { name: 'Add column service' }).click();
+  await page.waitForFunction(() => new URLSearchParams(location.search).get('cols') === 'service', null, WAIT);
+  // Over the whole width: every event of the 4 hours stays in range.
+  await dragHistogram(0.01, 0.995);
+  await page.waitForFunction(() => /^\d{4}-/.test(new URLSearchParams(location.search).get('from') ?? ''), null, WAIT);
+  const params = new URL(page.url()).searchParams;
+  assert.equal(params.get('q'), 'level:error');
+  assert.equal(params.get('cols'), 'service');
+  assert.equal(await page.getByRole('searchbox', { name: 'Query' }).inputValue(), 'level:error');
+  assert.equal(await hitCount(), 10);
+  await page.goto(`${base}/search`);
   assert.equal(await hitCount(), 30);
 });
 
@@ -356,6 +392,27 @@ step('the live feed receives events sent during the test, and only its group', a
   assert.equal(await count('.live-event'), 5);
 });
 
+step('issue 22 item 2: the live feed drops old events when its filter changes, and stops on an invalid filter', async () => {
+  await page.goto(`${base}/live`);
+  await page.waitForSelector('#live-connection:text("connected")', WAIT);
+  await ingest('acme', [{ message: 'live before the filter', level: 'info' }]);
+  await page.waitForFunction(() => document.querySelectorAll('.live-event').length === 1, null, WAIT);
+  await search('level:error');
+  await page.waitForFunction(() => new URLSearchParams(location.search).get('q') === 'level:error', null, WAIT);
+  await page.waitForSelector('#live-connection:text("connected")', WAIT);
+  assert.equal(await count('.live-event'), 0, 'the unmatched event of the previous filter is gone');
+  await ingest('acme', [{ message: 'live error 1', level: 'error' }, { message: 'live info 1', level: 'info' }]);
+  await page.waitForSelector('#live-received[data-count="1"]', WAIT);
+  await page.waitForFunction(() => document.querySelectorAll('.live-event').length === 1, null, WAIT);
+  assert.match(await page.locator('.live-event').first().textContent(), /live error 1/);
+  // An invalid filter: its error, no list of the previous filter's events, no "connecting…".
+  await search('level:error AND "oops');
+  await page.waitForSelector('.error-box[data-error-type="query_parse_error"]', WAIT);
+  assert.equal(await count('.live-event'), 0);
+  assert.equal(await page.textContent('#live-connection'), 'stopped: fix the filter');
+  await shot('live-invalid-filter');
+});
+
 step('operations shows the pipeline, its rates and components', async () => {
   await page.getByRole('link', { name: 'Operations' }).click();
   await page.waitForSelector('[data-pipeline="main"]', WAIT);
@@ -404,4 +461,155 @@ step('administration (users, groups, assignments, LDAP, audit)', async () => {
   await page.getByRole('tab', { name: 'Audit' }).click();
   await page.getByText('user.create').first().waitFor(WAIT);
   await shot('admin-audit');
+});
+
+step('issue 22 item 8: an add form is emptied after a successful add', async () => {
+  await page.getByRole('tab', { name: 'Groups' }).click();
+  await page.getByLabel('Group name').fill('ops-e2e');
+  await page.getByLabel('Description').fill('added by the browser test');
+  await page.getByRole('button', { name: 'Add group' }).click();
+  await page.getByText('ops-e2e', { exact: true }).first().waitFor(WAIT);
+  await page.waitForFunction(() => document.querySelector('input[aria-label="Group name"]')?.value === '', null, WAIT);
+  assert.equal(await page.getByLabel('Description').inputValue(), '');
+});
+
+step('issue 22 item 8: "set password" asks in a form with a hidden input, not prompt()', async () => {
+  const dialogs = [];
+  const onDialog = (d) => {
+    dialogs.push(d.type());
+    void d.dismiss();
+  };
+  page.on('dialog', onDialog);
+  await page.getByRole('tab', { name: 'Users' }).click();
+  await page.locator('[aria-label="Users"] tr[data-user="bob"] button', { hasText: 'set password' }).click();
+  const form = page.getByRole('form', { name: 'Set the password of bob' });
+  const input = form.getByLabel('New password');
+  await input.waitFor(WAIT);
+  page.off('dialog', onDialog);
+  assert.deepEqual(dialogs, []);
+  assert.equal(await input.getAttribute('type'), 'password');
+  await input.fill(`${BOB_PASSWORD}-new`);
+  await form.getByRole('button', { name: 'Set password', exact: true }).click();
+  await page.getByText('Password of bob set.').waitFor(WAIT);
+  // The new password signs bob in (checked on the API); then the old one is put back.
+  const login = await fetch(`${base}/api/v1/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ username: 'bob', password: `${BOB_PASSWORD}-new` }) });
+  assert.equal(login.status, 200, await login.text());
+  const back = await sessionCall('PATCH', '/api/v1/users/bob', { password: BOB_PASSWORD });
+  assert.equal(back.status, 200, back.text);
+});
+
+step('issue 22 item 8: LDAP settings start from an example of their fields; empty ones get a clear error', async () => {
+  await page.getByRole('tab', { name: 'LDAP & policy' }).click();
+  const box = page.getByLabel('Settings (JSON)');
+  await page.waitForFunction(() => document.querySelector('textarea')?.value.includes('"url"'), null, WAIT);
+  assert.equal(JSON.parse(await box.inputValue()).url, 'ldaps://ldap.example.com');
+  await box.fill('');
+  await page.getByRole('button', { name: 'Save LDAP settings' }).click();
+  await page.getByText('The LDAP settings are not valid JSON (they are empty)').waitFor(WAIT);
+  assert.equal(await page.getByText('Unexpected end of JSON input').count(), 0);
+});
+
+step('issue 22 item 6: a read-only dashboard has no "Unsaved changes"', async () => {
+  // Signed in as admin (previous step): a dashboard shared with everyone.
+  const created = await sessionCall('POST', '/api/v1/dashboards', { title: 'Shared board', description: '', sharing: { everyone: true, groups: [] }, time: { from: 'now-15m', to: null }, refresh: null, panels: [] });
+  assert.equal(created.status, 201, created.text);
+  const id = JSON.parse(created.text).id;
+  await signOut();
+  await passwordSignIn('bob', BOB_PASSWORD);
+  await page.waitForURL(/\/search/, WAIT);
+  await page.goto(`${base}/dashboards/${id}`);
+  await page.getByText('read-only (owned by admin)').waitFor(WAIT);
+  await page.getByLabel('Auto-refresh').selectOption('30s');
+  assert.equal(await page.getByLabel('Auto-refresh').inputValue(), '30s');
+  assert.equal(await page.getByText('Unsaved changes.').count(), 0);
+  await shot('dashboard-read-only');
+});
+
+step('issue 22 item 5: an operator opening /admin by its URL sees a clean no-permission page', async () => {
+  await page.goto(`${base}/admin`);
+  await page.getByRole('heading', { name: 'No permission' }).waitFor(WAIT);
+  assert.equal(await count('main form'), 0);
+  assert.equal(await count('main table'), 0);
+  assert.equal(await count('[role="tablist"]'), 0);
+  await shot('admin-no-permission');
+});
+
+step('issue 22 item 6: the owner is asked before leaving a dashboard with unsaved changes', async () => {
+  await page.getByRole('link', { name: 'Dashboards' }).click();
+  await page.getByRole('link', { name: 'E2E board' }).click();
+  await page.getByRole('button', { name: 'Edit', exact: true }).click();
+  await page.getByLabel('Dashboard title').fill('E2E board renamed');
+  await page.getByText('Unsaved changes.').waitFor(WAIT);
+  // Leaving through the navigation asks first; dismissing stays with the edits.
+  const asked = [];
+  const onDialog = (d) => {
+    asked.push(d.type());
+    void d.dismiss();
+  };
+  page.on('dialog', onDialog);
+  await page.getByRole('link', { name: 'Search' }).click();
+  await waitFor('a confirm dialog', async () => asked.length === 1);
+  assert.deepEqual(asked, ['confirm']);
+  assert.match(new URL(page.url()).pathname, /^\/dashboards\/\d+$/);
+  assert.equal(await page.getByLabel('Dashboard title').inputValue(), 'E2E board renamed');
+  // A reload asks too (beforeunload); dismissed, the page stays.
+  const reloading = page.reload({ timeout: 3000 }).catch(() => {});
+  await waitFor('a beforeunload dialog', async () => asked.length === 2);
+  await reloading;
+  assert.equal(asked[1], 'beforeunload');
+  assert.equal(await page.getByLabel('Dashboard title').inputValue(), 'E2E board renamed');
+  page.off('dialog', onDialog);
+  // Saved, leaving asks nothing.
+  await page.getByRole('button', { name: 'Save' }).click();
+  await page.getByRole('button', { name: 'Edit', exact: true }).waitFor(WAIT);
+  await page.getByRole('link', { name: 'Search' }).click();
+  await page.waitForURL(/\/search/, WAIT);
+  assert.equal(asked.length, 2);
+});
+
+step('issue 22 item 3: the field list has the fields of every event in range, not of the newest 1,000', async () => {
+  // One event with block_id, then 1,001 newer ones without it.
+  await ingest('acme', [{ message: 'hdfs block', block_id: 'blk_1' }]);
+  await waitFor('the block_id event stored', async () => (await total('_exists_:block_id')) === 1);
+  await ingest('acme', Array.from({ length: 1001 }, (_, i) => ({ message: `newer ${i}`, pid: i })));
+  await waitFor('1,001 newer events stored', async () => (await total('_exists_:pid')) === 1001);
+  await page.goto(`${base}/search`);
+  await page.locator('.field-name', { hasText: 'pid' }).waitFor(WAIT);
+  const names = (await page.locator('.field-name').allTextContents()).map((t) => t.trim().split(' ').pop());
+  assert.ok(names.includes('block_id'), names.join(', '));
+  // A range without the block_id event lists no block_id.
+  const field = await sessionCall('GET', `/api/v1/fields?from=${encodeURIComponent(new Date(Date.now() + 3600_000).toISOString())}`);
+  assert.equal(field.status, 200, field.text);
+  assert.deepEqual(JSON.parse(field.text).fields, []);
+  await shot('search-fields');
+});
+
+step('issue 22 item 8: the query example uses @host; message in the field list explains instead of a 400', async () => {
+  assert.match(await page.getByRole('searchbox', { name: 'Query' }).getAttribute('placeholder'), /@host:"web-1"/);
+  await page.locator('.field-name', { hasText: 'message' }).click();
+  await page.getByText('Full-text field: no top values').waitFor(WAIT);
+  assert.equal(await count('.field-sidebar .error-box'), 0);
+});
+
+step('issue 22 item 8: a wrong current password is said as such on the password form', async () => {
+  await page.goto(`${base}/account`);
+  await page.getByLabel('Current password').fill('not my password');
+  await page.getByLabel('New password').fill('a-new-password-0123456789');
+  await page.getByRole('button', { name: 'Change password' }).click();
+  await page.getByText('The current password is wrong.').waitFor(WAIT);
+  assert.equal(await page.getByText('invalid username or password').count(), 0);
+  assert.equal(await count('[role="status"]'), 0);
+});
+
+step('issue 22 item 8: each value of an array field filters', async () => {
+  await ingest('acme', [{ message: 'tagged event', tags: ['red', 'blue'] }]);
+  await waitFor('the tagged event stored', async () => (await total('"tagged event"')) === 1);
+  await page.goto(`${base}/search?q=${encodeURIComponent('"tagged event"')}`);
+  assert.equal(await hitCount(), 1);
+  await page.locator('tr.hit button.expand').first().click();
+  await page.locator('[data-field="tags"] .value-link', { hasText: 'blue' }).click();
+  await page.waitForFunction(() => new URLSearchParams(location.search).get('q') === '"tagged event" AND tags:"blue"', null, WAIT);
+  assert.equal(await hitCount(), 1);
+  await search('tags:"green"');
+  assert.equal(await hitCount(), 0);
 });

@@ -148,6 +148,23 @@ pub(crate) fn ct_eq(a: &[u8], b: &[u8]) -> bool {
     diff == 0
 }
 
+/// Access to the node's counters (`/_node/stats`, `/metrics`): anyone when
+/// [`ApiState::metrics_auth`] is off (`[api] metrics_auth = "none"`), else a
+/// caller the API authenticates (any valid token or session), `401` otherwise.
+#[derive(Debug, Clone, Copy)]
+pub struct MetricsAccess;
+
+impl FromRequestParts<ApiState> for MetricsAccess {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &ApiState) -> Result<Self, Self::Rejection> {
+        if state.metrics_auth {
+            Authenticated::from_request_parts(parts, state).await?;
+        }
+        Ok(Self)
+    }
+}
+
 /// The caller's principal; rejects with `401` (see [`ApiState::auth`]).
 #[derive(Debug, Clone)]
 pub struct Authenticated(pub Principal);

@@ -18,6 +18,8 @@
 //!   search backend's counters (`SearchBackend::counters`: the store's
 //!   commits, result cache hits and misses…).
 //! - `GET /metrics`: the same counters in Prometheus text format.
+//!   Both need a credential when [`ApiState::metrics_auth`] is on (`[api]
+//!   metrics_auth`, by default when the API listens beyond loopback).
 //! - The web UI, embedded at build time ([`ui`]): its files, and
 //!   `index.html` for browser navigations to client routes.
 //! - Everything else goes to the routers components mounted ([`mounts`]):
@@ -51,7 +53,7 @@ use sluice_core::mount::Mounts;
 use sluice_query::SearchBackend;
 use sluice_users::Users;
 
-pub use auth::{AuthError, Authenticated, Authenticator, StaticTokens};
+pub use auth::{AuthError, Authenticated, Authenticator, MetricsAccess, StaticTokens};
 pub use error::ApiError;
 pub use mounts::reserve_routes;
 pub use session::UserAuth;
@@ -142,6 +144,10 @@ pub struct ApiState {
     pub listener: sluice_net::ListenerCounters,
     /// Connections the API listener closed for a timeout.
     pub timeouts: Arc<sluice_core::metrics::Counter>,
+    /// Whether `/_node/stats` and `/metrics` need a credential
+    /// ([`auth::MetricsAccess`]); off in [`ApiState::new`], set by the node
+    /// from `[api] metrics_auth`.
+    pub metrics_auth: bool,
     mounted: Arc<mounts::MountCache>,
 }
 
@@ -159,6 +165,7 @@ impl ApiState {
             user_auth: None,
             listener: sluice_net::ListenerCounters::default(),
             timeouts: Arc::default(),
+            metrics_auth: false,
             mounted: Arc::default(),
         }
     }
@@ -182,6 +189,13 @@ impl ApiState {
     /// With an authenticator.
     pub fn with_auth(mut self, auth: Arc<dyn Authenticator>) -> Self {
         self.auth = auth;
+        self
+    }
+
+    /// Whether `/_node/stats` and `/metrics` need a credential (`[api]
+    /// metrics_auth`, ADR 0070).
+    pub fn with_metrics_auth(mut self, token: bool) -> Self {
+        self.metrics_auth = token;
         self
     }
 
@@ -257,7 +271,7 @@ async fn openapi() -> impl IntoResponse {
     ([(header::CONTENT_TYPE, "application/json")], OPENAPI_JSON)
 }
 
-async fn node_stats(State(s): State<ApiState>) -> Json<Value> {
+async fn node_stats(_: MetricsAccess, State(s): State<ApiState>) -> Json<Value> {
     Json(stats_json(&s))
 }
 
@@ -345,7 +359,7 @@ fn backend_counters(s: &ApiState) -> Vec<(&'static str, u64)> {
     s.backend.as_ref().map(|b| b.counters()).unwrap_or_default()
 }
 
-async fn prometheus(State(s): State<ApiState>) -> impl IntoResponse {
+async fn prometheus(_: MetricsAccess, State(s): State<ApiState>) -> impl IntoResponse {
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], prometheus_text(&s))
 }
 
@@ -526,6 +540,40 @@ mod tests {
         assert_eq!(lag["labels"]["topic"], "logs");
         assert_eq!(lag["labels"]["partition"], "3");
         assert_eq!(lag["value"], 42);
+    }
+
+    /// Issue 22 item 5: with `metrics_auth = "token"` the node's counters
+    /// need a credential like the rest of the API; without, they are open.
+    #[tokio::test]
+    async fn metrics_auth_token_requires_a_credential() {
+        let tokens =
+            Arc::new(StaticTokens::new([("scraper".to_string(), "scraper-token-0123456789".to_string(), Vec::new())]));
+        let secured = state().with_auth(tokens).with_metrics_auth(true);
+        for path in ["/_node/stats", "/metrics"] {
+            let resp = router(secured.clone()).oneshot(Request::get(path).body(Body::empty()).unwrap()).await.unwrap();
+            assert_eq!(resp.status(), 401, "{path} without a token");
+            let body = axum::body::to_bytes(resp.into_body(), 1 << 20).await.unwrap();
+            let v: Value = serde_json::from_slice(&body).unwrap();
+            assert_eq!(v["error"]["type"], "unauthorized", "{path}: {v}");
+            let wrong = Request::get(path).header("Authorization", "Bearer wrong-token").body(Body::empty()).unwrap();
+            assert_eq!(
+                router(secured.clone()).oneshot(wrong).await.unwrap().status(),
+                401,
+                "{path} with a wrong token"
+            );
+            let ok = Request::get(path)
+                .header("Authorization", "Bearer scraper-token-0123456789")
+                .body(Body::empty())
+                .unwrap();
+            let resp = router(secured.clone()).oneshot(ok).await.unwrap();
+            assert_eq!(resp.status(), 200, "{path} with the token");
+            let body = axum::body::to_bytes(resp.into_body(), 1 << 20).await.unwrap();
+            assert!(String::from_utf8_lossy(&body).contains("events"), "{path}");
+            // Open (`metrics_auth = "none"`): no credential needed.
+            let open = state().with_metrics_auth(false);
+            let resp = router(open).oneshot(Request::get(path).body(Body::empty()).unwrap()).await.unwrap();
+            assert_eq!(resp.status(), 200, "{path} open");
+        }
     }
 
     #[tokio::test]

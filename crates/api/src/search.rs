@@ -20,7 +20,7 @@ use axum::Json;
 use futures_util::stream::{Stream, StreamExt};
 use serde::Deserialize;
 use serde_json::json;
-use sluice_query::{AggregateRequest, SearchBackend, SearchRequest, TailRequest};
+use sluice_query::{AggregateRequest, FieldsRequest, SearchBackend, SearchRequest, TailRequest};
 
 use crate::auth::Authenticated;
 use crate::error::ApiError;
@@ -134,13 +134,16 @@ pub async fn aggregate(
     Ok(Json(resp))
 }
 
-/// `GET /api/v1/fields`: `{"fields": [{"name", "types"}]}`.
+/// `GET /api/v1/fields?from=…&to=…`: `{"fields": [{"name", "types"}]}` of
+/// the caller's events in the range (unbounded without `from`/`to`).
 pub async fn fields(
     Authenticated(principal): Authenticated,
     State(s): State<ApiState>,
+    q: Result<Query<FieldsRequest>, QueryRejection>,
 ) -> Result<impl IntoResponse, ApiError> {
+    let range = query_params(q)?.range(sluice_core::event::now_ns())?;
     let backend = backend(&s)?;
-    let fields = backend.fields(&principal).await?;
+    let fields = backend.fields(&principal, &range).await?;
     Ok(Json(json!({ "fields": fields })))
 }
 

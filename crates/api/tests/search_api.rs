@@ -92,7 +92,7 @@ impl SearchBackend for Events {
         Ok(AggregateResponse { total: n, aggs, took_ms: 2 })
     }
 
-    async fn fields(&self, _p: &Principal) -> Result<Vec<FieldInfo>, BackendError> {
+    async fn fields(&self, _p: &Principal, _r: &sluice_query::TimeRange) -> Result<Vec<FieldInfo>, BackendError> {
         Ok(vec![FieldInfo { name: "message".into(), types: vec![FieldType::Text] }])
     }
 

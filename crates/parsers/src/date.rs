@@ -13,7 +13,7 @@
 //! `UTC`/`GMT`/`Z` only, and `z` (zone names) is rejected at construction, as
 //! Joda itself cannot parse it.
 
-use chrono::{Datelike, FixedOffset, Utc};
+use chrono::{Datelike, FixedOffset, Timelike, Utc};
 use thiserror::Error;
 
 /// Errors from compiling formats or parsing a timestamp. Positions are byte
@@ -114,22 +114,45 @@ pub(crate) fn days_in_month(year: i32, month: u32) -> u32 {
     }
 }
 
-/// The year for a timestamp that carries none (RFC 3164 `Jan  5 15:33:03`):
-/// the current year, except that a December message seen in January belongs to
-/// last year and a January message seen in December to next year (clock skew
-/// around New Year).
-pub fn infer_year(month: u32, now_year: i32, now_month: u32) -> i32 {
-    match (month, now_month) {
-        (12, 1) => now_year - 1,
-        (1, 12) => now_year + 1,
-        _ => now_year,
-    }
+/// How far ahead of the receiver's clock a timestamp without a year may be
+/// and still be read as this year (senders' clocks run a little fast).
+pub const YEAR_AHEAD_TOLERANCE_SECS: i64 = 86_400;
+
+/// The year for a timestamp that carries none (RFC 3164 `Dec 10 06:55:46`),
+/// given the receiver's wall clock `now` in the same zone: the latest of next,
+/// this and last year that puts the time no more than a day ahead of `now`,
+/// as rsyslog and Graylog read it. So `Dec 10` received on 26 Nov is last
+/// December (this year's would be in the future, invisible in every "last …"
+/// range), `Jan  1 00:00:05` received on 31 Dec at 23:59:58 is next year, and
+/// a time up to a day ahead (a sender's fast clock) stays this year.
+pub(crate) fn infer_year(c: Civil, now: Civil) -> i32 {
+    let secs = |year: i32| {
+        let days = days_from_civil(year, c.month, c.day);
+        days * 86_400 + i64::from(c.hour) * 3600 + i64::from(c.minute) * 60 + i64::from(c.second)
+    };
+    let now_secs = days_from_civil(now.year, now.month, now.day) * 86_400
+        + i64::from(now.hour) * 3600
+        + i64::from(now.minute) * 60
+        + i64::from(now.second);
+    [now.year + 1, now.year]
+        .into_iter()
+        .find(|&y| secs(y) <= now_secs + YEAR_AHEAD_TOLERANCE_SECS)
+        .unwrap_or(now.year - 1)
 }
 
 /// [`infer_year`] against the current wall clock in `tz`.
-pub fn infer_year_now(month: u32, tz: FixedOffset) -> i32 {
+pub(crate) fn infer_year_now(c: Civil, tz: FixedOffset) -> i32 {
     let now = Utc::now().with_timezone(&tz);
-    infer_year(month, now.year(), now.month())
+    let now = Civil {
+        year: now.year(),
+        month: now.month(),
+        day: now.day(),
+        hour: now.hour(),
+        minute: now.minute(),
+        second: now.second(),
+        nanos: 0,
+    };
+    infer_year(c, now)
 }
 
 const MONTHS: [&[u8]; 12] = [
@@ -612,7 +635,7 @@ impl DateParser {
         }
         c.year = match (year, self.year) {
             (Some(y), _) | (None, Some(y)) => y,
-            (None, None) => infer_year_now(c.month, self.tz),
+            (None, None) => infer_year_now(c, self.tz),
         };
         validate(&c, 0)?;
         c.to_epoch_nanos(self.offset_or_tz(offset))
@@ -845,8 +868,17 @@ mod tests {
 
     #[test]
     fn year_rollover() {
-        assert_eq!(infer_year(12, 2024, 1), 2023);
-        assert_eq!(infer_year(1, 2024, 12), 2025);
-        assert_eq!(infer_year(6, 2024, 7), 2024);
+        let at = |year, month, day, hour| Civil { year, month, day, hour, ..Civil::default() };
+        // December seen in January: last year; January seen on 31 Dec: next year.
+        assert_eq!(infer_year(at(0, 12, 31, 23), at(2024, 1, 1, 0)), 2023);
+        assert_eq!(infer_year(at(0, 1, 1, 0), at(2024, 12, 31, 23)), 2025);
+        assert_eq!(infer_year(at(0, 6, 1, 0), at(2024, 7, 1, 0)), 2024);
+        // Issue 22: `Dec 10` received on 26 Nov is last December.
+        assert_eq!(infer_year(at(0, 12, 10, 6), at(2026, 11, 26, 12)), 2025);
+        // Up to a day ahead stays this year; more goes back a year.
+        assert_eq!(infer_year(at(0, 11, 27, 12), at(2026, 11, 26, 12)), 2026);
+        assert_eq!(infer_year(at(0, 11, 27, 13), at(2026, 11, 26, 12)), 2025);
+        // A January message seen in early December is last January, not next.
+        assert_eq!(infer_year(at(0, 1, 5, 0), at(2026, 12, 1, 0)), 2026);
     }
 }

@@ -70,9 +70,9 @@ pub struct SyslogMessage<'a> {
 /// Receiver-side settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Options {
-    /// Year for RFC 3164 timestamps without one. `None`: the current year in
-    /// `tz`, with a December message seen in January put in the previous year
-    /// (and a January message seen in December in the next).
+    /// Year for RFC 3164 timestamps without one. `None`: the year that puts
+    /// the time no more than a day ahead of the receiver's clock in `tz` (next,
+    /// this or last year; `Dec 10` received on 26 Nov is last December).
     pub year: Option<i32>,
     /// Zone for timestamps without an offset (RFC 3164).
     pub tz: FixedOffset,
@@ -580,7 +580,7 @@ pub fn parse_3164<'a>(input: &'a [u8], opts: &Options) -> Result<SyslogMessage<'
     let mut timestamp = None;
     let mut year_inferred = false;
     if let Some((mut civil, n)) = bsd_timestamp(&b[p..]) {
-        civil.year = opts.year.unwrap_or_else(|| date::infer_year_now(civil.month, opts.tz));
+        civil.year = opts.year.unwrap_or_else(|| date::infer_year_now(civil, opts.tz));
         if let Some(dt) = civil_to_datetime(civil, opts.tz.local_minus_utc()) {
             timestamp = Some(dt);
             year_inferred = true;

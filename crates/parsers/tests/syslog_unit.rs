@@ -261,3 +261,37 @@ fn garbage_never_panics() {
         let _ = parse_5424(s, &opts());
     }
 }
+
+/// Issue 22 item 7: an RFC 3164 date without a year that would be more than a
+/// day ahead of now belongs to last year (as rsyslog and Graylog read it):
+/// `Dec 10 06:55:46` received on 26 Nov is last December, not next month.
+#[test]
+fn rfc3164_date_ahead_of_now_is_last_year() {
+    let now = chrono::Utc::now();
+    let mut ahead = now + chrono::Duration::days(10);
+    if (ahead.month(), ahead.day()) == (2, 29) {
+        ahead += chrono::Duration::days(1);
+    }
+    let line = format!("<13>{} host app: ahead", ahead.format("%b %e %H:%M:%S"));
+    let m = parse(line.as_bytes(), &Options::default()).unwrap();
+    let ts = m.timestamp.unwrap();
+    assert!(m.year_inferred);
+    assert_eq!(
+        (ts.year(), ts.month(), ts.day(), ts.hour(), ts.minute()),
+        (ahead.year() - 1, ahead.month(), ahead.day(), ahead.hour(), ahead.minute()),
+        "{line}"
+    );
+    assert!(ts.timestamp() <= now.timestamp());
+
+    // Up to a day ahead (a sender's clock a little fast) stays this year.
+    let soon = now + chrono::Duration::hours(20);
+    let line = format!("<13>{} host app: soon", soon.format("%b %e %H:%M:%S"));
+    let ts = parse(line.as_bytes(), &Options::default()).unwrap().timestamp.unwrap();
+    assert_eq!((ts.year(), ts.month(), ts.day()), (soon.year(), soon.month(), soon.day()), "{line}");
+
+    // Just past: this year.
+    let past = now - chrono::Duration::hours(3);
+    let line = format!("<13>{} host app: past", past.format("%b %e %H:%M:%S"));
+    let ts = parse(line.as_bytes(), &Options::default()).unwrap().timestamp.unwrap();
+    assert_eq!((ts.year(), ts.month(), ts.day()), (past.year(), past.month(), past.day()), "{line}");
+}

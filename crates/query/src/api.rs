@@ -247,6 +247,25 @@ pub struct AggregateResponse {
     pub took_ms: u64,
 }
 
+/// `GET /api/v1/fields?from=…&to=…`: the fields of the events in a time range.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FieldsRequest {
+    /// Time range start (see [`SearchRequest::from`]); none: unbounded.
+    #[serde(default)]
+    pub from: Option<String>,
+    /// Time range end (see [`SearchRequest::to`]); none: unbounded.
+    #[serde(default)]
+    pub to: Option<String>,
+}
+
+impl FieldsRequest {
+    /// The time range at `now_ns`.
+    pub fn range(&self, now_ns: i64) -> Result<TimeRange, RequestError> {
+        Ok(TimeRange::parse(self.from.as_deref(), self.to.as_deref(), now_ns)?)
+    }
+}
+
 /// `GET /api/v1/tail?query=…`: Server-Sent Events of new matching events.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

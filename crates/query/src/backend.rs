@@ -9,6 +9,7 @@ use async_trait::async_trait;
 use crate::api::{Aggregate, AggregateResponse, FieldInfo, Hit, Search, SearchResponse};
 use crate::ast::Query;
 use crate::principal::Principal;
+use crate::time::TimeRange;
 
 /// New matching events for a live tail, in store order. Dropping it ends the tail.
 pub type TailStream = tokio::sync::mpsc::Receiver<Hit>;
@@ -33,8 +34,9 @@ pub trait SearchBackend: Send + Sync {
     /// Aggregations over the matching events.
     async fn aggregate(&self, principal: &Principal, agg: &Aggregate) -> Result<AggregateResponse, BackendError>;
 
-    /// Field names and types seen in events this principal may read.
-    async fn fields(&self, principal: &Principal) -> Result<Vec<FieldInfo>, BackendError>;
+    /// Field names and types of the events in `range` this principal may read
+    /// (every such event, not a sample).
+    async fn fields(&self, principal: &Principal, range: &TimeRange) -> Result<Vec<FieldInfo>, BackendError>;
 
     /// Subscribes to newly stored events matching `query` that `principal` may read.
     async fn tail(&self, principal: &Principal, query: &Query) -> Result<TailStream, BackendError>;

@@ -24,8 +24,8 @@ pub mod principal;
 pub mod time;
 
 pub use api::{
-    AggregateRequest, AggregateResponse, Aggregation, AggregationResult, Bucket, FieldInfo, FieldType, Hit, Order,
-    SearchRequest, SearchResponse, Stats, TailRequest,
+    AggregateRequest, AggregateResponse, Aggregation, AggregationResult, Bucket, FieldInfo, FieldType, FieldsRequest,
+    Hit, Order, SearchRequest, SearchResponse, Stats, TailRequest,
 };
 pub use ast::{Bound, Literal, Query};
 pub use backend::{BackendError, SearchBackend, TailStream};

@@ -149,6 +149,36 @@ pub struct ApiConfig {
     /// A connection with no request in progress is closed after this long.
     #[serde(default = "default_idle_timeout")]
     pub idle_timeout: HumanDuration,
+    /// Who may read `/_node/stats` and `/metrics` (ADR 0070): `"token"` (a
+    /// caller the API authenticates) or `"none"` (anyone who reaches the
+    /// port). Default: `"none"` when `address` is a loopback address,
+    /// `"token"` otherwise.
+    #[serde(default)]
+    pub metrics_auth: Option<MetricsAuth>,
+}
+
+/// `[api] metrics_auth`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MetricsAuth {
+    /// A bearer token (or a session) like the rest of the API.
+    Token,
+    /// No credential: for a monitoring agent on a trusted network.
+    None,
+}
+
+impl ApiConfig {
+    /// Whether `/_node/stats` and `/metrics` need a credential: as
+    /// `metrics_auth` says, else when the API listens beyond loopback (an
+    /// address that is not `127.0.0.0/8`, `::1` or `localhost`, including
+    /// `0.0.0.0` and host names).
+    pub fn metrics_need_token(&self) -> bool {
+        match self.metrics_auth {
+            Some(MetricsAuth::Token) => true,
+            Some(MetricsAuth::None) => false,
+            None => !is_loopback_address(&self.address),
+        }
+    }
 }
 
 impl Default for ApiConfig {
@@ -160,6 +190,7 @@ impl Default for ApiConfig {
             header_timeout: default_header_timeout(),
             body_timeout: default_body_timeout(),
             idle_timeout: default_idle_timeout(),
+            metrics_auth: None,
         }
     }
 }
@@ -169,6 +200,14 @@ impl ApiConfig {
     pub fn timeouts(&self) -> sluice_net::HttpTimeouts {
         sluice_net::HttpTimeouts { header: self.header_timeout.0, body: self.body_timeout.0, idle: self.idle_timeout.0 }
     }
+}
+
+/// Whether a listen address (`host:port`) is on loopback only.
+fn is_loopback_address(address: &str) -> bool {
+    if let Ok(a) = address.parse::<std::net::SocketAddr>() {
+        return a.ip().is_loopback();
+    }
+    address.rsplit_once(':').is_some_and(|(host, _)| host.eq_ignore_ascii_case("localhost"))
 }
 
 fn default_api_address() -> String {
@@ -576,6 +615,27 @@ mod tests {
 
     fn errs(text: &str) -> Vec<String> {
         parse_config(text).err().unwrap_or_default().iter().map(ToString::to_string).collect()
+    }
+
+    /// Issue 22 item 5: `/_node/stats` and `/metrics` need a token when the
+    /// API listens beyond loopback, unless `metrics_auth = "none"` says so.
+    #[test]
+    fn metrics_auth_defaults_to_token_beyond_loopback() {
+        let api = |extra: &str| {
+            let text = format!("[api]\n{extra}\n[pipelines.main.sources.g]\ntype = \"generator\"\n[pipelines.main.sinks.b]\ntype = \"blackhole\"\n");
+            parse_config(&text).unwrap().api
+        };
+        assert!(!api("").metrics_need_token(), "127.0.0.1:8080 by default");
+        assert!(!api("address = \"[::1]:9000\"").metrics_need_token());
+        assert!(!api("address = \"localhost:9000\"").metrics_need_token());
+        assert!(api("address = \"0.0.0.0:8080\"").metrics_need_token());
+        assert!(api("address = \"10.1.2.3:8080\"").metrics_need_token());
+        assert!(api("address = \"[::]:8080\"").metrics_need_token());
+        assert!(api("address = \"logs.example.com:8080\"").metrics_need_token());
+        assert!(!api("address = \"0.0.0.0:8080\"\nmetrics_auth = \"none\"").metrics_need_token());
+        assert!(api("metrics_auth = \"token\"").metrics_need_token());
+        let e = errs("[api]\nmetrics_auth = \"maybe\"\n");
+        assert!(e.iter().any(|m| m.contains("metrics_auth") && m.contains("token")), "{e:?}");
     }
 
     #[test]

@@ -401,6 +401,7 @@ fn run(role: Role, path: PathBuf, admin_password_file: Option<PathBuf>) -> anyho
         };
         sluice_api::reserve_routes(&mounts)?;
         let store_path = store_path(&cfg);
+        let metrics_auth = cfg.api.metrics_need_token();
         let users = match &cfg.auth {
             Some(auth) => Some(users_cli::open_for_run(auth, &cfg.node.data_dir, admin_password_file.as_deref())?),
             None => None,
@@ -413,7 +414,12 @@ fn run(role: Role, path: PathBuf, admin_password_file: Option<PathBuf>) -> anyho
             }
             let statics =
                 Arc::new(sluice_api::StaticTokens::new(tokens.into_iter().map(|t| (t.name, t.secret, t.allowed))));
-            let state = sluice_api::ApiState::new(Arc::clone(&node.registry), name).with_mounts(mounts);
+            let state = sluice_api::ApiState::new(Arc::clone(&node.registry), name)
+                .with_mounts(mounts)
+                .with_metrics_auth(metrics_auth);
+            if !metrics_auth && !local.ip().is_loopback() {
+                tracing::warn!(address = %local, "[api] metrics_auth = \"none\": /_node/stats and /metrics answer anyone who reaches this port");
+            }
             let state = match users {
                 Some(users) => state.with_users(users, statics),
                 None => state.with_auth(statics),

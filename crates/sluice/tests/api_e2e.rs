@@ -324,3 +324,42 @@ address = "127.0.0.1:{sink_port}"
     got.sort_by_key(|m| m[1..].parse::<u32>().unwrap());
     assert_eq!(got, (0..300).map(|i| format!("q{i}")).collect::<Vec<_>>(), "each event exactly once");
 }
+
+/// Issue 22 item 5 (ADR 0070): a node whose API listens beyond loopback
+/// serves `/_node/stats` and `/metrics` only with a credential; `[api]
+/// metrics_auth = "none"` opens them again, on purpose.
+#[test]
+fn node_stats_and_metrics_need_a_token_beyond_loopback() {
+    for (extra, open) in [("", false), ("metrics_auth = \"none\"\n", true)] {
+        let dir = Dir::new(if open { "metrics-open" } else { "metrics-token" });
+        let port = free_port();
+        let cfg = dir.path("c.toml");
+        let text = config(&dir, port, 64)
+            .replace(&format!("address = \"127.0.0.1:{port}\"\n"), &format!("address = \"0.0.0.0:{port}\"\n{extra}"));
+        assert!(text.contains("0.0.0.0"), "{text}");
+        std::fs::write(&cfg, text).unwrap();
+        let child = Command::new(BIN)
+            .args(["run", cfg.to_str().unwrap()])
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.path("log")).unwrap())
+            .spawn()
+            .unwrap();
+        let mut p = Proc(child);
+        wait_for("the API", &mut p.0, || TcpStream::connect(("127.0.0.1", port)).is_ok());
+        let token = std::fs::read_to_string(dir.path("admin.token")).unwrap().trim().to_string();
+        let auth = format!("Bearer {token}");
+        for path in ["/_node/stats", "/metrics"] {
+            let (status, body) = http(port, "GET", path, &[], b"");
+            if open {
+                assert_eq!(status, 200, "{path} with metrics_auth = \"none\": {body}");
+            } else {
+                assert_eq!((status, json(&body)["error"]["type"].as_str()), (401, Some("unauthorized")), "{path}");
+                let (status, _) = http(port, "GET", path, &[("Authorization", "Bearer wrong")], b"");
+                assert_eq!(status, 401, "{path} with a wrong token");
+            }
+            let (status, body) = http(port, "GET", path, &[("Authorization", &auth)], b"");
+            assert_eq!(status, 200, "{path} with the admin token: {body}");
+            assert!(body.contains("main"), "{path}: {body}");
+        }
+    }
+}

@@ -21,6 +21,7 @@ pub mod cache;
 pub mod collect;
 pub mod columns;
 pub mod error;
+pub mod fields;
 pub mod inflight;
 pub mod options;
 pub mod partition;

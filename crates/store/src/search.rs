@@ -17,7 +17,7 @@ use async_trait::async_trait;
 use sluice_query::api::{Aggregate, Search};
 use sluice_query::{
     AggregateResponse, Aggregation, AggregationResult, BackendError, Bucket, FieldInfo, FieldType, Hit, Order,
-    Principal, Query, SearchBackend, SearchResponse, Stats, TailStream,
+    Principal, Query, SearchBackend, SearchResponse, Stats, TailStream, TimeRange,
 };
 use tantivy::schema::Value as _;
 use tantivy::{DocAddress, Searcher, TantivyDocument};
@@ -26,10 +26,13 @@ use tracing::info_span;
 use crate::aggs::{combine, Fused};
 use crate::cache::{Value, What};
 use crate::collect::{rank, SortKey, StatsAcc, TermKey};
+use crate::fields::FieldsCollector;
+use crate::plan::bad;
 use crate::plan::{internal, Plan, Seg};
 use crate::render;
 use crate::schema::names;
 use crate::store::Store;
+use crate::translate::full_query;
 
 /// Round intervals an automatic histogram chooses from, milliseconds.
 pub const AUTO_INTERVALS_MS: &[i64] = &[
@@ -54,8 +57,6 @@ pub const AUTO_INTERVALS_MS: &[i64] = &[
 pub const DEFAULT_BUCKETS: usize = 60;
 /// Most histogram buckets a request may produce.
 pub const MAX_BUCKETS: usize = 10_000;
-/// Newest visible events sampled by [`Store::fields_sync`].
-pub const FIELDS_SAMPLE: usize = 1_000;
 
 /// Encodes a cursor.
 pub fn encode_cursor(k: SortKey) -> String {
@@ -491,24 +492,18 @@ impl Store {
         Ok(AggregateResponse { total, aggs: out, took_ms: t0.elapsed().as_millis() as u64 })
     }
 
-    /// Field names and types from the newest [`FIELDS_SAMPLE`] events the
-    /// principal may read (blocking). Identity and timestamp fields are always listed.
-    pub fn fields_sync(&self, principal: &Principal) -> Result<Vec<FieldInfo>, BackendError> {
-        let search = Search {
-            query: Query::All,
-            range: Default::default(),
-            size: FIELDS_SAMPLE,
-            search_after: None,
-            fields: None,
-            order: Order::Newest,
-        };
-        let page = self.search_sync(principal, &search)?;
+    /// The fields of the events in `range` the principal may read (blocking):
+    /// every such event counts, not a sample (see [`crate::fields`]).
+    pub fn fields_sync(&self, principal: &Principal, range: &TimeRange) -> Result<Vec<FieldInfo>, BackendError> {
+        let span = info_span!("store_fields", principal = %principal.name);
+        let _g = span.enter();
+        let (from, to) = (range.from_ns, range.to_ns);
+        let query = full_query(&self.fields, principal, &Query::All, from, to).map_err(bad)?;
+        let collector = FieldsCollector { present: self.fields.present };
         let mut seen: BTreeMap<String, BTreeSet<u8>> = BTreeMap::new();
-        for h in &page.hits {
-            if let serde_json::Value::Object(m) = &h.event {
-                for (k, v) in m {
-                    walk(&mut seen, k, v, true);
-                }
+        for p in self.partitions_for(from, to) {
+            for (name, ty) in p.reader.searcher().search(&*query, &collector).map_err(internal)? {
+                seen.entry(name).or_default().insert(type_code(ty));
             }
         }
         Ok(seen
@@ -547,31 +542,6 @@ fn field_type(c: u8) -> FieldType {
     }
 }
 
-fn walk(seen: &mut BTreeMap<String, BTreeSet<u8>>, name: &str, v: &serde_json::Value, top: bool) {
-    use serde_json::Value as J;
-    let t = match v {
-        J::Null => return,
-        J::Bool(_) => FieldType::Boolean,
-        J::Number(_) => FieldType::Number,
-        J::String(_) if top && name == "@timestamp" => FieldType::Date,
-        J::String(_) if top && sluice_core::codec::RESERVED.contains(&name) => FieldType::Keyword,
-        J::String(_) => FieldType::Text,
-        J::Array(a) => {
-            for x in a {
-                walk(seen, name, x, false);
-            }
-            return;
-        }
-        J::Object(m) => {
-            for (k, x) in m {
-                walk(seen, &format!("{name}.{k}"), x, false);
-            }
-            return;
-        }
-    };
-    seen.entry(name.to_string()).or_default().insert(type_code(t));
-}
-
 #[async_trait]
 impl SearchBackend for Store {
     async fn search(&self, principal: &Principal, search: &Search) -> Result<SearchResponse, BackendError> {
@@ -584,9 +554,9 @@ impl SearchBackend for Store {
         tokio::task::spawn_blocking(move || me.aggregate_sync(&p, &a)).await.map_err(internal)?
     }
 
-    async fn fields(&self, principal: &Principal) -> Result<Vec<FieldInfo>, BackendError> {
-        let (me, p) = (self.me()?, principal.clone());
-        tokio::task::spawn_blocking(move || me.fields_sync(&p)).await.map_err(internal)?
+    async fn fields(&self, principal: &Principal, range: &TimeRange) -> Result<Vec<FieldInfo>, BackendError> {
+        let (me, p, r) = (self.me()?, principal.clone(), *range);
+        tokio::task::spawn_blocking(move || me.fields_sync(&p, &r)).await.map_err(internal)?
     }
 
     async fn tail(&self, principal: &Principal, query: &Query) -> Result<TailStream, BackendError> {

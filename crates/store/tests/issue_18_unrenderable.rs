@@ -67,14 +67,16 @@ fn issue_18_an_unreadable_document_is_a_stand_in_not_a_failed_page() {
     // Once for the tail (rendered when the commit published it), once here.
     assert_eq!(store.counters.unrenderable.get(), 2);
 
-    let fields = store.fields_sync(&all).unwrap();
+    let fields = store.fields_sync(&all, &TimeRange::default()).unwrap();
     assert!(fields.iter().any(|f| f.name == "message"));
-    assert_eq!(store.counters.unrenderable.get(), 3);
+    // The field list reads the store's columns (issue #22), never a stored
+    // document: nothing more to render.
+    assert_eq!(store.counters.unrenderable.get(), 2);
 
     let tailed: Vec<_> = std::iter::from_fn(|| tail.try_recv().ok()).collect();
     assert_eq!(tailed.len(), 3);
     assert_eq!(tailed.iter().filter(|h| h.error.is_some()).count(), 1);
     assert!(tailed.iter().all(|h| h.event.is_object()));
-    assert_eq!(store.counters.unrenderable.get(), 3);
+    assert_eq!(store.counters.unrenderable.get(), 2);
     store.close().unwrap();
 }

@@ -359,12 +359,12 @@ async fn principal_isolation_on_every_path() {
     let r = store.aggregate(&nobody, &a).await.unwrap();
     assert_eq!(r.total, 0);
     // Fields.
-    let f = store.fields(&apache).await.unwrap();
+    let f = store.fields(&apache, &TimeRange::default()).await.unwrap();
     assert!(f.iter().any(|f| f.name == "http.status"));
     assert!(!f.iter().any(|f| f.name == "ssh_only"), "apache must not see openssh-only fields");
-    let f = store.fields(&all()).await.unwrap();
+    let f = store.fields(&all(), &TimeRange::default()).await.unwrap();
     assert!(f.iter().any(|f| f.name == "ssh_only"));
-    assert!(store.fields(&nobody).await.unwrap().is_empty());
+    assert!(store.fields(&nobody, &TimeRange::default()).await.unwrap().is_empty());
     // Tail.
     let mut rx = store.tail(&apache, &Query::All).await.unwrap();
     let mut rx_all = store.tail(&all(), &Query::All).await.unwrap();
@@ -815,4 +815,49 @@ fn issue_26_result_cache_off_computes_everything_and_counts_nothing() {
         assert_eq!(untimed_agg(store.aggregate_sync(&all(), &a)), want);
     }
     assert_eq!((counter(&store, HITS), counter(&store, MISSES)), (0, 0));
+}
+
+/// Issue 22 item 3: the field list comes from the data in range, not from a
+/// sample of the newest events: `block_id`, on 1,200 older events of one
+/// source, is listed although 1,500 newer events of another source lack it.
+#[test]
+fn fields_come_from_every_event_in_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let mut events = Vec::new();
+    for i in 0..2700usize {
+        let hdfs = i < 1200;
+        let mut fields = Object::new();
+        fields.insert("message", Value::from(format!("line {i}")));
+        if hdfs {
+            fields.insert("block_id", Value::from(format!("blk_{i}")));
+        } else {
+            fields.insert("pid", Value::Int(i as i64));
+        }
+        let mut e = Event::from_fields(fields);
+        e.timestamp = BASE + (i as i64) * SEC;
+        e.identity = Arc::new(Identity::new(if hdfs { "hdfs" } else { "web" }, "", "h1"));
+        events.push(e);
+    }
+    store.append(&events, &mut None).unwrap();
+    store.commit().unwrap();
+    let names = |f: Vec<sluice_query::FieldInfo>| f.into_iter().map(|f| f.name).collect::<Vec<_>>();
+    let f = names(store.fields_sync(&all(), &TimeRange::default()).unwrap());
+    assert!(f.contains(&"block_id".to_string()), "{f:?}");
+    assert!(f.contains(&"pid".to_string()), "{f:?}");
+    assert!(f.contains(&"message".to_string()), "{f:?}");
+    assert!(f.contains(&"@group".to_string()), "{f:?}");
+    // The range decides: the newer 1,500 events only have no block_id.
+    let newer = TimeRange { from_ns: Some(BASE + 1200 * SEC), to_ns: None };
+    let f = names(store.fields_sync(&all(), &newer).unwrap());
+    assert!(!f.contains(&"block_id".to_string()), "{f:?}");
+    assert!(f.contains(&"pid".to_string()), "{f:?}");
+    // And the principal: web's reader never sees hdfs's fields.
+    let web = Principal::new("web", vec![SourcePattern::new("web", "*", "*")]);
+    let f = names(store.fields_sync(&web, &TimeRange::default()).unwrap());
+    assert!(!f.contains(&"block_id".to_string()), "{f:?}");
+    assert!(f.contains(&"pid".to_string()), "{f:?}");
+    let hdfs = Principal::new("hdfs", vec![SourcePattern::new("hdfs", "*", "*")]);
+    let f = names(store.fields_sync(&hdfs, &newer).unwrap());
+    assert!(f.is_empty(), "no hdfs event in range: {f:?}");
 }

@@ -12,9 +12,11 @@ export function aggregate(req: AggregateRequest, signal?: AbortSignal): Promise<
   return request<AggregateResponse>('POST', '/api/v1/aggregate', req, signal);
 }
 
-/** `GET /api/v1/fields`. */
-export async function fields(signal?: AbortSignal): Promise<FieldInfo[]> {
-  const r = await request<{ fields: FieldInfo[] }>('GET', '/api/v1/fields', undefined, signal);
+/** `GET /api/v1/fields?from=…&to=…`: the fields of the caller's events in
+ * the range (all of them without one). */
+export async function fields(range: { from: string; to: string } | null, signal?: AbortSignal): Promise<FieldInfo[]> {
+  const q = range ? `?${new URLSearchParams({ from: range.from, to: range.to }).toString()}` : '';
+  const r = await request<{ fields: FieldInfo[] }>('GET', `/api/v1/fields${q}`, undefined, signal);
   return r.fields;
 }
 

@@ -10,6 +10,9 @@ import { useRequest } from './useRequest';
 export interface MeState {
   me: Me | null;
   loading: boolean;
+  /** Whether `/me` has answered (with a caller, or with "no /me" on a node
+   * without the users API or for a static token). */
+  settled: boolean;
   /** Whether the UI should offer what needs `p`. */
   can: (p: Permission) => boolean;
   reload: () => void;
@@ -19,17 +22,17 @@ export interface MeState {
 export function useMe(key: string | null): MeState {
   const { data, error, loading, reload } = useRequest(key, async (signal) => {
     try {
-      return await me(signal);
+      return { me: await me(signal) };
     } catch (e) {
-      if (e instanceof ApiError && (e.status === 404 || e.type === 'forbidden')) return null;
+      if (e instanceof ApiError && (e.status === 404 || e.type === 'forbidden')) return { me: null };
       throw e;
     }
   });
-  const m = data ?? null;
+  const m = data?.me ?? null;
   const can = (p: Permission): boolean => {
     if (m) return m.permissions.includes(p);
     // Without /me: what a static token or a pre-users node allows.
     return !error && (p === 'logs:read' || p === 'operations:read');
   };
-  return { me: m, loading, can, reload };
+  return { me: m, loading, settled: data !== null || error !== null, can, reload };
 }

@@ -22,6 +22,8 @@ export interface TailState {
   /** Events received since the tail (re)started. */
   received: number;
   connected: boolean;
+  /** The server refused the query (a 4xx, e.g. a syntax error): no retries. */
+  stopped: boolean;
   paused: boolean;
   error: ApiError | null;
   setPaused: (p: boolean) => void;
@@ -40,6 +42,7 @@ export function useTail(query: string, enabled = true): TailState {
   const [rate, setRate] = useState(0);
   const [received, setReceived] = useState(0);
   const [connected, setConnected] = useState(false);
+  const [stopped, setStopped] = useState(false);
   const [paused, setPausedState] = useState(false);
   const [error, setError] = useState<ApiError | null>(null);
   const pausedRef = useRef(false);
@@ -50,7 +53,13 @@ export function useTail(query: string, enabled = true): TailState {
     if (!enabled) return undefined;
     const ctrl = new AbortController();
     let attempt = 0;
+    // A new query starts from an empty list: the events of the previous one
+    // (shown or waiting for the next render) do not match it.
     setReceived(0);
+    setHits([]);
+    setError(null);
+    setStopped(false);
+    pending.current = [];
     arrivals.current = [];
     const loop = async (): Promise<void> => {
       while (!ctrl.signal.aborted) {
@@ -58,6 +67,7 @@ export function useTail(query: string, enabled = true): TailState {
           await readSse(
             tailUrl(query),
             (data) => {
+              if (ctrl.signal.aborted) return;
               let hit: Hit;
               try {
                 hit = JSON.parse(data) as Hit;
@@ -79,6 +89,7 @@ export function useTail(query: string, enabled = true): TailState {
           setError(toApiError(e));
           if (toApiError(e).status >= 400 && toApiError(e).status < 500) {
             setConnected(false);
+            setStopped(true);
             return;
           }
         }
@@ -112,5 +123,5 @@ export function useTail(query: string, enabled = true): TailState {
     setPausedState(p);
   }, []);
   const clear = useCallback(() => setHits([]), []);
-  return { hits, rate, received, connected, paused, error, setPaused, clear };
+  return { hits, rate, received, connected, stopped, paused, error, setPaused, clear };
 }

@@ -15,9 +15,15 @@ function current(): Loc {
   return { path: location.pathname, params: new URLSearchParams(location.search) };
 }
 
-/** Goes to `url` (path + query); `replace` does not add a history entry. */
+/** The question to ask before leaving the current page, if any (see [`useLeaveGuard`]). */
+let leaveQuestion: string | null = null;
+
+/** Goes to `url` (path + query); `replace` does not add a history entry.
+ * Leaving the page (another path) while a [`useLeaveGuard`] is armed asks
+ * first, and stays when the user declines. */
 export function navigate(url: string, replace = false): void {
   if (url === location.pathname + location.search) return;
+  if (leaveQuestion !== null && new URL(url, location.href).pathname !== location.pathname && !confirm(leaveQuestion)) return;
   if (replace) history.replaceState(null, '', url);
   else history.pushState(null, '', url);
   for (const s of subscribers) s();
@@ -59,4 +65,26 @@ export function match(pattern: string, path: string): Record<string, string> | n
     else if (seg !== val) return null;
   }
   return out;
+}
+
+/**
+ * While `question` is not null (unsaved changes), leaving the page asks it:
+ * an in-app navigation with `confirm()`, a reload or closing the tab with
+ * the browser's own "leave site?" dialog (`beforeunload`).
+ */
+export function useLeaveGuard(question: string | null): void {
+  useEffect(() => {
+    if (question === null) return undefined;
+    leaveQuestion = question;
+    const onBeforeUnload = (e: BeforeUnloadEvent): void => {
+      e.preventDefault();
+      // Older browsers show the dialog only when returnValue is set.
+      e.returnValue = question;
+    };
+    addEventListener('beforeunload', onBeforeUnload);
+    return () => {
+      if (leaveQuestion === question) leaveQuestion = null;
+      removeEventListener('beforeunload', onBeforeUnload);
+    };
+  }, [question]);
 }

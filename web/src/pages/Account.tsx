@@ -24,8 +24,14 @@ export function AccountPage({ me, onChange }: { me: Me | null; onChange: () => v
   const [tokName, setTokName] = useState('');
   const [secret, setSecret] = useState<string | null>(null);
   const tokens = useRequest(me ? `tokens#${tick}` : null, (s) => listTokens(false, s));
+  // The password form's own error: a wrong current password is said there,
+  // not as the sign-in's "invalid username or password" at the top.
+  const [pwError, setPwError] = useState('');
   const act = (f: () => Promise<unknown>, ok: string): void => {
     setError(null);
+    setPwError('');
+    // A notice of an earlier action would read as the answer to this one.
+    setNotice('');
     f().then(
       () => {
         setNotice(ok);
@@ -96,7 +102,22 @@ export function AccountPage({ me, onChange }: { me: Me | null; onChange: () => v
           class="card"
           onSubmit={(e) => {
             e.preventDefault();
-            act(() => changePassword(cur, pw), 'Password changed; your other sessions were ended.');
+            setError(null);
+            setPwError('');
+            setNotice('');
+            changePassword(cur, pw).then(
+              () => {
+                setNotice('Password changed; your other sessions were ended.');
+                setCur('');
+                setPw('');
+                onChange();
+              },
+              (err: unknown) => {
+                const e2 = toApiError(err);
+                if (e2.type === 'invalid_credentials') setPwError('The current password is wrong.');
+                else setError(e2);
+              },
+            );
           }}
         >
           <h2>Password</h2>
@@ -108,6 +129,11 @@ export function AccountPage({ me, onChange }: { me: Me | null; onChange: () => v
             New password
             <input type="password" autocomplete="new-password" value={pw} onInput={(e) => setPw(e.currentTarget.value)} required />
           </label>
+          {pwError ? (
+            <p class="error-box" role="alert" id="password-error">
+              {pwError}
+            </p>
+          ) : null}
           <button type="submit">Change password</button>
         </form>
       ) : null}

@@ -2,7 +2,7 @@
 // LDAP settings, the auth policy and the audit log. Every change is audited
 // by the server; this page only calls the API of docs/specs/ui-api.md §4–§11.
 import { useState } from 'preact/hooks';
-import type { ApiError } from '../api/client';
+import { ApiError } from '../api/client';
 import type { UserType } from '../api/auth';
 import {
   addMember,
@@ -37,11 +37,19 @@ const TABS = ['users', 'groups', 'assignments', 'ldap', 'audit'] as const;
 type Tab = (typeof TABS)[number];
 const TYPES: UserType[] = ['viewer', 'operator', 'admin'];
 
-function useAction(reload: () => void): { error: ApiError | null; run: (f: () => Promise<unknown>) => void } {
+/** Runs an admin call, then reloads the list; `done` runs after a success
+ * (an add form empties itself, so the next entry does not start from the last). */
+function useAction(reload: () => void): { error: ApiError | null; run: (f: () => Promise<unknown>, done?: () => void) => void } {
   const [error, setError] = useState<ApiError | null>(null);
-  const run = (f: () => Promise<unknown>): void => {
+  const run = (f: () => Promise<unknown>, done?: () => void): void => {
     setError(null);
-    f().then(reload, (e: unknown) => setError(toApiError(e)));
+    f().then(
+      () => {
+        done?.();
+        reload();
+      },
+      (e: unknown) => setError(toApiError(e)),
+    );
   };
   return { error, run };
 }
@@ -50,6 +58,10 @@ function Users() {
   const [tick, setTick] = useState(0);
   const users = useRequest(`users#${tick}`, listUsers);
   const { error, run } = useAction(() => setTick((t) => t + 1));
+  // "set password": a form with a hidden input, not prompt() (which shows it in clear).
+  const [pwFor, setPwFor] = useState<string | null>(null);
+  const [newPw, setNewPw] = useState('');
+  const [pwSet, setPwSet] = useState('');
   const [n, setN] = useState({ username: '', display_name: '', type: 'viewer' as UserType, password: '', groups: '' });
   return (
     <section aria-label="Users">
@@ -104,8 +116,9 @@ function Users() {
                     type="button"
                     class="link"
                     onClick={() => {
-                      const p = prompt(`New password for ${u.username}`);
-                      if (p) run(() => updateUser(u.username, { password: p }));
+                      setPwFor(u.username);
+                      setNewPw('');
+                      setPwSet('');
                     }}
                   >
                     set password
@@ -119,13 +132,50 @@ function Users() {
           ))}
         </tbody>
       </table>
+      {pwFor !== null ? (
+        <form
+          class="inline-form"
+          aria-label={`Set the password of ${pwFor}`}
+          onSubmit={(e) => {
+            e.preventDefault();
+            const name = pwFor;
+            run(
+              () => updateUser(name, { password: newPw }),
+              () => {
+                setPwFor(null);
+                setNewPw('');
+                setPwSet(`Password of ${name} set.`);
+              },
+            );
+          }}
+        >
+          <label class="inline">
+            New password for {pwFor}
+            <input aria-label="New password" type="password" autocomplete="new-password" value={newPw} onInput={(e) => setNewPw(e.currentTarget.value)} required autoFocus />
+          </label>
+          <button type="submit" class="primary">
+            Set password
+          </button>
+          <button type="button" onClick={() => setPwFor(null)}>
+            Cancel
+          </button>
+        </form>
+      ) : null}
+      {pwSet ? (
+        <p class="note" role="status">
+          {pwSet}
+        </p>
+      ) : null}
       <form
         class="inline-form"
         aria-label="New user"
         onSubmit={(e) => {
           e.preventDefault();
           const groups = n.groups.split(',').map((g) => g.trim()).filter(Boolean);
-          run(() => createUser({ username: n.username, display_name: n.display_name, type: n.type, password: n.password, groups }));
+          run(
+            () => createUser({ username: n.username, display_name: n.display_name, type: n.type, password: n.password, groups }),
+            () => setN({ username: '', display_name: '', type: 'viewer', password: '', groups: '' }),
+          );
         }}
       >
         <input aria-label="User name" placeholder="user name" value={n.username} onInput={(e) => setN({ ...n, username: e.currentTarget.value })} required />
@@ -208,7 +258,13 @@ function Groups() {
         aria-label="New group"
         onSubmit={(e) => {
           e.preventDefault();
-          run(() => createGroup({ name, description: desc }));
+          run(
+            () => createGroup({ name, description: desc }),
+            () => {
+              setName('');
+              setDesc('');
+            },
+          );
         }}
       >
         <input aria-label="Group name" placeholder="group name" value={name} onInput={(e) => setName(e.currentTarget.value)} required />
@@ -265,7 +321,10 @@ function Assignments() {
         aria-label="New assignment"
         onSubmit={(e) => {
           e.preventDefault();
-          run(() => createAssignment({ kind: a.kind, name: a.name }, { group: a.group, subgroup: a.subgroup || '*', host: a.host || '*' }));
+          run(
+            () => createAssignment({ kind: a.kind, name: a.name }, { group: a.group, subgroup: a.subgroup || '*', host: a.host || '*' }),
+            () => setA({ ...a, name: '', group: '', subgroup: '*', host: '*' }),
+          );
         }}
       >
         <select aria-label="Subject kind" value={a.kind} onChange={(e) => setA({ ...a, kind: e.currentTarget.value as 'user' | 'group' })}>
@@ -284,6 +343,34 @@ function Assignments() {
   );
 }
 
+/** The fields of the LDAP settings, offered when there are none yet. */
+const LDAP_EXAMPLE: LdapSettings = {
+  url: 'ldaps://ldap.example.com',
+  tls: 'ldaps',
+  ca_file: null,
+  bind_dn: 'uid={username},ou=people,dc=example,dc=com',
+  search_base: null,
+  search_filter: null,
+  search_bind_dn: null,
+  group_attribute: 'memberOf',
+  group_search_base: null,
+  group_search_filter: null,
+  group_name_attribute: null,
+  default_type: 'viewer',
+  group_map: [],
+  timeout: '5s',
+};
+
+/** The settings in the text box, or a clear error (not the parser's "Unexpected end of JSON input"). */
+function parseLdap(json: string): LdapSettings {
+  try {
+    return JSON.parse(json) as LdapSettings;
+  } catch (e) {
+    const why = json.trim() === '' ? 'they are empty' : e instanceof Error ? e.message : String(e);
+    throw new ApiError('invalid_request', `The LDAP settings are not valid JSON (${why}): fill in the fields of the example.`, 0);
+  }
+}
+
 function Ldap() {
   const [tick, setTick] = useState(0);
   const state = useRequest(`ldap#${tick}`, ldapSettings);
@@ -295,7 +382,7 @@ function Ldap() {
   const [result, setResult] = useState<string>('');
   const s = state.data;
   const editable = s?.source !== 'config';
-  const json = text ?? (s?.settings ? JSON.stringify(s.settings, null, 2) : '');
+  const json = text ?? JSON.stringify(s?.settings ?? (editable ? LDAP_EXAMPLE : null), null, 2);
   return (
     <section aria-label="LDAP and sign-in policy">
       <ErrorBox error={state.error ?? policy.error ?? error} />
@@ -330,7 +417,7 @@ function Ldap() {
             class="primary"
             onClick={() =>
               run(async () => {
-                await saveLdapSettings(JSON.parse(json) as LdapSettings);
+                await saveLdapSettings(parseLdap(json));
                 setText(null);
               })
             }
@@ -343,7 +430,7 @@ function Ldap() {
           onSubmit={(e) => {
             e.preventDefault();
             run(async () => {
-              const r = await testLdap(tu, tp, text ? (JSON.parse(text) as LdapSettings) : undefined);
+              const r = await testLdap(tu, tp, text ? parseLdap(text) : undefined);
               setResult(r.ok ? `OK: ${r.dn} → groups ${r.groups.join(', ') || 'none'}, type ${r.type}` : `Failed: ${r.error}`);
             });
           }}

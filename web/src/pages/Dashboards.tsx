@@ -28,7 +28,7 @@ import { PanelView } from '../components/Panel/Panel';
 import { TimePicker } from '../components/TimePicker/TimePicker';
 import { useFields } from '../hooks/useFields';
 import { toApiError, useRequest } from '../hooks/useRequest';
-import { navigate } from '../lib/router';
+import { navigate, useLeaveGuard } from '../lib/router';
 import type { TimeRange } from '../lib/time';
 
 /** What the panel editor edits. */
@@ -104,7 +104,7 @@ const METRIC_LABEL: Record<Metric, string> = {
 
 function PanelEditor({ initial, onSave, onCancel }: { initial: PanelDraft; onSave: (d: PanelDraft) => void; onCancel: () => void }) {
   const [d, setD] = useState(initial);
-  const fields = useFields();
+  const fields = useFields(null);
   const set = (patch: Partial<PanelDraft>): void => {
     const next = { ...d, ...patch };
     if (patch.metric === 'terms' && d.metric !== 'terms') next.size = 10;
@@ -269,6 +269,11 @@ export function DashboardPage({ id, edit }: { id: number; edit: boolean }) {
     return () => c.abort();
   }, [id]);
 
+  // Only changes the user can save are "unsaved": a viewer may try another
+  // range or refresh period on a read-only dashboard without being told so.
+  const unsaved = dirty && d?.can_edit === true;
+  useLeaveGuard(unsaved ? 'This dashboard has unsaved changes. Leave without saving?' : null);
+
   const period = refreshSeconds(d?.refresh ?? null);
   useEffect(() => {
     if (!period || editing) return undefined;
@@ -366,7 +371,7 @@ export function DashboardPage({ id, edit }: { id: number; edit: boolean }) {
           <span class="muted">read-only (owned by {d.owner})</span>
         )}
       </div>
-      {dirty ? <p class="note" role="status">Unsaved changes.</p> : null}
+      {unsaved ? <p class="note" role="status">Unsaved changes.</p> : null}
       <ErrorBox error={error} />
       {d.panels.length === 0 ? <p class="empty">No panels yet{d.can_edit ? ': add one.' : '.'}</p> : null}
       <DashboardGrid

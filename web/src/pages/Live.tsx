@@ -24,7 +24,7 @@ export function LivePage({ loc }: { loc: Loc }) {
       </div>
       <div class="live-status" aria-live="polite">
         <span class={`dot ${t.connected ? 'on' : 'off'}`} aria-hidden="true" />
-        <span id="live-connection">{t.connected ? 'connected' : 'connecting…'}</span>
+        <span id="live-connection">{t.connected ? 'connected' : t.stopped ? (t.error?.type === 'query_parse_error' ? 'stopped: fix the filter' : 'stopped') : 'connecting…'}</span>
         {' · '}
         <span id="live-rate" data-rate={t.rate}>
           {t.rate.toFixed(1)} events/s

@@ -15,8 +15,12 @@ describe('EventDetail', () => {
     expect(onFilter).toHaveBeenLastCalledWith('http.status', '500', false);
     act(() => (el.querySelector('[aria-label="Exclude @group = acme"]') as HTMLButtonElement).click());
     expect(onFilter).toHaveBeenLastCalledWith('@group', 'acme', true);
-    // Arrays have no filter buttons, only the column toggle.
-    expect(el.querySelectorAll('[data-field="tags"] button')).toHaveLength(1);
+    // An array of scalars: each element filters or excludes (issue 22), besides the column toggle.
+    expect(el.querySelectorAll('[data-field="tags"] button')).toHaveLength(5);
+    act(() => (el.querySelectorAll('[data-field="tags"] .value-link')[1] as HTMLButtonElement).click());
+    expect(onFilter).toHaveBeenLastCalledWith('tags', 'b', false);
+    act(() => (el.querySelector('[aria-label="Exclude tags = a"]') as HTMLButtonElement).click());
+    expect(onFilter).toHaveBeenLastCalledWith('tags', 'a', true);
     expect(el.querySelector('[aria-label="Remove column @group"]')?.getAttribute('aria-pressed')).toBe('true');
     act(() => (el.querySelector('[aria-label="Add column tags"]') as HTMLButtonElement).click());
     expect(onToggle).toHaveBeenCalledWith('tags');

@@ -12,6 +12,14 @@ export interface EventDetailProps {
   onToggleColumn: (field: string) => void;
 }
 
+/** The filter texts of an array's elements when every one is a scalar
+ * (`null` for anything else, and for an empty array). */
+export function elementTexts(v: unknown): string[] | null {
+  if (!Array.isArray(v) || v.length === 0) return null;
+  const texts = v.map(filterText);
+  return texts.every((t): t is string => t !== null) ? texts : null;
+}
+
 /** The expanded event. */
 export function EventDetail({ event, columns, onFilter, onToggleColumn }: EventDetailProps) {
   return (
@@ -49,6 +57,20 @@ export function EventDetail({ event, columns, onFilter, onToggleColumn }: EventD
                   <button type="button" class="link value-link" title="Filter on this value" onClick={() => onFilter(path, text, false)}>
                     {text}
                   </button>
+                ) : elementTexts(v) ? (
+                  // An array of scalars: each element filters (a field matches when one of its values does).
+                  <span class="array-values">
+                    {(elementTexts(v) ?? []).map((t, i) => (
+                      <span key={i} class="array-value">
+                        <button type="button" class="link value-link" title={`Filter on ${path} = ${t}`} onClick={() => onFilter(path, t, false)}>
+                          {t}
+                        </button>
+                        <button type="button" class="link" title={`Exclude ${path} = ${t}`} aria-label={`Exclude ${path} = ${t}`} onClick={() => onFilter(path, t, true)}>
+                          ⊖
+                        </button>
+                      </span>
+                    ))}
+                  </span>
                 ) : (
                   <code>{valueText(v)}</code>
                 )}

@@ -26,7 +26,8 @@ describe('FieldSidebar', () => {
     const calls: { url: string; body: unknown }[] = [];
     vi.stubGlobal('fetch', async (url: string, init: RequestInit) => {
       calls.push({ url, body: init.body ? JSON.parse(String(init.body)) : null });
-      if (url === '/api/v1/fields') return respond({ fields: [{ name: 'level', types: ['keyword'] }, { name: '@timestamp', types: ['date'] }] });
+      // The fields of the sidebar's time range (issue 22: not a sample of the newest events).
+      if (url === '/api/v1/fields?from=now-1h&to=now') return respond({ fields: [{ name: 'level', types: ['keyword'] }, { name: '@timestamp', types: ['date'] }] });
       return respond({ total: 10, took_ms: 1, aggs: { top: { type: 'terms', buckets: [{ key: 'error', count: 7 }, { key: 'warn', count: 2 }], other: 1 } } });
     });
     const el = document.createElement('div');

@@ -1,4 +1,4 @@
-// The fields of the caller's sources; a field opens to its top values in the
+// The fields of the caller's events in the time range; a field opens to its top values in the
 // current search (a terms aggregation), each a filter on click.
 import { useState } from 'preact/hooks';
 import type { FieldInfo } from '../../api/types';
@@ -62,7 +62,7 @@ export function sortFields(fields: FieldInfo[]): FieldInfo[] {
 
 /** The sidebar. */
 export function FieldSidebar({ query, range, columns, onFilter, onToggleColumn }: FieldSidebarProps) {
-  const { data, error } = useFields();
+  const { data, error } = useFields(range);
   const [open, setOpen] = useState<string | null>(null);
   const [filter, setFilter] = useState('');
   const fields = sortFields(data ?? []).filter((f) => f.name !== '@timestamp' && f.name.includes(filter));
@@ -88,7 +88,13 @@ export function FieldSidebar({ query, range, columns, onFilter, onToggleColumn }
                 {columns.includes(f.name) ? '−' : '+'}
               </button>
             </div>
-            {open === f.name ? <TopValues field={f.name} query={query} range={range} onFilter={onFilter} /> : null}
+            {open === f.name ? (
+              f.name === 'message' ? (
+                <p class="muted">Full-text field: no top values. Search its words in the query bar.</p>
+              ) : (
+                <TopValues field={f.name} query={query} range={range} onFilter={onFilter} />
+              )
+            ) : null}
           </li>
         ))}
       </ul>

@@ -1,5 +1,5 @@
 // Hits over time as bars; click-drag selects a time range to zoom into.
-import { useMemo } from 'preact/hooks';
+import { useMemo, useRef } from 'preact/hooks';
 import type { AlignedData, Options } from 'uplot';
 import type { Bucket } from '../../api/types';
 import { Chart, barSeries } from '../Chart/Chart';
@@ -40,6 +40,11 @@ export function xRange(min: number | null, max: number | null, intervalMs: numbe
 export function Histogram({ buckets, intervalMs, onSelect, height = 120 }: HistogramProps) {
   const data = useMemo(() => histogramData(buckets), [buckets]);
   const total = buckets.reduce((n, b) => n + b.count, 0);
+  // The chart is built once per interval (`optionsKey`), so its hook calls
+  // the newest `onSelect` through a ref: a closure captured at build time
+  // would zoom into the query and columns the page had back then.
+  const select = useRef(onSelect);
+  select.current = onSelect;
   const options = (width: number, h: number): Options => ({
     width,
     height: h,
@@ -55,12 +60,13 @@ export function Histogram({ buckets, intervalMs, onSelect, height = 120 }: Histo
     hooks: {
       setSelect: [
         (u) => {
-          if (u.select.width < 3 || !onSelect) return;
+          const onSel = select.current;
+          if (u.select.width < 3 || !onSel) return;
           const f = u.posToVal(u.select.left, 'x');
           const t = u.posToVal(u.select.left + u.select.width, 'x');
           u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
           const [sf, st] = snapSelection(f, t, intervalMs);
-          onSelect(sf, st);
+          onSel(sf, st);
         },
       ],
     },

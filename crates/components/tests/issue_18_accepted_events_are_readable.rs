@@ -19,7 +19,7 @@ use sluice_components::testkit::{build_source, source_context, Capture};
 use sluice_core::codec::to_json_string;
 use sluice_core::Event;
 use sluice_query::api::Search;
-use sluice_query::{Principal, Query, SourcePattern, TimeRange};
+use sluice_query::{Order, Principal, Query, SourcePattern, TimeRange};
 use sluice_store::{Store, StoreOptions};
 
 /// The two sources, running for the whole test binary.
@@ -162,6 +162,7 @@ fn check_readable(events: &[Event]) {
         size: events.len() + 1,
         search_after: None,
         fields: None,
+        order: Order::Newest,
     };
     let page = store.search_sync(&everyone(), &search).unwrap();
     assert_eq!(page.total, events.len() as u64);
@@ -171,7 +172,7 @@ fn check_readable(events: &[Event]) {
     let mut got: Vec<String> = page.hits.iter().map(|h| h.event.to_string()).collect();
     got.sort();
     assert_eq!(got, want);
-    let fields = store.fields_sync(&everyone()).unwrap();
+    let fields = store.fields_sync(&everyone(), &TimeRange::default()).unwrap();
     assert!(fields.iter().any(|f| f.name == "@timestamp"));
     let mut tailed = Vec::new();
     while let Ok(h) = tail.try_recv() {

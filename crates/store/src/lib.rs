@@ -13,7 +13,7 @@
 //!   first, `search_after` cursors), aggregations, fields and live tail,
 //!   always filtered by the caller's [`sluice_query::Principal`]; segment by
 //!   segment ([`plan`]) with a result cache over committed segments
-//!   ([`cache`]); [`reference`] is the plain evaluation the tests compare with.
+//!   ([`cache`]); [`mod@reference`] is the plain evaluation the tests compare with.
 //! - No API updates or deletes single events; retention drops whole partitions.
 
 pub mod aggs;

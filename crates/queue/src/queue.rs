@@ -6,6 +6,7 @@
 //! starves, and acks are routed to the shard named in the record id.
 
 use std::fs::{self, File, OpenOptions};
+use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,6 +18,12 @@ use crate::error::QueueError;
 use crate::format::{parse_shard_dir, shard_dir, LOCK_FILE, MAX_PAYLOAD, RECORD_HEADER_LEN};
 use crate::shard::Shard;
 use crate::shared::Shared;
+
+/// Creates `dir` and its missing parents readable by the owner only (0700):
+/// queued events are every group's logs. Files inside are created 0600.
+pub(crate) fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
+}
 
 /// Identity of a record: shard, segment and byte offset of its header.
 /// Ordered by position within a shard.
@@ -104,9 +111,10 @@ impl PersistedQueue {
         if cfg.max_bytes == 0 {
             return Err(QueueError::InvalidConfig("max_bytes must be positive".into()));
         }
-        fs::create_dir_all(&cfg.dir).map_err(|e| QueueError::io(&cfg.dir, e))?;
+        create_private_dir(&cfg.dir).map_err(|e| QueueError::io(&cfg.dir, e))?;
         let lock_path = cfg.dir.join(LOCK_FILE);
         let lock = OpenOptions::new()
+            .mode(0o600)
             .create(true)
             .truncate(false)
             .write(true)

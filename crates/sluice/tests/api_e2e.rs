@@ -322,3 +322,101 @@ address = "127.0.0.1:{sink_port}"
     assert_eq!(got, (0..300).map(|i| format!("q{i}")).collect());
     wait_for("queue.events = 0", &mut p.0, || queue_depth(port) == (Some(0), true));
 }
+
+/// Every entry under `dir` whose mode gives the group or others any access.
+fn not_private(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let meta = std::fs::symlink_metadata(&p).unwrap();
+            if meta.permissions().mode() & 0o077 != 0 {
+                out.push(format!("{} {:o}", p.strip_prefix(dir).unwrap().display(), meta.permissions().mode() & 0o777));
+            }
+            if meta.is_dir() {
+                stack.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Issue #18: `data/events.ndjson` was 0644 and the store and queue
+/// directories 0755, so any local user read every group's logs. Everything
+/// a node creates under its data directory (the directory itself, queue,
+/// store, event file, tokens, users database) is now the owner's only.
+#[test]
+fn issue_18_files_under_the_data_dir_are_private() {
+    let dir = Dir::new("api-modes");
+    let port = free_port();
+    let tcp = free_port();
+    let agents = free_port();
+    let data = dir.path("data");
+    let cfg = dir.path("c.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            r#"
+[node]
+data_dir = "{d}"
+[api]
+address = "127.0.0.1:{port}"
+[api.tokens.admin]
+token_file = "admin.token"
+allowed = [{{ group = "*" }}]
+[auth]
+[pipelines.main]
+batch_size = 16
+batch_delay = "10ms"
+[pipelines.main.queue]
+type = "persisted"
+[pipelines.main.sources.json]
+type = "tcp"
+address = "127.0.0.1:{tcp}"
+[pipelines.main.sources.agents]
+type = "sluice"
+address = "127.0.0.1:{agents}"
+[pipelines.main.sources.agents.tokens.default]
+token_file = "agent.token"
+group = "default"
+[pipelines.main.sinks.events]
+type = "file"
+path = "{d}/events.ndjson"
+[pipelines.main.sinks.store]
+type = "store"
+commit_interval = "100ms"
+"#,
+            d = data.display()
+        ),
+    )
+    .unwrap();
+    let child = Command::new(common::bin())
+        .args(["run", cfg.to_str().unwrap()])
+        .env("SLUICE_LOG", "info")
+        .env("SLUICE_ADMIN_PASSWORD", "admin-password-for-the-test")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.path("log")).unwrap())
+        .spawn()
+        .unwrap();
+    let mut p = Proc(child);
+    wait_for("the tcp source", &mut p.0, || TcpStream::connect(("127.0.0.1", tcp)).is_ok());
+    let mut s = TcpStream::connect(("127.0.0.1", tcp)).unwrap();
+    for i in 0..20 {
+        writeln!(s, "{{\"message\":\"private {i}\"}}").unwrap();
+    }
+    drop(s);
+    let events = data.join("events.ndjson");
+    wait_for("20 events in the file", &mut p.0, || lines(&events).len() == 20);
+    wait_for("a committed store partition", &mut p.0, || {
+        std::fs::read_dir(data.join("store")).is_ok_and(|d| d.count() > 1)
+    });
+    for f in ["admin.token", "agent.token", "users.db", "events.ndjson", "store/store.json"] {
+        assert!(data.join(f).exists(), "{f} missing");
+    }
+    assert!(data.join("queue/main/shard-0000").is_dir());
+    assert_eq!(std::fs::metadata(&data).unwrap().permissions().mode() & 0o777, 0o700);
+    assert_eq!(std::fs::metadata(&events).unwrap().permissions().mode() & 0o777, 0o600);
+    assert_eq!(not_private(&data), Vec::<String>::new());
+}

@@ -94,7 +94,7 @@ impl Partition {
             check_version(&index, &dir, fields)?;
             index
         } else {
-            std::fs::create_dir_all(&dir).map_err(|e| StoreError::io("create", &dir, e))?;
+            crate::store::create_private_dir(&dir).map_err(|e| StoreError::io("create", &dir, e))?;
             let mmap = MmapDirectory::open(&dir).map_err(|e| ierr(e.into()))?;
             Index::builder()
                 .schema(fields.schema.clone())

@@ -129,7 +129,7 @@ impl Store {
     pub fn open(path: impl AsRef<Path>, opts: StoreOptions) -> Result<Arc<Store>, StoreError> {
         opts.validate()?;
         let path = path.as_ref();
-        std::fs::create_dir_all(path).map_err(|e| StoreError::io("create", path, e))?;
+        create_private_dir(path).map_err(|e| StoreError::io("create", path, e))?;
         let path = path.canonicalize().map_err(|e| StoreError::io("canonicalize", path, e))?;
         let mut reg = REGISTRY.lock();
         reg.retain(|(_, w)| w.strong_count() > 0);
@@ -147,6 +147,20 @@ impl Store {
         Ok(store)
     }
 
+    /// Checks, without writing anything, that the store at `path` (if there
+    /// is one) can be opened with `opts`: the options are valid and an
+    /// existing `store.json` has the same partition span.
+    pub fn check(path: impl AsRef<Path>, opts: &StoreOptions) -> Result<(), StoreError> {
+        opts.validate()?;
+        let path = path.as_ref();
+        let meta_path = path.join(META_FILE);
+        match std::fs::read(&meta_path) {
+            Ok(bytes) => check_meta(path, &meta_path, &bytes, opts),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(StoreError::io("read", meta_path, e)),
+        }
+    }
+
     /// The instance already open at `path` in this process, if any (for the
     /// HTTP API, which searches the store the `store` sink writes).
     pub fn get(path: impl AsRef<Path>) -> Option<Arc<Store>> {
@@ -160,19 +174,7 @@ impl Store {
         let meta_path = path.join(META_FILE);
         let want = StoreMeta { format: 1, partition: opts.partition.as_str().to_string() };
         match std::fs::read(&meta_path) {
-            Ok(bytes) => {
-                let have: StoreMeta = serde_json::from_slice(&bytes)
-                    .map_err(|e| StoreError::Corrupt { path: meta_path.clone(), message: e.to_string() })?;
-                if have.partition != want.partition {
-                    return Err(StoreError::Conflict {
-                        path,
-                        message: format!(
-                            "written with partition = {:?}, opened with {:?}",
-                            have.partition, want.partition
-                        ),
-                    });
-                }
-            }
+            Ok(bytes) => check_meta(&path, &meta_path, &bytes, &opts)?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 let json = serde_json::to_vec(&want).unwrap_or_default();
                 write_atomic(&meta_path, &json)?;
@@ -620,6 +622,30 @@ fn committer(weak: Weak<Store>, stop: Arc<(Mutex<bool>, Condvar)>, interval: Dur
     }
 }
 
+/// Creates `dir` and its missing parents readable by the owner only (0700):
+/// the store holds every group's events.
+pub(crate) fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt as _;
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
+}
+
+/// An existing `store.json` against the options a store is opened with.
+fn check_meta(path: &Path, meta_path: &Path, bytes: &[u8], opts: &StoreOptions) -> Result<(), StoreError> {
+    let have: StoreMeta = serde_json::from_slice(bytes)
+        .map_err(|e| StoreError::Corrupt { path: meta_path.to_path_buf(), message: e.to_string() })?;
+    if have.partition != opts.partition.as_str() {
+        return Err(StoreError::Conflict {
+            path: path.to_path_buf(),
+            message: format!(
+                "written with partition = {:?}, opened with {:?}",
+                have.partition,
+                opts.partition.as_str()
+            ),
+        });
+    }
+    Ok(())
+}
+
 fn read_hwm(root: &Path) -> Result<u64, StoreError> {
     let p = root.join(HWM_FILE);
     match std::fs::read_to_string(&p) {
@@ -632,7 +658,11 @@ fn read_hwm(root: &Path) -> Result<u64, StoreError> {
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     use std::io::Write;
     let tmp = path.with_extension("tmp");
-    let mut f = std::fs::File::create(&tmp).map_err(|e| StoreError::io("create", &tmp, e))?;
+    let mut f = {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&tmp)
+    }
+    .map_err(|e| StoreError::io("create", &tmp, e))?;
     f.write_all(bytes).and_then(|_| f.sync_all()).map_err(|e| StoreError::io("write", &tmp, e))?;
     std::fs::rename(&tmp, path).map_err(|e| StoreError::io("rename", path, e))?;
     if let Some(dir) = path.parent() {

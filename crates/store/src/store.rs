@@ -502,6 +502,21 @@ impl Store {
         self.parts.read().values().rev().filter(|p| p.overlaps(from_ns, to_ns)).cloned().collect()
     }
 
+    /// With `retention_age`, the end of event time that retention drops as
+    /// of `now_ns`: an event whose partition ends at or before it would be
+    /// stored only to be deleted at the next retention check (see
+    /// [`Store::expired`]).
+    pub fn retention_cutoff(&self, now_ns: i64) -> Option<i64> {
+        let age = self.opts.retention_age?;
+        Some(now_ns.saturating_sub(age.as_nanos().min(i64::MAX as u128) as i64))
+    }
+
+    /// Whether an event of time `ts_ns` falls in a partition that retention
+    /// drops at `cutoff` ([`Store::retention_cutoff`]): expired on arrival.
+    pub fn expired(&self, ts_ns: i64, cutoff: i64) -> bool {
+        self.opts.partition.start_of(ts_ns).saturating_add(self.opts.partition.nanos()) <= cutoff
+    }
+
     /// Applies the retention options as of `now_ns`: drops partitions whose
     /// span ended more than `retention_age` ago, then the oldest partitions
     /// while the total exceeds `retention_bytes` (the newest is kept).
@@ -510,8 +525,7 @@ impl Store {
         let mut victims: Vec<Arc<Partition>> = Vec::new();
         {
             let parts = self.parts.read();
-            if let Some(age) = self.opts.retention_age {
-                let cutoff = now_ns.saturating_sub(age.as_nanos().min(i64::MAX as u128) as i64);
+            if let Some(cutoff) = self.retention_cutoff(now_ns) {
                 victims.extend(parts.values().filter(|p| p.end_ns <= cutoff).cloned());
             }
             if let Some(limit) = self.opts.retention_bytes {

@@ -47,6 +47,7 @@ use tokio::net::TcpStream;
 
 use super::http::{parse_uri, read_response, ReadError, Response, Uri};
 use super::tcp::peer_closed;
+use crate::dead_letter;
 use crate::template::Template;
 
 /// Registry entry.
@@ -347,25 +348,10 @@ impl EsSink {
         let Some(path) = &self.dead_letter else { return Ok(()) };
         let mut out = Vec::new();
         for (e, status, error) in dead {
-            out.extend_from_slice(format!("{{\"status\":{status},\"error\":").as_bytes());
-            if error.is_empty() {
-                out.extend_from_slice(b"null");
-            } else {
-                out.extend_from_slice(error.as_bytes());
-            }
-            out.extend_from_slice(b",\"document\":");
-            write_json(e, &mut out);
-            out.extend_from_slice(b"}\n");
+            let error = if error.is_empty() { "null" } else { error.as_str() };
+            dead_letter::encode(&mut out, &[("status", &status.to_string()), ("error", error)], e);
         }
-        let mut f = tokio::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .await
-            .map_err(|e| format!("dead letter file {}: {e}", path.display()))?;
-        f.write_all(&out).await?;
-        f.flush().await?;
-        Ok(())
+        dead_letter::append(path, &out).await
     }
 
     /// Sends `events` (one request's worth), retrying failed items.

@@ -69,13 +69,21 @@ fn sigterm(child: &mut Child) -> std::process::ExitStatus {
     }
 }
 
+/// The ingest token of the http sources in these tests.
+const INGEST_TOKEN: &str = "pipeline-e2e-ingest-token";
+
+/// The `tokens` table of an http source at `pipelines.<p>.sources.<id>`.
+fn ingest_tokens(p: &str, id: &str) -> String {
+    format!("[pipelines.{p}.sources.{id}.tokens.test]\ntoken = \"{INGEST_TOKEN}\"\ngroup = \"test\"\n")
+}
+
 /// POSTs an ndjson body to the http source; returns the status code (0 when
 /// the connection failed, e.g. because the process was killed).
 fn post(port: u16, body: &[u8]) -> u16 {
     let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else { return 0 };
     s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
     let head = format!(
-        "POST /ndjson HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-ndjson\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        "POST /ndjson HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-ndjson\r\nAuthorization: Bearer {INGEST_TOKEN}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     );
     if s.write_all(head.as_bytes()).and_then(|_| s.write_all(body)).is_err() {
@@ -260,9 +268,11 @@ address = "127.0.0.1:{port_a}"
 [pipelines.a.sinks.out]
 type = "file"
 path = "{d}/a.ndjson"
+{tokens}
 {extra}
 "#,
-                d = dir.0.display()
+                d = dir.0.display(),
+                tokens = ingest_tokens("a", "in")
             ),
         )
         .unwrap()
@@ -278,8 +288,9 @@ path = "{d}/a.ndjson"
     assert_eq!(post(port_a, b"{\"n\":2}\n"), 200);
     // A valid new pipeline starts.
     write(&format!(
-        "[pipelines.b.sources.in]\ntype = \"http\"\naddress = \"127.0.0.1:{port_b}\"\n[pipelines.b.sinks.out]\ntype = \"file\"\npath = \"{}/b.ndjson\"\n",
-        dir.0.display()
+        "[pipelines.b.sources.in]\ntype = \"http\"\naddress = \"127.0.0.1:{port_b}\"\n[pipelines.b.sinks.out]\ntype = \"file\"\npath = \"{}/b.ndjson\"\n{}",
+        dir.0.display(),
+        ingest_tokens("b", "in")
     ));
     Command::new("kill").args(["-HUP", &child.id().to_string()]).status().unwrap();
     wait_port(port_b, &mut child);
@@ -325,9 +336,11 @@ address = "127.0.0.1:{port}"
 [pipelines.main.sinks.out]
 type = "file"
 path = "{o}"
+{tokens}
 "#,
             d = dir.0.display(),
-            o = out.display()
+            o = out.display(),
+            tokens = ingest_tokens("main", "in")
         ),
     )
     .unwrap();

@@ -868,6 +868,22 @@ impl Shard {
         Ok(())
     }
 
+    /// The frontier written in the checkpoint file.
+    pub fn persisted_frontier(&self) -> Pos {
+        self.read.lock().persisted
+    }
+
+    /// Writes the checkpoint when acknowledgements are not in it yet and
+    /// `checkpoint_interval` has passed since the last write.
+    pub fn checkpoint_if_due(&self) -> Result<(), QueueError> {
+        let mut st = self.read.lock();
+        let frontier = st.frontier();
+        if (st.dirty || frontier != st.persisted) && st.last_checkpoint.elapsed() >= self.checkpoint_interval {
+            self.write_checkpoint(&mut st, frontier)?;
+        }
+        Ok(())
+    }
+
     /// At close: cuts a reused active segment's stale tail (so a clean
     /// restart finds no torn tail) and deletes the spare files.
     pub fn trim(&self) -> Result<(), QueueError> {

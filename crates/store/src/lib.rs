@@ -20,6 +20,7 @@ pub mod error;
 pub mod inflight;
 pub mod options;
 pub mod partition;
+pub mod replay;
 pub mod schema;
 pub mod search;
 pub mod store;

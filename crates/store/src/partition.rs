@@ -23,6 +23,10 @@ pub struct CommitPayload {
     pub schema: u32,
     /// Largest `_seq` committed in this partition.
     pub max_seq: u64,
+    /// Queue positions of the records whose events here are committed
+    /// ([`crate::replay`]); absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub queue: Vec<crate::replay::SavedShard>,
 }
 
 /// An open partition (readable; its writer, when any, lives in the store's writer state).
@@ -156,8 +160,8 @@ fn check_version(index: &Index, dir: &Path, fields: &Fields) -> Result<(), Store
 }
 
 /// Payload JSON for a commit.
-pub fn payload_json(max_seq: u64) -> String {
-    let p = CommitPayload { format: 1, schema: SCHEMA_VERSION, max_seq };
+pub fn payload_json(max_seq: u64, queue: Vec<crate::replay::SavedShard>) -> String {
+    let p = CommitPayload { format: 1, schema: SCHEMA_VERSION, max_seq, queue };
     serde_json::to_string(&p).unwrap_or_default()
 }
 

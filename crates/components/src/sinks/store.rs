@@ -1,6 +1,12 @@
 //! `store`: indexes events into the embedded store (`sluice-store`), which
 //! the HTTP search API reads.
 //!
+//! **Exactly once.** A batch from a persisted queue carries its records'
+//! queue positions (`AckToken::origins`); the store commits them with the
+//! documents and skips the events of a record it already committed when the
+//! queue delivers it again after a crash (counted in
+//! `replayed_events_skipped`; docs/adr/0060-exactly-once-into-the-store.md).
+//!
 //! Acknowledgement: the sink takes over each batch's ack token and the
 //! store resolves it only after the index commit that made the batch
 //! durable (every `commit_interval`, as soon as `commit_events` are
@@ -154,6 +160,7 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
         counters: Counters {
             expired: m.counter("events_expired_on_arrival"),
             dead_letter: m.counter("dead_letter_events"),
+            replayed: m.counter("replayed_events_skipped"),
         },
         metrics: Arc::clone(m),
     }))
@@ -162,6 +169,9 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
 struct Counters {
     expired: Arc<Counter>,
     dead_letter: Arc<Counter>,
+    /// Events of queue records the store had committed before a crash,
+    /// delivered again and not stored twice.
+    replayed: Arc<Counter>,
 }
 
 /// What a dry-run build returns: a checked config, no store behind it.
@@ -242,7 +252,9 @@ impl Sink for StoreSink {
         .await?;
         // On error the store left the token with us: hand it back for the retry.
         *ack = token;
-        result.map_err(|e| e.into())
+        let skipped = result?;
+        self.counters.replayed.add(skipped as u64);
+        Ok(())
     }
 
     async fn close(&mut self) -> Result<(), BoxError> {

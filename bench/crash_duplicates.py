@@ -12,7 +12,7 @@ Usage:
       [--kill-at 100000] [--rate 0|EVENTS_PER_S] [--batch 1000] [--json OUT]
 
 --rate 0 sends as fast as the node acknowledges (burst). Prints one JSON
-object; BENCHMARKS.md ("Failover and crash safety") quotes it.
+object; BENCHMARKS.md ("Crash duplicates") quotes it.
 """
 import argparse
 import json

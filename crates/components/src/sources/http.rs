@@ -18,7 +18,12 @@
 //! generated, 20 URL-safe characters as in Elasticsearch). Logs are
 //! append-only, so `update` and `delete` get a per-item `400`; an unknown
 //! action gets a per-item `400` too, and the line after it is taken as its
-//! source line unless it is itself a known action line.
+//! source line unless it is itself a known action line. An explicit `_id` is
+//! kept; an empty one refuses the whole request (`400
+//! action_request_validation_exception`, as Elasticsearch's validation
+//! does). `op_type` `index` / `create` is honoured, anything else refuses the
+//! body. `require_alias` (the action's, else `?require_alias=true`) answers
+//! that item `404 index_not_found_exception`: sluice has no aliases.
 //!
 //! *Bad documents:* a source line that is not a JSON object gets a per-item
 //! `400 mapper_parsing_exception`, is counted (`events_failed`) and is **not**
@@ -729,6 +734,13 @@ impl ItemResult {
         }
     }
 
+    /// `require_alias` named an index (sluice has no aliases).
+    fn not_an_alias(index: String, id: Option<String>) -> Self {
+        let reason =
+            format!("no such index [{index}] and [require_alias] request flag is [true] and [{index}] is not an alias");
+        Self { status: 404, ..Self::failed(Some(index), id, "index_not_found_exception", reason) }
+    }
+
     fn failed(index: Option<String>, id: Option<String>, kind: &'static str, reason: String) -> Self {
         Self {
             _index: index,
@@ -759,14 +771,30 @@ fn parse_bulk(
     s: &Shared,
     body: &[u8],
     default_index: Option<&str>,
+    require_alias: bool,
     identity: Option<&Arc<Identity>>,
 ) -> Result<(Vec<Item>, Vec<Event>), es_bulk::Malformed> {
     let actions = es_bulk::parse(body)?;
+    // An empty `_id` fails the request's validation, as in Elasticsearch:
+    // the whole body is refused, one numbered error per such action.
+    let empty_ids = actions.iter().filter(|a| a.id.as_deref() == Some("")).count();
+    if empty_ids > 0 {
+        let errors: String =
+            (1..=empty_ids).map(|i| format!("{i}: if _id is specified it must not be empty;")).collect();
+        return Err(es_bulk::Malformed {
+            kind: "action_request_validation_exception",
+            reason: format!("Validation Failed: {errors}"),
+        });
+    }
     let mut items = Vec::with_capacity(actions.len());
     let mut events = Vec::new();
     for action in actions {
         let index = action.index.clone().or_else(|| default_index.map(str::to_string));
         let item = match action.kind {
+            // sluice has no aliases: an index named with `require_alias` is never one.
+            Kind::Index | Kind::Create if action.require_alias.unwrap_or(require_alias) && index.is_some() => {
+                ItemResult::not_an_alias(index.unwrap_or_default(), action.id)
+            }
             Kind::Index | Kind::Create => {
                 let doc = action.source.unwrap_or_default();
                 document(s, doc, index, action.id, identity, &mut events)
@@ -855,6 +883,9 @@ async fn bulk(
     identity: Option<Arc<Identity>>,
     started: Instant,
 ) -> Response {
+    // `?require_alias` / `?require_alias=true`: for every action without its own.
+    let require_alias =
+        req.uri().query().is_some_and(|q| q.split('&').any(|kv| kv == "require_alias" || kv == "require_alias=true"));
     let body = match read_body(s, req).await {
         Ok(b) => b,
         Err(r) => return r,
@@ -863,7 +894,7 @@ async fn bulk(
         s.counters.bad_requests.inc();
         return es_error(StatusCode::BAD_REQUEST, "parse_exception", "request body is required");
     }
-    let (items, events) = match parse_bulk(s, &body, default_index.as_deref(), identity.as_ref()) {
+    let (items, events) = match parse_bulk(s, &body, default_index.as_deref(), require_alias, identity.as_ref()) {
         Ok(p) => p,
         Err(es_bulk::Malformed { kind, reason }) => {
             s.counters.bad_requests.inc();
@@ -1265,6 +1296,46 @@ mod tests {
         assert_eq!(v["items"][0]["index"]["status"], 400);
         assert_eq!(v["items"][0]["index"]["error"]["type"], "action_request_validation_exception");
         assert_eq!(srv.events().len(), 4);
+        srv.stop().await;
+    }
+
+    /// Issue #18 (compatibility): an empty `_id` was stored as `""` (201);
+    /// `require_alias` was ignored. Elasticsearch refuses the first as a
+    /// whole request and answers the second per item (sluice has no
+    /// aliases, so every index named with it is "not an alias").
+    #[tokio::test]
+    async fn issue_18_bulk_refuses_an_empty_id_and_honours_require_alias() {
+        let srv = Server::start("").await;
+        let body = b"{\"index\":{\"_index\":\"a\",\"_id\":\"ok-1\"}}\n{\"n\":1}\n{\"create\":{\"_index\":\"a\",\"_id\":\"\"}}\n{\"n\":2}\n";
+        let r = srv.request("POST", "/_bulk", &[], body).await;
+        assert_eq!(r.status, 400);
+        let v = r.json();
+        assert_eq!(v["error"]["type"], "action_request_validation_exception", "{v}");
+        assert_eq!(v["error"]["reason"], "Validation Failed: 1: if _id is specified it must not be empty;", "{v}");
+        assert_eq!(srv.events().len(), 0, "nothing of a refused body is queued");
+        assert_eq!(srv.counter("bad_requests"), 1);
+
+        let body = concat!(
+            "{\"index\":{\"_index\":\"logs-a\",\"require_alias\":true}}\n{\"n\":1}\n",
+            "{\"index\":{\"_index\":\"logs-a\",\"require_alias\":false,\"_id\":\"k\"}}\n{\"n\":2}\n",
+        );
+        let v = srv.request("POST", "/_bulk", &[], body.as_bytes()).await.json();
+        assert_eq!(v["errors"], true);
+        assert_eq!(v["items"][0]["index"]["status"], 404, "{v}");
+        assert_eq!(v["items"][0]["index"]["error"]["type"], "index_not_found_exception");
+        assert_eq!(
+            v["items"][0]["index"]["error"]["reason"],
+            "no such index [logs-a] and [require_alias] request flag is [true] and [logs-a] is not an alias"
+        );
+        assert_eq!(v["items"][1]["index"]["status"], 201);
+        assert_eq!(v["items"][1]["index"]["_id"], "k", "an explicit _id is kept");
+        // The URL flag applies to every action without its own.
+        let r = srv.request("POST", "/logs-b/_bulk?require_alias=true", &[], b"{\"create\":{}}\n{\"n\":3}\n").await;
+        let v = r.json();
+        assert_eq!(v["items"][0]["create"]["status"], 404, "{v}");
+        let events = srv.events();
+        assert_eq!(events.len(), 1);
+        assert_eq!(str_field(&events[0], "_id"), Some("k"));
         srv.stop().await;
     }
 

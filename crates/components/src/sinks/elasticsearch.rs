@@ -439,7 +439,9 @@ mod tests {
         let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = probe.local_addr().unwrap();
         drop(probe);
-        let src = build_source(&http_source::SPEC, &format!("address = \"{addr}\"\nmax_line_bytes = 512")).unwrap();
+        let src =
+            build_source(&http_source::SPEC, &format!("address = \"{addr}\"\nmax_line_bytes = 512\nauth = \"none\""))
+                .unwrap();
         let cap = Arc::new(Capture::default());
         let (scx, shutdown, _m) = source_context(Arc::clone(&cap));
         let task = tokio::spawn(src.run(scx));

@@ -384,7 +384,7 @@ mod imp {
         n.dead_letter = e.dead_letter;
         // The queue record it came from: the store's replay check
         // attributes it to that record, not to another one of the batch.
-        // n.set_origin(e.origin());
+        n.set_origin(e.origin());
         n
     }
 

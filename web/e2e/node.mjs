@@ -16,6 +16,8 @@ export const BIN = process.env.SLUICE_BIN ?? '../target/debug/sluice';
 export const ART = process.env.ARTIFACTS ?? '../.cache/artifacts/browser';
 export const ADMIN = 'admin-token-0123456789abcdef';
 export const ACME = 'acme-token-0123456789abcdef';
+/** Ingest tokens of the two http sources (their events get the token's group). */
+const INGEST = { acme: 'acme-ingest-token-0123456789', globex: 'globex-ingest-token-0123456' };
 // The first admin's password, given to the node as SLUICE_ADMIN_PASSWORD,
 // and the password of the operator the tests create.
 export const ADMIN_PASSWORD = 'e2e-admin-password-0123';
@@ -88,11 +90,15 @@ batch_delay = "10ms"
 [pipelines.main.sources.acme]
 type = "http"
 address = "api"
+[pipelines.main.sources.acme.tokens.acme]
+token = "${INGEST.acme}"
 group = "acme"
 subgroup = "web"
 [pipelines.main.sources.globex]
 type = "http"
 address = "127.0.0.1:${port2}"
+[pipelines.main.sources.globex.tokens.globex]
+token = "${INGEST.globex}"
 group = "globex"
 [pipelines.main.sinks.store]
 type = "store"
@@ -131,7 +137,11 @@ require_types = ["admin"]
     /** Sends ndjson events to a group's http source; returns when accepted. */
     async ingest(group, events) {
       const to = group === 'acme' ? base : `http://127.0.0.1:${port2}`;
-      const r = await fetch(`${to}/ndjson`, { method: 'POST', headers: { 'Content-Type': 'application/x-ndjson' }, body: events.map((e) => JSON.stringify(e)).join('\n') + '\n' });
+      const r = await fetch(`${to}/ndjson`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-ndjson', Authorization: `Bearer ${INGEST[group]}` },
+        body: events.map((e) => JSON.stringify(e)).join('\n') + '\n',
+      });
       assert.equal(r.status, 200, `ingest ${group}: ${await r.text()}`);
     },
     /** The number of stored events matching `query` for `token`, -1 on an error. */

@@ -102,10 +102,13 @@ pub enum Target {
         /// The file.
         path: PathBuf,
     },
-    /// `http://HOST:PORT[/prefix]`: Elasticsearch `_bulk` requests.
+    /// `http://HOST:PORT[/prefix][?token=T]`: Elasticsearch `_bulk`
+    /// requests, with `Authorization: ApiKey T` (an `http` source's ingest token).
     Http {
         /// The endpoint (requests go to `{endpoint}/_bulk`).
         endpoint: String,
+        /// The ingest token.
+        token: Option<String>,
     },
     /// `sluice://HOST:PORT[,HOST:PORT…][?algorithm=…&compression=…&token=…&token_file=…&group=…&subgroup=…&window=…]`:
     /// the agent protocol.
@@ -142,9 +145,15 @@ impl Target {
             "udp" => Self::Udp { addr: addr(rest)? },
             "file" if !rest.is_empty() => Self::File { path: PathBuf::from(rest) },
             "http" => {
-                let host = rest.split('/').next().unwrap_or("");
+                let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+                let host = path.split('/').next().unwrap_or("");
                 addr(host)?;
-                Self::Http { endpoint: s.trim_end_matches('/').to_string() }
+                let token = match query.split_once('=') {
+                    None if query.is_empty() => None,
+                    Some(("token", t)) if !t.is_empty() => Some(t.to_string()),
+                    _ => return Err(bad(&format!("{query:?}: the only parameter is token=…"))),
+                };
+                Self::Http { endpoint: format!("http://{}", path.trim_end_matches('/')), token }
             }
             "sluice" => {
                 let (hosts, query) = rest.split_once('?').unwrap_or((rest, ""));
@@ -192,7 +201,7 @@ impl Target {
             Self::Tcp { addr, framing: Framing::OctetCounting } => format!("tcp+octet://{addr}"),
             Self::Udp { addr } => format!("udp://{addr}"),
             Self::File { path } => format!("file://{}", path.display()),
-            Self::Http { endpoint } => endpoint.clone(),
+            Self::Http { endpoint, .. } => endpoint.clone(),
             Self::Sluice(t) => format!("sluice://{} ({})", t.receivers.join(","), t.algorithm),
             Self::Kafka { brokers, topic } => format!("kafka://{brokers}/{topic}"),
         }
@@ -649,8 +658,11 @@ fn open(cfg: &GenConfig, c: u64, rt: Option<tokio::runtime::Handle>) -> Result<B
                 .map_err(|e| BenchError::Invalid(format!("open {}: {e}", path.display())))?;
             Box::new(FileOut { file, buf: Vec::with_capacity(1 << 20) })
         }
-        Target::Http { endpoint } => {
-            let table = format!("endpoint = {endpoint:?}\nindex = \"bench\"\nmax_item_retries = 0\n");
+        Target::Http { endpoint, token } => {
+            let mut table = format!("endpoint = {endpoint:?}\nindex = \"bench\"\nmax_item_retries = 0\n");
+            if let Some(t) = token {
+                table.push_str(&format!("api_key = {t:?}\n"));
+            }
             let rt = rt.ok_or_else(|| BenchError::Invalid("no runtime for http".into()))?;
             Box::new(SinkOut::new(rt, "elasticsearch", &table, false, cfg.retry_for)?)
         }
@@ -1089,6 +1101,15 @@ mod tests {
             "target \"tcp://nohost\": expected HOST:PORT"
         );
         assert_eq!(Target::parse("ftp://a:1").unwrap_err().to_string(), "target \"ftp://a:1\": unknown scheme \"ftp\"");
+        assert_eq!(
+            Target::parse("http://h:9200/es/?token=abc").unwrap(),
+            Target::Http { endpoint: "http://h:9200/es".into(), token: Some("abc".into()) }
+        );
+        assert_eq!(
+            Target::parse("http://h:9200").unwrap(),
+            Target::Http { endpoint: "http://h:9200".into(), token: None }
+        );
+        assert!(Target::parse("http://h:9200?user=x").is_err());
         assert_eq!(
             Target::parse("kafka://k:9092/logs").unwrap(),
             Target::Kafka { brokers: "k:9092".into(), topic: "logs".into() }

@@ -6,6 +6,7 @@
 //! registry tests read the same lists.
 
 pub mod balancer;
+pub mod dead_letter;
 pub mod filters;
 #[cfg(feature = "kafka")]
 pub mod kafka;

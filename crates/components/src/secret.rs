@@ -33,12 +33,19 @@ pub struct TokenSource {
 impl TokenSource {
     /// Like [`TokenSource::resolve`], but a `token_file` that does not exist
     /// is created with a random token (mode 0600) and its path logged.
-    pub fn resolve_or_create(&self, data_dir: &Path) -> Result<String, (&'static str, String)> {
+    ///
+    /// With `dry_run` (`sluice validate`) nothing is created: a missing
+    /// `token_file` is valid (it will be created at start) and stands for a
+    /// secret of its own (a placeholder naming the file, unique per path).
+    pub fn resolve_or_create(&self, data_dir: &Path, dry_run: bool) -> Result<String, (&'static str, String)> {
         if let (None, None, Some(file)) = (&self.token, &self.token_env, &self.token_file) {
             let path = under(data_dir, file);
             if !path.exists() {
+                if dry_run {
+                    return Ok(format!("(created at start: {})", path.display()));
+                }
                 create_token_file(&path).map_err(|m| ("token_file", m))?;
-                tracing::info!(path = %path.display(), "generated an agent token (mode 0600); give agents the same token_file");
+                tracing::info!(path = %path.display(), "generated a token (mode 0600); give senders the same token_file");
             }
         }
         self.resolve(data_dir)
@@ -159,11 +166,16 @@ mod tests {
         use std::os::unix::fs::PermissionsExt as _;
         let dir = tempfile::tempdir().unwrap();
         let f = TokenSource { token_file: Some("sub/agent.token".into()), ..Default::default() };
-        let first = f.resolve_or_create(dir.path()).unwrap();
+        // Checking a config creates nothing.
+        let planned = f.resolve_or_create(dir.path(), true).unwrap();
+        assert!(planned.starts_with("(created at start: "), "{planned}");
+        assert!(!dir.path().join("sub").exists());
+        let first = f.resolve_or_create(dir.path(), false).unwrap();
         assert_eq!(first.len(), 64);
         let meta = std::fs::metadata(dir.path().join("sub/agent.token")).unwrap();
         assert_eq!(meta.permissions().mode() & 0o777, 0o600);
-        assert_eq!(f.resolve_or_create(dir.path()).unwrap(), first);
+        assert_eq!(f.resolve_or_create(dir.path(), false).unwrap(), first);
+        assert_eq!(f.resolve_or_create(dir.path(), true).unwrap(), first);
         assert_eq!(f.resolve(dir.path()).unwrap(), first);
     }
 

@@ -21,7 +21,7 @@ use sluice_components::testkit::{build_source, source_context, Capture};
 mod skip;
 
 const COUNT: usize = 1000;
-const TOKEN: &str = "py-s3cret";
+const TOKEN: &str = "py-s3cret-ingest-token";
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -53,7 +53,8 @@ async fn python_elasticsearch_helpers_bulk_delivers_every_document() {
     let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = probe.local_addr().unwrap();
     drop(probe);
-    let src = build_source(&SPEC, &format!("address = \"{addr}\"\nauth_token = \"{TOKEN}\"\n")).unwrap();
+    let src = build_source(&SPEC, &format!("address = \"{addr}\"\n[tokens.py]\ntoken = \"{TOKEN}\"\ngroup = \"py\"\n"))
+        .unwrap();
     let cap = Arc::new(Capture::default());
     let (cx, shutdown, metrics) = source_context(Arc::clone(&cap));
     let task = tokio::spawn(src.run(cx));

@@ -172,6 +172,10 @@ pub struct BuildContext {
     pub registry: Arc<Registry>,
     /// Routes served on the node's API listener (see [`crate::mount`]).
     pub mounts: Arc<Mounts>,
+    /// Checking only (`sluice validate`): `build` must not write anything —
+    /// no directory, token file or store is created; what would be created
+    /// at start is taken as valid.
+    pub dry_run: bool,
 }
 
 impl BuildContext {
@@ -187,6 +191,7 @@ impl BuildContext {
             metrics,
             registry: Arc::clone(&self.registry),
             mounts: Arc::clone(&self.mounts),
+            dry_run: self.dry_run,
         }
     }
 
@@ -205,6 +210,7 @@ impl BuildContext {
             metrics: Arc::new(ComponentMetrics::new(kind, id, id)),
             registry: Arc::default(),
             mounts: Arc::new(Mounts::new("127.0.0.1:0")),
+            dry_run: false,
         }
     }
 }

@@ -53,6 +53,13 @@ pub struct Event {
     /// Set by a filter that could not handle the event and was told to route
     /// failures to the pipeline's dead-letter sinks.
     pub dead_letter: bool,
+    /// Which of its batch's queue records the event came from: an index into
+    /// the batch's ack token's [`crate::ack::AckToken::origins`], set by the
+    /// worker that made the batch; [`Event::NO_ORIGIN`] for an event made
+    /// from nothing (a filter's flush), which is never skipped as a replay.
+    /// Not encoded anywhere; it sits in the padding after `dead_letter`, so
+    /// it costs no memory.
+    origin: u32,
 }
 
 /// The empty identity, shared (no allocation per event).
@@ -95,12 +102,28 @@ impl Event {
 
     /// An event with every part given.
     pub fn new(timestamp: i64, fields: Object, identity: Arc<Identity>, source: Arc<str>) -> Self {
-        Self { timestamp, fields: OnceLock::from(fields), raw: None, identity, source, dead_letter: false }
+        Self {
+            timestamp,
+            fields: OnceLock::from(fields),
+            raw: None,
+            identity,
+            source,
+            dead_letter: false,
+            origin: Self::NO_ORIGIN,
+        }
     }
 
     /// An event whose fields are JSON text, parsed when first needed.
     pub fn from_raw(timestamp: i64, raw: RawJson, identity: Arc<Identity>, source: Arc<str>) -> Self {
-        Self { timestamp, fields: OnceLock::new(), raw: Some(raw), identity, source, dead_letter: false }
+        Self {
+            timestamp,
+            fields: OnceLock::new(),
+            raw: Some(raw),
+            identity,
+            source,
+            dead_letter: false,
+            origin: Self::NO_ORIGIN,
+        }
     }
 
     /// The structured fields (parsed now if they were still JSON text).
@@ -137,6 +160,23 @@ impl Event {
     #[inline]
     pub fn raw(&self) -> Option<&RawJson> {
         self.raw.as_ref()
+    }
+
+    /// [`Event::origin`] of an event that came from no queue record.
+    pub const NO_ORIGIN: u32 = u32::MAX;
+
+    /// The index of the queue record this event came from in its batch's
+    /// [`crate::ack::AckToken::origins`] ([`Event::NO_ORIGIN`] when none).
+    /// A filter that builds an event from another one keeps it.
+    #[inline]
+    pub fn origin(&self) -> u32 {
+        self.origin
+    }
+
+    /// Sets [`Event::origin`] (the runtime's workers, when they merge records).
+    #[inline]
+    pub fn set_origin(&mut self, origin: u32) {
+        self.origin = origin;
     }
 
     /// The `message` field when it is a string.
@@ -244,6 +284,26 @@ pub fn insert_path(obj: &mut Object, segments: &[String], value: Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `origin` fits in the padding after `dead_letter`: an event is no
+    /// larger than without it.
+    #[test]
+    fn origin_costs_no_memory() {
+        #[allow(dead_code)]
+        struct WithoutOrigin {
+            timestamp: i64,
+            fields: OnceLock<Object>,
+            raw: Option<RawJson>,
+            identity: Arc<Identity>,
+            source: Arc<str>,
+            dead_letter: bool,
+        }
+        assert_eq!(std::mem::size_of::<Event>(), std::mem::size_of::<WithoutOrigin>());
+        let mut e = Event::from_message("m");
+        assert_eq!(e.origin(), Event::NO_ORIGIN);
+        e.set_origin(3);
+        assert_eq!(e.clone().origin(), 3);
+    }
 
     #[test]
     fn nested_insert_get_remove() {

@@ -31,7 +31,7 @@ pub mod raw;
 pub mod text;
 pub mod value;
 
-pub use ack::{AckToken, Delivery};
+pub use ack::{AckToken, Delivery, QueuePosition};
 pub use condition::{Condition, ConditionError};
 pub use event::{Event, Identity};
 pub use text::Text;

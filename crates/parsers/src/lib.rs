@@ -2,7 +2,9 @@
 //! (pattern files are embedded at compile time), so every parser can be fuzzed.
 
 pub mod date;
+pub mod es_bulk;
 pub mod framing;
 pub mod grok;
+pub mod http_auth;
 pub mod kv;
 pub mod syslog;

@@ -23,6 +23,7 @@
 //! ```
 
 mod config;
+mod epoch;
 mod error;
 pub mod format;
 mod queue;

@@ -6,6 +6,7 @@
 //! starves, and acks are routed to the shard named in the record id.
 
 use std::fs::{self, File, OpenOptions};
+use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,6 +18,12 @@ use crate::error::QueueError;
 use crate::format::{parse_shard_dir, shard_dir, LOCK_FILE, MAX_PAYLOAD, RECORD_HEADER_LEN};
 use crate::shard::Shard;
 use crate::shared::Shared;
+
+/// Creates `dir` and its missing parents readable by the owner only (0700):
+/// queued events are every group's logs. Files inside are created 0600.
+pub(crate) fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
+}
 
 /// Identity of a record: shard, segment and byte offset of its header.
 /// Ordered by position within a shard.
@@ -85,6 +92,7 @@ pub struct PersistedQueue {
     max_bytes: u64,
     fsync: FsyncPolicy,
     rr: AtomicUsize,
+    epoch: u64,
     // Held for the lifetime of the queue: the flock keeps other processes out.
     _lock: File,
 }
@@ -104,9 +112,10 @@ impl PersistedQueue {
         if cfg.max_bytes == 0 {
             return Err(QueueError::InvalidConfig("max_bytes must be positive".into()));
         }
-        fs::create_dir_all(&cfg.dir).map_err(|e| QueueError::io(&cfg.dir, e))?;
+        create_private_dir(&cfg.dir).map_err(|e| QueueError::io(&cfg.dir, e))?;
         let lock_path = cfg.dir.join(LOCK_FILE);
         let lock = OpenOptions::new()
+            .mode(0o600)
             .create(true)
             .truncate(false)
             .write(true)
@@ -137,12 +146,14 @@ impl PersistedQueue {
         shared.records.fetch_add(report.records_recovered, Ordering::SeqCst);
         shared.events.fetch_add(report.events_recovered, Ordering::SeqCst);
         shared.bytes.fetch_add(report.bytes_recovered, Ordering::SeqCst);
+        let epoch = crate::epoch::open(&cfg.dir)?;
         let queue = PersistedQueue {
             shards,
             shared,
             max_bytes: cfg.max_bytes,
             fsync: cfg.fsync,
             rr: AtomicUsize::new(0),
+            epoch,
             _lock: lock,
         };
         Ok((queue, report))
@@ -151,6 +162,32 @@ impl PersistedQueue {
     /// Number of shards.
     pub fn shards(&self) -> usize {
         self.shards.len()
+    }
+
+    /// The queue's epoch (`queue.id`): with a record's shard, segment and
+    /// offset it names the record for as long as the queue can deliver it
+    /// again (see `docs/specs/queue-format.md`, "Epoch").
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// Shard `shard`'s checkpointed frontier `(segment, offset)`: no record
+    /// before it is ever delivered again, even after a crash.
+    pub fn persisted_frontier(&self, shard: u32) -> (u64, u64) {
+        self.shards.get(shard as usize).map_or((0, 0), Shard::persisted_frontier)
+    }
+
+    /// Writes every shard's checkpoint that is behind its acknowledgements
+    /// and older than `checkpoint_interval`. Acks write it themselves only
+    /// when the interval has passed, so the last acks of a burst would wait
+    /// for the next ack or [`PersistedQueue::sync`]: the owner calls this
+    /// often (the runtime's reader thread, at least every 100 ms), so a
+    /// crash re-delivers at most `checkpoint_interval` of acknowledged records.
+    pub fn checkpoint_due(&self) -> Result<(), QueueError> {
+        for s in &self.shards {
+            s.checkpoint_if_due()?;
+        }
+        Ok(())
     }
 
     /// Appends one record to shard `shard % shards`, blocking while the queue

@@ -18,7 +18,7 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -153,7 +153,8 @@ fn sync_dir(dir: &Path) -> Result<(), QueueError> {
 
 fn create_segment(dir: &Path, id: u64, fsync: FsyncPolicy) -> Result<(PathBuf, File), QueueError> {
     let path = segment_path(dir, id);
-    let file = OpenOptions::new().read(true).write(true).create_new(true).open(&path).map_err(io_at(&path))?;
+    let file =
+        OpenOptions::new().read(true).write(true).create_new(true).mode(0o600).open(&path).map_err(io_at(&path))?;
     file.write_all_at(&encode_segment_header(id), 0).map_err(io_at(&path))?;
     if fsync != FsyncPolicy::Never {
         file.sync_data().map_err(io_at(&path))?;
@@ -207,7 +208,7 @@ impl Shard {
         shared: Arc<Shared>,
         report: &mut OpenReport,
     ) -> Result<Shard, QueueError> {
-        fs::create_dir_all(&dir).map_err(io_at(&dir))?;
+        crate::queue::create_private_dir(&dir).map_err(io_at(&dir))?;
         let tmp = dir.join(CHECKPOINT_TMP_FILE);
         match fs::remove_file(&tmp) {
             Ok(()) => {}
@@ -841,7 +842,13 @@ impl Shard {
         let tmp = self.dir.join(CHECKPOINT_TMP_FILE);
         let dst = self.dir.join(CHECKPOINT_FILE);
         {
-            let mut f = File::create(&tmp).map_err(io_at(&tmp))?;
+            let mut f = OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o600)
+                .open(&tmp)
+                .map_err(io_at(&tmp))?;
             let cp = Checkpoint {
                 frontier,
                 acked: st.acked.range(frontier..).map(|(&(seg, start), &end)| (seg, start, end)).collect(),
@@ -858,6 +865,22 @@ impl Shard {
         st.persisted = frontier;
         st.dirty = false;
         st.last_checkpoint = Instant::now();
+        Ok(())
+    }
+
+    /// The frontier written in the checkpoint file.
+    pub fn persisted_frontier(&self) -> Pos {
+        self.read.lock().persisted
+    }
+
+    /// Writes the checkpoint when acknowledgements are not in it yet and
+    /// `checkpoint_interval` has passed since the last write.
+    pub fn checkpoint_if_due(&self) -> Result<(), QueueError> {
+        let mut st = self.read.lock();
+        let frontier = st.frontier();
+        if (st.dirty || frontier != st.persisted) && st.last_checkpoint.elapsed() >= self.checkpoint_interval {
+            self.write_checkpoint(&mut st, frontier)?;
+        }
         Ok(())
     }
 

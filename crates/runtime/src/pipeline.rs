@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use sluice_core::component::{Filter, LiveConfig, Output, Sink, SourceContext};
 use sluice_core::condition::Condition;
 use sluice_core::metrics::{ComponentMetrics, PipelineMetrics};
-use sluice_core::{AckToken, Delivery, Event, Identity};
+use sluice_core::{AckToken, Delivery, Event, Identity, QueuePosition};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -315,10 +315,28 @@ fn worker(
         let started = Instant::now();
         let mut events = first.events;
         let mut tokens = vec![first.token];
+        // The queue records the batch is made of, when every one has a
+        // position; each event's `origin` indexes this list.
+        let mut origins: Option<Vec<QueuePosition>> = first.position.map(|p| vec![p]);
+        if origins.is_some() {
+            for e in &mut events {
+                e.set_origin(0);
+            }
+        }
         let deadline = started + delay;
         while events.len() < batch_size {
             match work.recv_deadline(deadline) {
                 Ok(mut item) => {
+                    match (&mut origins, item.position) {
+                        (Some(list), Some(p)) => {
+                            let index = list.len() as u32;
+                            for e in &mut item.events {
+                                e.set_origin(index);
+                            }
+                            list.push(p);
+                        }
+                        _ => origins = None,
+                    }
                     events.append(&mut item.events);
                     tokens.push(item.token);
                 }
@@ -339,6 +357,7 @@ fn worker(
                     Delivery::Failed => parents.failed(),
                 }
             })
+            .with_origins(origins.unwrap_or_default())
         };
         for f in filters {
             f.process(&mut events);

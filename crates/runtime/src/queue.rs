@@ -20,7 +20,7 @@ use parking_lot::Mutex;
 use sluice_core::codec::{decode_batch_shared, encode_batch};
 use sluice_core::component::{Closed, Output};
 use sluice_core::metrics::PipelineMetrics;
-use sluice_core::{AckToken, Delivery, Event};
+use sluice_core::{AckToken, Delivery, Event, QueuePosition};
 use sluice_queue::format::RECORD_HEADER_LEN;
 use sluice_queue::{OpenReport, PersistedQueue, QueueError};
 use tokio::sync::Semaphore;
@@ -33,6 +33,9 @@ pub struct WorkItem {
     pub events: Vec<Event>,
     /// Resolved once every sink took the batch.
     pub token: AckToken,
+    /// Where its record is in a persisted queue (`None` for the memory
+    /// queue): the worker passes it on as the batch's origin.
+    pub position: Option<QueuePosition>,
 }
 
 /// The queue of one pipeline.
@@ -228,6 +231,7 @@ fn read_loop(
 ) {
     let mut last_sync = std::time::Instant::now();
     while !stop.load(Ordering::SeqCst) {
+        checkpoint(q, metrics);
         if let Some(every) = sync_every {
             if last_sync.elapsed() >= every {
                 last_sync = std::time::Instant::now();
@@ -246,6 +250,7 @@ fn read_loop(
                 continue;
             }
         };
+        let total = RECORD_HEADER_LEN + rec.payload.len();
         let events = match decode_batch_shared(&bytes::Bytes::from(rec.payload)) {
             Ok(ev) => ev,
             Err(e) => {
@@ -257,7 +262,8 @@ fn read_loop(
             }
         };
         let token = record_token(Arc::clone(q), rec.id, &metrics.name);
-        let mut item = WorkItem { events, token };
+        let position = Some(position(q, rec.id, total));
+        let mut item = WorkItem { events, token, position };
         loop {
             match tx.send_timeout(item, Duration::from_millis(100)) {
                 Ok(()) => break,
@@ -265,11 +271,34 @@ fn read_loop(
                     if stop.load(Ordering::SeqCst) {
                         return; // dropped token: not acked, redelivered after restart
                     }
+                    // The workers are busy: acknowledgements still arrive.
+                    checkpoint(q, metrics);
                     item = back;
                 }
                 Err(crossbeam_channel::SendTimeoutError::Disconnected(_)) => return,
             }
         }
+    }
+}
+
+/// Writes the checkpoints the acknowledgements of the last interval are not
+/// in yet (see [`PersistedQueue::checkpoint_due`]).
+fn checkpoint(q: &PersistedQueue, metrics: &PipelineMetrics) {
+    if let Err(e) = q.checkpoint_due() {
+        tracing::error!(pipeline = %metrics.name, error = %e, "queue checkpoint failed");
+    }
+}
+
+/// The position of record `id` (`total` bytes, header included) for the
+/// sinks that skip what they already stored (the embedded store).
+fn position(q: &PersistedQueue, id: sluice_queue::RecordId, total: usize) -> QueuePosition {
+    QueuePosition {
+        epoch: q.epoch(),
+        shard: id.shard,
+        segment: id.segment,
+        offset: id.offset,
+        end: id.offset + total as u64,
+        floor: q.persisted_frontier(id.shard),
     }
 }
 
@@ -376,7 +405,7 @@ impl QueueOutput {
                 let Some(tx) = guard.as_ref() else { return Err(Closed) };
                 self.metrics.queue_events.add(n as u64);
                 self.metrics.events_in.add(n as u64);
-                tx.send(WorkItem { events, token }).map_err(|_| Closed)
+                tx.send(WorkItem { events, token, position: None }).map_err(|_| Closed)
             }
             Backend::Persisted { q, next_shard, tx, bufs, .. } => {
                 // Room for the record header first, so the queue writes the
@@ -396,6 +425,7 @@ impl QueueOutput {
                 if direct.is_some() {
                     match q.try_append_claimed_now(shard, &mut framed, n as u32) {
                         Ok(Some((id, claimed))) => {
+                            let framed_len = framed.len();
                             bufs.put(framed);
                             self.metrics.events_in.add(n as u64);
                             // Written to the OS; the reader thread's periodic
@@ -406,8 +436,11 @@ impl QueueOutput {
                             }
                             if claimed {
                                 if let Some(tx) = direct {
-                                    let item =
-                                        WorkItem { events, token: record_token(Arc::clone(q), id, &self.metrics.name) };
+                                    let item = WorkItem {
+                                        events,
+                                        token: record_token(Arc::clone(q), id, &self.metrics.name),
+                                        position: Some(position(q, id, framed_len)),
+                                    };
                                     deliver(tx, item).await;
                                 }
                             }
@@ -442,6 +475,7 @@ impl QueueOutput {
                     };
                     match r {
                         Ok((id, claimed)) => {
+                            let total = RECORD_HEADER_LEN + payload.len();
                             bufs.put(payload);
                             self.metrics.events_in.add(n as u64);
                             // Durable (per the fsync policy) from here on.
@@ -450,8 +484,11 @@ impl QueueOutput {
                             }
                             if claimed {
                                 if let (Some(tx), Some(events)) = (direct, events.take()) {
-                                    let item =
-                                        WorkItem { events, token: record_token(Arc::clone(q), id, &self.metrics.name) };
+                                    let item = WorkItem {
+                                        events,
+                                        token: record_token(Arc::clone(q), id, &self.metrics.name),
+                                        position: Some(position(q, id, total)),
+                                    };
                                     deliver(tx, item).await;
                                 }
                             }
@@ -554,6 +591,52 @@ mod tests {
             assert_eq!(item.events.len(), 4);
             item.token.delivered();
         }
+        q.close_input();
+        q.finish();
+    }
+
+    fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                copy_dir(&e.path(), &to.join(e.file_name()));
+            } else if e.file_name() != "LOCK" {
+                std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+            }
+        }
+    }
+
+    /// Issue #18: acknowledgements arrive in bursts (a store commit resolves
+    /// a second's worth at once); the first of a burst inside the checkpoint
+    /// interval did not write the checkpoint, and the others never did until
+    /// the next burst or the fsync interval's sync — a kill -9 then delivered
+    /// about a second of acknowledged events again. The reader thread now
+    /// writes due checkpoints: within about two intervals every ack is in it.
+    #[tokio::test]
+    async fn issue_18_a_burst_of_acks_is_checkpointed_within_the_interval() {
+        let dir = tempfile::tempdir().unwrap();
+        let (q, _report) =
+            PipelineQueue::persisted(&persisted_cfg("1s"), dir.path().to_path_buf(), 1, metrics("persisted")).unwrap();
+        let out = q.output();
+        for _ in 0..20 {
+            out.send(events(3)).await.unwrap();
+        }
+        let items: Vec<WorkItem> = (0..20).map(|_| q.work.recv_timeout(Duration::from_secs(5)).unwrap()).collect();
+        // Every batch knows where its record is (the store's exactly-once needs it).
+        let positions: Vec<QueuePosition> = items.iter().map(|i| i.position.unwrap()).collect();
+        assert!(positions.windows(2).all(|w| w[0].end == w[1].offset && w[0].epoch == w[1].epoch));
+        for i in items {
+            i.token.delivered();
+        }
+        // Well before the 1 s sync: a crash now (the files as they are).
+        tokio::time::sleep(Duration::from_millis(350)).await;
+        let crashed = tempfile::tempdir().unwrap();
+        copy_dir(dir.path(), crashed.path());
+        let qc = sluice_queue::QueueConfig { dir: crashed.path().to_path_buf(), shards: 1, ..Default::default() };
+        let (again, report) = PersistedQueue::open(qc).unwrap();
+        assert_eq!(report.records_recovered, 0, "acknowledged records delivered again after the crash");
+        assert_eq!(again.epoch(), positions[0].epoch, "the same boot keeps the epoch");
         q.close_input();
         q.finish();
     }

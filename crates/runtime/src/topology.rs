@@ -71,10 +71,27 @@ pub fn build(
     registry: &Arc<Registry>,
     mounts: &Arc<Mounts>,
 ) -> Result<Vec<BuiltPipeline>, Vec<ConfigError>> {
+    build_all(config, registry, mounts, false)
+}
+
+/// Checks every pipeline of `config` as [`build`] does, collecting all
+/// errors, without writing anything (`sluice validate`): components are
+/// built with [`BuildContext::dry_run`], so no data directory, token file or
+/// store is created, and the result is dropped.
+pub fn check(config: &Config, registry: &Arc<Registry>, mounts: &Arc<Mounts>) -> Result<(), Vec<ConfigError>> {
+    build_all(config, registry, mounts, true).map(drop)
+}
+
+fn build_all(
+    config: &Config,
+    registry: &Arc<Registry>,
+    mounts: &Arc<Mounts>,
+    dry_run: bool,
+) -> Result<Vec<BuiltPipeline>, Vec<ConfigError>> {
     let mut out = Vec::new();
     let mut errors = Vec::new();
     for p in config.pipelines.values() {
-        match build_pipeline(p, &config.node, registry, mounts) {
+        match build_pipeline_with(p, &config.node, registry, mounts, dry_run) {
             Ok(b) => out.push(b),
             Err(mut e) => errors.append(&mut e),
         }
@@ -145,6 +162,16 @@ pub fn build_pipeline(
     registry: &Arc<Registry>,
     mounts: &Arc<Mounts>,
 ) -> Result<BuiltPipeline, Vec<ConfigError>> {
+    build_pipeline_with(p, node, registry, mounts, false)
+}
+
+fn build_pipeline_with(
+    p: &PipelineConfig,
+    node: &NodeConfig,
+    registry: &Arc<Registry>,
+    mounts: &Arc<Mounts>,
+    dry_run: bool,
+) -> Result<BuiltPipeline, Vec<ConfigError>> {
     let base = format!("pipelines.{}", p.name);
     let queue_type = match p.queue {
         QueueConfig::Memory { .. } => "memory",
@@ -159,6 +186,7 @@ pub fn build_pipeline(
         metrics: Arc::new(ComponentMetrics::new("pipeline", &p.name, "pipeline")),
         registry: Arc::clone(registry),
         mounts: Arc::clone(mounts),
+        dry_run,
     };
 
     let mut built_sources = Vec::new();

@@ -56,7 +56,7 @@ pub enum BenchCmd {
 #[derive(Args)]
 pub struct GenArgs {
     /// `tcp://H:P` (ndjson/lines), `tcp+octet://H:P` (RFC 6587 syslog),
-    /// `udp://H:P`, `file://PATH`, `http://H:P` (`_bulk`),
+    /// `udp://H:P`, `file://PATH`, `http://H:P[?token=T]` (`_bulk`, with an ingest token),
     /// `sluice://H:P[,H:P…]?token=…` (agent protocol).
     #[arg(long)]
     target: String,

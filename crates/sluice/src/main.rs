@@ -124,6 +124,12 @@ enum KafkaCmd {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if !matches!(cli.cmd, Cmd::Bench { .. }) {
+        // Everything a node writes (queue, store, event files, tokens, the
+        // users database, file positions) holds logs or secrets: readable
+        // by the owner only (issue #18). Benchmark reports keep the default.
+        rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o077));
+    }
     // Before anything else: on success this process is replaced.
     let (who, mark) = match &cli.cmd {
         Cmd::Agent { .. } => ("agent", lean::AGENT.mark),
@@ -207,8 +213,8 @@ fn validate(path: &std::path::Path) -> ExitCode {
         Ok(cfg) => {
             let registry = Arc::default();
             let mounts = topology::mounts_for(&cfg.api);
-            match topology::build(&cfg, &registry, &mounts) {
-                Ok(_) => Vec::new(),
+            match topology::check(&cfg, &registry, &mounts) {
+                Ok(()) => Vec::new(),
                 Err(e) => e,
             }
         }
@@ -402,6 +408,15 @@ fn run(role: Role, path: PathBuf, admin_password_file: Option<PathBuf>) -> anyho
         sluice_api::reserve_routes(&mounts)?;
         let store_path = store_path(&cfg);
         let metrics_auth = cfg.api.metrics_need_token();
+        {
+            use std::os::unix::fs::DirBuilderExt as _;
+            let dir = &cfg.node.data_dir;
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .with_context(|| format!("create the data directory {}", dir.display()))?;
+        }
         let users = match &cfg.auth {
             Some(auth) => Some(users_cli::open_for_run(auth, &cfg.node.data_dir, admin_password_file.as_deref())?),
             None => None,

@@ -152,6 +152,13 @@ enum UserCmd {
         /// Login name.
         name: String,
     },
+    /// Clear a user's login lockout on every address. A running node
+    /// honours it at the user's next login (it reads the `user.unlock`
+    /// audit record this writes).
+    Unlock {
+        /// Login name.
+        name: String,
+    },
     /// Two-factor authentication.
     Totp {
         #[command(subcommand)]
@@ -218,6 +225,10 @@ pub fn user(a: UserArgs) -> anyhow::Result<()> {
         UserCmd::Del { name } => {
             users.delete_user(&actor, &name)?;
             println!("deleted {name}");
+        }
+        UserCmd::Unlock { name } => {
+            users.unlock(&actor, &name)?;
+            println!("unlocked {name}");
         }
         UserCmd::Totp { cmd: TotpCmd::Reset { name } } => {
             users.reset_totp(&actor, &name)?;

@@ -49,13 +49,22 @@ fn signal(child: &Child, sig: &str) {
     assert!(Command::new("kill").args([sig, &child.id().to_string()]).status().unwrap().success());
 }
 
-/// One HTTP/1.1 request on a fresh connection; `(status, body)`.
+/// The ingest token of the http sources in these tests (group `acme`).
+const INGEST_TOKEN: &str = "api-e2e-ingest-token-0";
+
+/// One HTTP/1.1 request on a fresh connection; `(status, body)`. Ingest
+/// requests (`/ndjson`, `/_bulk`) carry `INGEST_TOKEN` unless `headers` name
+/// an `Authorization` (an empty one is left out).
 fn http(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> (u16, String) {
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     let mut head =
         format!("{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
-    for (k, v) in headers {
+    let ingest = path == "/" || path.ends_with("/ndjson") || path.ends_with("/_bulk");
+    if ingest && !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("authorization")) {
+        head.push_str(&format!("Authorization: Bearer {INGEST_TOKEN}\r\n"));
+    }
+    for (k, v) in headers.iter().filter(|(_, v)| !v.is_empty()) {
         head.push_str(&format!("{k}: {v}\r\n"));
     }
     head.push_str("\r\n");
@@ -118,6 +127,8 @@ batch_delay = "10ms"
 [pipelines.main.sources.http]
 type = "http"
 address = "api"
+[pipelines.main.sources.http.tokens.acme]
+token = "{INGEST_TOKEN}"
 group = "acme"
 [pipelines.main.sinks.out]
 type = "file"
@@ -284,6 +295,9 @@ type = "persisted"
 [pipelines.main.sources.http]
 type = "http"
 address = "api"
+[pipelines.main.sources.http.tokens.acme]
+token = "{INGEST_TOKEN}"
+group = "acme"
 [pipelines.main.sinks.down]
 type = "tcp"
 address = "127.0.0.1:{sink_port}"
@@ -362,4 +376,223 @@ fn node_stats_and_metrics_need_a_token_beyond_loopback() {
             assert!(body.contains("main"), "{path}: {body}");
         }
     }
+}
+
+/// Every entry under `dir` whose mode gives the group or others any access.
+fn not_private(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let meta = std::fs::symlink_metadata(&p).unwrap();
+            if meta.permissions().mode() & 0o077 != 0 {
+                out.push(format!("{} {:o}", p.strip_prefix(dir).unwrap().display(), meta.permissions().mode() & 0o777));
+            }
+            if meta.is_dir() {
+                stack.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Issue #18: `data/events.ndjson` was 0644 and the store and queue
+/// directories 0755, so any local user read every group's logs. Everything
+/// a node creates under its data directory (the directory itself, queue,
+/// store, event file, tokens, users database) is now the owner's only.
+#[test]
+fn issue_18_files_under_the_data_dir_are_private() {
+    let dir = Dir::new("api-modes");
+    let port = free_port();
+    let tcp = free_port();
+    let agents = free_port();
+    let data = dir.path("data");
+    let cfg = dir.path("c.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            r#"
+[node]
+data_dir = "{d}"
+[api]
+address = "127.0.0.1:{port}"
+[api.tokens.admin]
+token_file = "admin.token"
+allowed = [{{ group = "*" }}]
+[auth]
+[pipelines.main]
+batch_size = 16
+batch_delay = "10ms"
+[pipelines.main.queue]
+type = "persisted"
+[pipelines.main.sources.json]
+type = "tcp"
+address = "127.0.0.1:{tcp}"
+[pipelines.main.sources.agents]
+type = "sluice"
+address = "127.0.0.1:{agents}"
+[pipelines.main.sources.agents.tokens.default]
+token_file = "agent.token"
+group = "default"
+[pipelines.main.sinks.events]
+type = "file"
+path = "{d}/events.ndjson"
+[pipelines.main.sinks.store]
+type = "store"
+commit_interval = "100ms"
+"#,
+            d = data.display()
+        ),
+    )
+    .unwrap();
+    let child = Command::new(common::bin())
+        .args(["run", cfg.to_str().unwrap()])
+        .env("SLUICE_LOG", "info")
+        .env("SLUICE_ADMIN_PASSWORD", "admin-password-for-the-test")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.path("log")).unwrap())
+        .spawn()
+        .unwrap();
+    let mut p = Proc(child);
+    wait_for("the tcp source", &mut p.0, || TcpStream::connect(("127.0.0.1", tcp)).is_ok());
+    let mut s = TcpStream::connect(("127.0.0.1", tcp)).unwrap();
+    for i in 0..20 {
+        writeln!(s, "{{\"message\":\"private {i}\"}}").unwrap();
+    }
+    drop(s);
+    let events = data.join("events.ndjson");
+    wait_for("20 events in the file", &mut p.0, || lines(&events).len() == 20);
+    wait_for("a committed store partition", &mut p.0, || {
+        std::fs::read_dir(data.join("store")).is_ok_and(|d| d.count() > 1)
+    });
+    for f in ["admin.token", "agent.token", "users.db", "events.ndjson", "store/store.json"] {
+        assert!(data.join(f).exists(), "{f} missing");
+    }
+    assert!(data.join("queue/main/shard-0000").is_dir());
+    assert_eq!(std::fs::metadata(&data).unwrap().permissions().mode() & 0o777, 0o700);
+    assert_eq!(std::fs::metadata(&events).unwrap().permissions().mode() & 0o777, 0o600);
+    assert_eq!(not_private(&data), Vec::<String>::new());
+}
+
+/// Issue #18: anyone — a web page in a browser included — could write logs
+/// through `/ndjson` and `/_bulk`; a cross-site `text/plain` post was stored.
+/// The single-node example, as shipped (ports aside), generates an ingest
+/// token on first start, refuses requests without it and requests a page
+/// can make, and stamps the token's group on what it accepts.
+#[test]
+fn issue_18_the_single_node_example_needs_an_ingest_token_and_refuses_browsers() {
+    let dir = Dir::new("api-ingest");
+    let port = free_port();
+    let example =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/single-node.toml"))
+            .unwrap()
+            .replace("127.0.0.1:8080", &format!("127.0.0.1:{port}"))
+            .replace("127.0.0.1:5514", &format!("127.0.0.1:{}", free_port()))
+            .replace("127.0.0.1:5170", &format!("127.0.0.1:{}", free_port()))
+            .replace("127.0.0.1:5044", &format!("127.0.0.1:{}", free_port()));
+    let cfg = dir.path("single-node.toml");
+    std::fs::write(&cfg, example).unwrap();
+    let child = Command::new(common::bin())
+        .current_dir(&dir.0)
+        .args(["run", cfg.to_str().unwrap()])
+        .env("SLUICE_LOG", "info")
+        .env("SLUICE_ADMIN_PASSWORD", "admin-password-for-the-test")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.path("log")).unwrap())
+        .spawn()
+        .unwrap();
+    let mut p = Proc(child);
+    let none = [("Authorization", "")];
+    wait_for("the mounted /ndjson", &mut p.0, || {
+        TcpStream::connect(("127.0.0.1", port)).is_ok() && http(port, "POST", "/ndjson", &none, b"").0 == 401
+    });
+    // The token the example generated: 64 hex characters, mode 0600.
+    let token_file = dir.path("data/ingest.token");
+    assert_eq!(std::fs::metadata(&token_file).unwrap().permissions().mode() & 0o777, 0o600);
+    let token = std::fs::read_to_string(&token_file).unwrap().trim().to_string();
+    assert_eq!(token.len(), 64);
+    let bearer = format!("Bearer {token}");
+    let ndjson = ("Content-Type", "application/x-ndjson");
+
+    // Refused: no token; what a cross-site page can send, token or not.
+    let (status, body) = http(port, "POST", "/ndjson", &[ndjson, none[0]], b"{\"message\":\"anonymous\"}\n");
+    assert_eq!((status, json(&body)["error"]["type"].as_str()), (401, Some("security_exception")), "{body}");
+    let page = [("Content-Type", "text/plain"), ("Origin", "https://evil.example"), none[0]];
+    let (status, _) = http(port, "POST", "/ndjson", &page, b"{\"message\":\"cross-site\"}\n");
+    assert_eq!(status, 415);
+    let (status, _) = http(
+        port,
+        "POST",
+        "/ndjson",
+        &[("Content-Type", "text/plain"), ("Authorization", &bearer)],
+        b"{\"message\":\"plain\"}\n",
+    );
+    assert_eq!(status, 415);
+    let bulk = b"{\"index\":{\"_index\":\"logs\"}}\n{\"message\":\"foreign\"}\n";
+    let (status, _) =
+        http(port, "POST", "/_bulk", &[ndjson, ("Origin", "https://evil.example"), ("Authorization", &bearer)], bulk);
+    assert_eq!(status, 403);
+
+    // Accepted with the token, as curl and as Filebeat's api_key send it; the
+    // payload's @group is not the sender's to choose.
+    let (status, body) = http(
+        port,
+        "POST",
+        "/ndjson",
+        &[ndjson, ("Authorization", &bearer)],
+        b"{\"message\":\"with token\",\"@group\":\"acme\"}\n",
+    );
+    assert_eq!((status, json(&body)["accepted"].as_u64()), (200, Some(1)), "{body}");
+    let api_key = format!("ApiKey {}", base64(&format!("filebeat:{token}")));
+    let bulk = b"{\"create\":{\"_index\":\"logs\"}}\n{\"message\":\"with api key\"}\n";
+    let (status, body) = http(port, "POST", "/_bulk", &[ndjson, ("Authorization", &api_key)], bulk);
+    assert_eq!((status, json(&body)["errors"].as_bool()), (200, Some(false)), "{body}");
+
+    // Exactly those two are stored, in the token's group.
+    let admin = format!("Bearer {}", std::fs::read_to_string(dir.path("data/admin.token")).unwrap().trim());
+    let search = || {
+        let (status, body) = http(port, "GET", "/api/v1/search?query=&from=now-1h", &[("Authorization", &admin)], b"");
+        assert_eq!(status, 200, "{body}");
+        json(&body)
+    };
+    wait_for("2 stored events", &mut p.0, || search()["total"] == 2);
+    let v = search();
+    let mut got: Vec<(String, String)> = v["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["event"]["message"].as_str().unwrap().into(), h["event"]["@group"].as_str().unwrap().into()))
+        .collect();
+    got.sort();
+    assert_eq!(got, vec![("with api key".into(), "default".into()), ("with token".into(), "default".into())]);
+    // Counted, in the stats the Operations page reads.
+    let (_, body) = http(port, "GET", "/_node/stats", &[], b"");
+    let stats = json(&body);
+    let sources = stats["pipelines"]["main"]["plugins"]["sources"].as_array().unwrap().clone();
+    let src = sources.iter().find(|s| s["id"] == "http").unwrap();
+    assert_eq!(src["counters"]["browser_requests_refused"], 3, "{src}");
+    assert!(src["counters"]["auth_failures"].as_u64().unwrap() >= 2, "{src}");
+    let sinks = stats["pipelines"]["main"]["plugins"]["sinks"].as_array().unwrap().clone();
+    let store = sinks.iter().find(|s| s["id"] == "store").unwrap();
+    assert_eq!(store["counters"]["events_expired_on_arrival"], 0, "{store}");
+}
+
+/// Standard base64 (padded), for building credentials.
+fn base64(s: &str) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in s.as_bytes().chunks(3) {
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(A[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }

@@ -44,6 +44,7 @@ fn every_example_validates() {
     std::fs::write(cwd.0.join("data-processor/agent.token"), "0123456789abcdef0123456789abcdef\n").unwrap();
     // The dispatcher example reads the relay token the processor example creates.
     std::fs::write(cwd.0.join("data-processor/relay.token"), "fedcba9876543210fedcba9876543210\n").unwrap();
+    let before = tree(&cwd.0);
     for f in &files {
         let out = Command::new(BIN).current_dir(&cwd.0).arg("validate").arg(f).output().unwrap();
         assert!(
@@ -53,7 +54,41 @@ fn every_example_validates() {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
+        // Issue #18: validation writes nothing (no data directory, token or store).
+        assert_eq!(tree(&cwd.0), before, "`sluice validate {}` wrote into its working directory", f.display());
     }
+}
+
+/// Every path under `dir` (relative, sorted), with its kind.
+fn tree(dir: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let rel = p.strip_prefix(dir).unwrap().display().to_string();
+            if p.is_dir() {
+                out.push(format!("{rel}/"));
+                stack.push(p);
+            } else {
+                out.push(rel);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Issue #18: `sluice validate` in an empty directory leaves it empty — the
+/// single-node example names a data directory, an agent token it creates on
+/// first start and a store, none of which validation may create.
+#[test]
+fn issue_18_validate_in_an_empty_directory_leaves_it_empty() {
+    let f = examples().into_iter().find(|p| p.ends_with("single-node.toml")).unwrap();
+    let cwd = Cwd::new("empty");
+    let out = Command::new(BIN).current_dir(&cwd.0).arg("validate").arg(&f).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(tree(&cwd.0), Vec::<String>::new());
 }
 
 #[test]

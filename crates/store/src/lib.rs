@@ -28,6 +28,7 @@ pub mod partition;
 pub mod plan;
 pub mod reference;
 pub mod render;
+pub mod replay;
 pub mod schema;
 pub mod search;
 pub mod store;

@@ -23,6 +23,10 @@ pub struct CommitPayload {
     pub schema: u32,
     /// Largest `_seq` committed in this partition.
     pub max_seq: u64,
+    /// Queue positions of the records whose events here are committed
+    /// ([`crate::replay`]); absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub queue: Vec<crate::replay::SavedShard>,
 }
 
 /// An open partition (readable; its writer, when any, lives in the store's writer state).
@@ -94,7 +98,7 @@ impl Partition {
             check_version(&index, &dir, fields)?;
             index
         } else {
-            std::fs::create_dir_all(&dir).map_err(|e| StoreError::io("create", &dir, e))?;
+            crate::store::create_private_dir(&dir).map_err(|e| StoreError::io("create", &dir, e))?;
             let mmap = MmapDirectory::open(&dir).map_err(|e| ierr(e.into()))?;
             Index::builder()
                 .schema(fields.schema.clone())
@@ -156,8 +160,8 @@ fn check_version(index: &Index, dir: &Path, fields: &Fields) -> Result<(), Store
 }
 
 /// Payload JSON for a commit.
-pub fn payload_json(max_seq: u64) -> String {
-    let p = CommitPayload { format: 1, schema: SCHEMA_VERSION, max_seq };
+pub fn payload_json(max_seq: u64, queue: Vec<crate::replay::SavedShard>) -> String {
+    let p = CommitPayload { format: 1, schema: SCHEMA_VERSION, max_seq, queue };
     serde_json::to_string(&p).unwrap_or_default()
 }
 

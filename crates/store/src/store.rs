@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex, RwLock};
 use serde::{Deserialize, Serialize};
 use sluice_core::metrics::Counter;
-use sluice_core::{AckToken, Event};
+use sluice_core::{AckToken, Event, QueuePosition};
 use sluice_query::{Principal, Query};
 use tantivy::indexer::{LogMergePolicy, UserOperation};
 use tantivy::IndexWriter;
@@ -29,6 +29,7 @@ use crate::error::StoreError;
 use crate::inflight::InFlight;
 use crate::options::{PartitionSpan, StoreOptions};
 use crate::partition::{dir_bytes, parse_name, payload_json, Partition};
+use crate::replay::Positions;
 use crate::schema::{EventDoc, Fields};
 use crate::tail::{publish, Subscriber, TAIL_CHANNEL};
 
@@ -74,6 +75,12 @@ pub struct Counters {
     /// as JSON ([`crate::render`]); the `store` sink reports it as its
     /// `unrenderable_events` counter.
     pub unrenderable: Arc<Counter>,
+    /// Events of queue records this store had already committed, delivered
+    /// again after a crash and not stored twice.
+    pub replayed_skipped: AtomicU64,
+    /// Committed-position ranges dropped past [`crate::replay::MAX_RANGES`] (their records, if
+    /// replayed, are stored again).
+    pub positions_dropped: AtomicU64,
 }
 
 /// A partition as reported by [`Store::partitions`].
@@ -94,6 +101,10 @@ struct PartWriter {
     dirty: bool,
     max_seq: u64,
     last_used: Instant,
+    /// Queue positions committed in this partition (`crate::replay`)…
+    committed: Positions,
+    /// …and those of the documents added since the last commit.
+    pending: Positions,
 }
 
 struct WriterState {
@@ -137,7 +148,7 @@ impl Store {
     pub fn open(path: impl AsRef<Path>, opts: StoreOptions) -> Result<Arc<Store>, StoreError> {
         opts.validate()?;
         let path = path.as_ref();
-        std::fs::create_dir_all(path).map_err(|e| StoreError::io("create", path, e))?;
+        create_private_dir(path).map_err(|e| StoreError::io("create", path, e))?;
         let path = path.canonicalize().map_err(|e| StoreError::io("canonicalize", path, e))?;
         let mut reg = REGISTRY.lock();
         reg.retain(|(_, w)| w.strong_count() > 0);
@@ -155,6 +166,20 @@ impl Store {
         Ok(store)
     }
 
+    /// Checks, without writing anything, that the store at `path` (if there
+    /// is one) can be opened with `opts`: the options are valid and an
+    /// existing `store.json` has the same partition span.
+    pub fn check(path: impl AsRef<Path>, opts: &StoreOptions) -> Result<(), StoreError> {
+        opts.validate()?;
+        let path = path.as_ref();
+        let meta_path = path.join(META_FILE);
+        match std::fs::read(&meta_path) {
+            Ok(bytes) => check_meta(path, &meta_path, &bytes, opts),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(StoreError::io("read", meta_path, e)),
+        }
+    }
+
     /// The instance already open at `path` in this process, if any (for the
     /// HTTP API, which searches the store the `store` sink writes).
     pub fn get(path: impl AsRef<Path>) -> Option<Arc<Store>> {
@@ -168,19 +193,7 @@ impl Store {
         let meta_path = path.join(META_FILE);
         let want = StoreMeta { format: 1, partition: opts.partition.as_str().to_string() };
         match std::fs::read(&meta_path) {
-            Ok(bytes) => {
-                let have: StoreMeta = serde_json::from_slice(&bytes)
-                    .map_err(|e| StoreError::Corrupt { path: meta_path.clone(), message: e.to_string() })?;
-                if have.partition != want.partition {
-                    return Err(StoreError::Conflict {
-                        path,
-                        message: format!(
-                            "written with partition = {:?}, opened with {:?}",
-                            have.partition, want.partition
-                        ),
-                    });
-                }
-            }
+            Ok(bytes) => check_meta(&path, &meta_path, &bytes, &opts)?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 let json = serde_json::to_vec(&want).unwrap_or_default();
                 write_atomic(&meta_path, &json)?;
@@ -252,11 +265,8 @@ impl Store {
         self.writer.lock().next_seq
     }
 
-    /// Adds `events` (cloned; see [`Store::append_owned`]). On success the
-    /// store takes `ack` (if any) and resolves it after the commit that makes
-    /// the events durable (delivered), or when that commit fails (failed: the
-    /// upstream queue redelivers). On error `ack` is left in place.
-    pub fn append(&self, events: &[Event], ack: &mut Option<AckToken>) -> Result<(), StoreError> {
+    /// Adds `events` (cloned; see [`Store::append_owned`]).
+    pub fn append(&self, events: &[Event], ack: &mut Option<AckToken>) -> Result<usize, StoreError> {
         self.append_owned(events.to_vec(), ack)
     }
 
@@ -265,12 +275,41 @@ impl Store {
     /// threads (which block the caller when they are behind); commits inline
     /// when `commit_events` are pending (an inline commit failure is logged,
     /// counted and fails the pending acks, but the append itself succeeded).
-    pub fn append_owned(&self, events: Vec<Event>, ack: &mut Option<AckToken>) -> Result<(), StoreError> {
+    ///
+    /// When `ack` carries the batch's queue positions
+    /// ([`AckToken::origins`]), an event whose record this store already
+    /// committed in the event's partition is skipped (a replay after a
+    /// crash), and the positions of the others are committed with them.
+    /// Returns the number of events skipped so.
+    pub fn append_owned(&self, events: Vec<Event>, ack: &mut Option<AckToken>) -> Result<usize, StoreError> {
         if self.closed.load(Ordering::Acquire) {
             return Err(StoreError::Closed);
         }
-        let n = events.len();
+        let token = ack.take();
+        let origins = token.as_ref().map_or(&[][..], |t| t.origins());
         let mut st = self.writer.lock();
+        match self.add(&mut st, events, origins) {
+            Ok(skipped) => {
+                if let Some(t) = token {
+                    st.pending_acks.push(t);
+                }
+                if st.pending_events >= self.opts.commit_events {
+                    // Errors are logged and counted inside; the acks were failed.
+                    let _ = self.commit_locked(&mut st);
+                }
+                Ok(skipped)
+            }
+            Err(e) => {
+                drop(st);
+                *ack = token;
+                Err(e)
+            }
+        }
+    }
+
+    /// The body of [`Store::append_owned`], under the writer lock.
+    fn add(&self, st: &mut WriterState, events: Vec<Event>, origins: &[QueuePosition]) -> Result<usize, StoreError> {
+        let n = events.len();
         let tail = self.has_subscribers.load(Ordering::Relaxed);
         let now = Instant::now();
         // Documents go to each partition's indexer in batches of up to
@@ -278,14 +317,41 @@ impl Store {
         // by `in_flight` (see `crate::inflight`).
         let mut batch: Vec<UserOperation<EventDoc>> = Vec::with_capacity(n.min(HANDOFF_BATCH));
         let mut batch_start: Option<i64> = None;
+        // The last (partition, record) looked up and whether it was already
+        // committed: a record's events are consecutive, so one lookup each.
+        let mut last: Option<(i64, u32, bool)> = None;
+        let mut skipped = 0usize;
         for e in events {
             let start = self.opts.partition.start_of(e.timestamp);
             if batch_start.is_some_and(|b| b != start) || batch.len() == HANDOFF_BATCH {
-                self.hand_off(&mut st, batch_start, &mut batch, now)?;
+                self.hand_off(st, batch_start, &mut batch, now)?;
             }
             batch_start = Some(start);
             if let std::collections::hash_map::Entry::Vacant(slot) = st.writers.entry(start) {
                 slot.insert(self.open_writer(start)?);
+            }
+            if let Some(origin) = origins.get(e.origin() as usize) {
+                let done = match last {
+                    Some((s, o, done)) if s == start && o == e.origin() => done,
+                    _ => {
+                        // INVARIANT: opened just above.
+                        let pw = st.writers.get_mut(&start).expect("writer opened");
+                        // Only what is committed: a queue delivers a record
+                        // once per process lifetime, so `pending` holds this
+                        // batch's own records (whose events may come back to
+                        // this partition after one of another partition).
+                        let done = pw.committed.contains(origin);
+                        if !done {
+                            pw.pending.insert(origin);
+                        }
+                        last = Some((start, e.origin(), done));
+                        done
+                    }
+                };
+                if done {
+                    skipped += 1;
+                    continue;
+                }
             }
             let seq = st.next_seq;
             st.next_seq += 1;
@@ -294,18 +360,14 @@ impl Store {
             }
             batch.push(UserOperation::Add(self.fields.document(e, seq)));
         }
-        self.hand_off(&mut st, batch_start, &mut batch, now)?;
-        st.pending_events += n;
+        self.hand_off(st, batch_start, &mut batch, now)?;
+        st.pending_events += n - skipped;
         st.last_append = now;
-        self.counters.events.fetch_add(n as u64, Ordering::Relaxed);
-        if let Some(a) = ack.take() {
-            st.pending_acks.push(a);
+        self.counters.events.fetch_add((n - skipped) as u64, Ordering::Relaxed);
+        if skipped > 0 {
+            self.counters.replayed_skipped.fetch_add(skipped as u64, Ordering::Relaxed);
         }
-        if st.pending_events >= self.opts.commit_events {
-            // Errors are logged and counted inside; the acks were failed.
-            let _ = self.commit_locked(&mut st);
-        }
-        Ok(())
+        Ok(skipped)
     }
 
     /// Sends `batch` (documents of the partition starting at `start`) to
@@ -358,7 +420,9 @@ impl Store {
                 }
             }
         };
-        let max_seq = part.payload()?.max_seq;
+        let payload = part.payload()?;
+        let max_seq = payload.max_seq;
+        let committed = Positions::load(&payload.queue);
         let writer: IndexWriter<EventDoc> = part
             .index
             .writer_with_num_threads(self.opts.writer_threads, self.opts.writer_memory_bytes)
@@ -366,7 +430,14 @@ impl Store {
         let mut policy = LogMergePolicy::default();
         policy.set_min_num_segments(self.opts.merge_factor);
         writer.set_merge_policy(Box::new(policy));
-        Ok(PartWriter { writer, dirty: false, max_seq, last_used: Instant::now() })
+        Ok(PartWriter {
+            writer,
+            dirty: false,
+            max_seq,
+            last_used: Instant::now(),
+            committed,
+            pending: Positions::default(),
+        })
     }
 
     /// Commits everything pending now (no-op when nothing is).
@@ -407,13 +478,22 @@ impl Store {
         let mut committed = Vec::new();
         for (start, pw) in st.writers.iter_mut().filter(|(_, w)| w.dirty) {
             let name = crate::partition::name_of(self.opts.partition, *start);
+            // The positions are saved in the same commit as the documents.
+            let mut positions = pw.committed.clone();
+            let dropped = positions.merge(&pw.pending);
             let r = pw.writer.prepare_commit().and_then(|mut p| {
-                p.set_payload(&payload_json(pw.max_seq));
+                p.set_payload(&payload_json(pw.max_seq, positions.save()));
                 p.commit()
             });
             match r {
                 Ok(_) => {
                     pw.dirty = false;
+                    pw.committed = positions;
+                    pw.pending = Positions::default();
+                    if dropped > 0 {
+                        self.counters.positions_dropped.fetch_add(dropped as u64, Ordering::Relaxed);
+                        warn!(partition = %name, ranges = dropped, "committed queue positions past the limit dropped; their records may be stored twice if replayed");
+                    }
                     committed.push(*start);
                 }
                 Err(e) => {
@@ -467,6 +547,7 @@ impl Store {
                 for pw in st.writers.values_mut().filter(|w| w.dirty) {
                     let _ = pw.writer.rollback();
                     pw.dirty = false;
+                    pw.pending = Positions::default();
                 }
                 Err(e)
             }
@@ -510,6 +591,21 @@ impl Store {
         self.parts.read().values().rev().filter(|p| p.overlaps(from_ns, to_ns)).cloned().collect()
     }
 
+    /// With `retention_age`, the end of event time that retention drops as
+    /// of `now_ns`: an event whose partition ends at or before it would be
+    /// stored only to be deleted at the next retention check (see
+    /// [`Store::expired`]).
+    pub fn retention_cutoff(&self, now_ns: i64) -> Option<i64> {
+        let age = self.opts.retention_age?;
+        Some(now_ns.saturating_sub(age.as_nanos().min(i64::MAX as u128) as i64))
+    }
+
+    /// Whether an event of time `ts_ns` falls in a partition that retention
+    /// drops at `cutoff` ([`Store::retention_cutoff`]): expired on arrival.
+    pub fn expired(&self, ts_ns: i64, cutoff: i64) -> bool {
+        self.opts.partition.start_of(ts_ns).saturating_add(self.opts.partition.nanos()) <= cutoff
+    }
+
     /// Applies the retention options as of `now_ns`: drops partitions whose
     /// span ended more than `retention_age` ago, then the oldest partitions
     /// while the total exceeds `retention_bytes` (the newest is kept).
@@ -518,8 +614,7 @@ impl Store {
         let mut victims: Vec<Arc<Partition>> = Vec::new();
         {
             let parts = self.parts.read();
-            if let Some(age) = self.opts.retention_age {
-                let cutoff = now_ns.saturating_sub(age.as_nanos().min(i64::MAX as u128) as i64);
+            if let Some(cutoff) = self.retention_cutoff(now_ns) {
                 victims.extend(parts.values().filter(|p| p.end_ns <= cutoff).cloned());
             }
             if let Some(limit) = self.opts.retention_bytes {
@@ -630,6 +725,30 @@ fn committer(weak: Weak<Store>, stop: Arc<(Mutex<bool>, Condvar)>, interval: Dur
     }
 }
 
+/// Creates `dir` and its missing parents readable by the owner only (0700):
+/// the store holds every group's events.
+pub(crate) fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt as _;
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
+}
+
+/// An existing `store.json` against the options a store is opened with.
+fn check_meta(path: &Path, meta_path: &Path, bytes: &[u8], opts: &StoreOptions) -> Result<(), StoreError> {
+    let have: StoreMeta = serde_json::from_slice(bytes)
+        .map_err(|e| StoreError::Corrupt { path: meta_path.to_path_buf(), message: e.to_string() })?;
+    if have.partition != opts.partition.as_str() {
+        return Err(StoreError::Conflict {
+            path: path.to_path_buf(),
+            message: format!(
+                "written with partition = {:?}, opened with {:?}",
+                have.partition,
+                opts.partition.as_str()
+            ),
+        });
+    }
+    Ok(())
+}
+
 fn read_hwm(root: &Path) -> Result<u64, StoreError> {
     let p = root.join(HWM_FILE);
     match std::fs::read_to_string(&p) {
@@ -642,7 +761,11 @@ fn read_hwm(root: &Path) -> Result<u64, StoreError> {
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     use std::io::Write;
     let tmp = path.with_extension("tmp");
-    let mut f = std::fs::File::create(&tmp).map_err(|e| StoreError::io("create", &tmp, e))?;
+    let mut f = {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&tmp)
+    }
+    .map_err(|e| StoreError::io("create", &tmp, e))?;
     f.write_all(bytes).and_then(|_| f.sync_all()).map_err(|e| StoreError::io("write", &tmp, e))?;
     std::fs::rename(&tmp, path).map_err(|e| StoreError::io("rename", path, e))?;
     if let Some(dir) = path.parent() {

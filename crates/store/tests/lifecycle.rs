@@ -6,7 +6,7 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use sluice_core::{AckToken, Delivery, Event, Identity, Object, Value};
+use sluice_core::{AckToken, Delivery, Event, Identity, Object, QueuePosition, Value};
 use sluice_query::api::{Aggregate, Search};
 use sluice_query::{Aggregation, AggregationResult, Order, Principal, Query, SourcePattern, TimeRange};
 use sluice_store::{PartitionSpan, Store, StoreError, StoreOptions};
@@ -182,6 +182,23 @@ fn acks_resolve_only_after_commit() {
     s2.close().unwrap();
 }
 
+const DAY: i64 = 24 * HOUR;
+
+/// Batch `batch` of the crash test: 500 events, half of them a day later
+/// (two partitions), as queue record `batch` of shard 0 (epoch 0x5eed).
+/// An event without an origin (`Event::NO_ORIGIN`) is never skipped.
+fn crash_batch(batch: u64) -> (Vec<Event>, QueuePosition) {
+    let events = (0..500)
+        .map(|i| {
+            let mut e = ev(BASE + (i % 2) as i64 * DAY + (batch * 500 + i) as i64, batch, i as usize);
+            e.set_origin(0); // the batch's only record, as the pipeline's worker marks it
+            e
+        })
+        .collect();
+    let offset = 16 + batch * 1000;
+    (events, QueuePosition { epoch: 0x5eed, shard: 0, segment: 1, offset, end: offset + 1000, floor: (0, 0) })
+}
+
 /// Child side of [`killed_process_keeps_acked_events`]: appends batches,
 /// prints each acknowledged batch, then aborts with a batch in flight.
 #[test]
@@ -190,9 +207,9 @@ fn kill_child_helper() {
     let opts = StoreOptions { commit_interval: Duration::from_millis(50), ..StoreOptions::default() };
     let store = Store::open(&dir, opts).unwrap();
     for batch in 0..13u64 {
-        let events: Vec<Event> = (0..500).map(|i| ev(BASE + (batch * 500 + i) as i64, batch, i as usize)).collect();
+        let (events, position) = crash_batch(batch);
         let (t, rx) = token();
-        store.append(&events, &mut Some(t)).unwrap();
+        store.append(&events, &mut Some(t.with_origins(vec![position]))).unwrap();
         if batch < 10 {
             assert_eq!(rx.recv_timeout(Duration::from_secs(10)).unwrap(), Delivery::Delivered);
             println!("ACKED {batch}");
@@ -230,6 +247,43 @@ fn killed_process_keeps_acked_events() {
     }
     // _seq continues after the last committed one.
     assert!(store.next_seq() > 5000);
+    let committed = total(&store);
+    assert!(committed >= 5000, "{committed}");
+
+    // Issue #18: the queue delivers every record again from its checkpoint
+    // (here all 13: the worst case). The store skips the events it had
+    // committed, per record and partition, and stores the rest: each batch
+    // exactly once.
+    for batch in 0..13u64 {
+        let (events, position) = crash_batch(batch);
+        let (t, rx) = token();
+        store.append(&events, &mut Some(t.with_origins(vec![position]))).unwrap();
+        store.commit().unwrap();
+        assert_eq!(rx.try_recv().unwrap(), Delivery::Delivered);
+    }
+    let r = store.aggregate_sync(&all(), &a).unwrap();
+    let AggregationResult::Terms { buckets, .. } = &r.aggs["b"] else { panic!() };
+    let counts: Vec<(u64, u64)> = buckets.iter().map(|x| (x.key.as_u64().unwrap(), x.count)).collect();
+    assert_eq!(counts.len(), 13, "{counts:?}");
+    assert!(counts.iter().all(|(_, n)| *n == 500), "a batch stored twice or partly: {counts:?}");
+    assert_eq!(total(&store), 6500);
+    let skipped = store.counters.replayed_skipped.load(std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(skipped, committed, "every committed event of a replayed record was skipped");
+    // The positions survive a reopen: a second replay stores nothing.
+    store.close().unwrap();
+    drop(store);
+    let store = Store::open(dir.path(), quiet()).unwrap();
+    let (events, position) = crash_batch(12);
+    store.append(&events, &mut Some(AckToken::none().with_origins(vec![position]))).unwrap();
+    store.commit().unwrap();
+    assert_eq!(total(&store), 6500);
+    // Events that name no record of the batch (made by a filter's flush)
+    // are never taken for a replay.
+    let (mut events, position) = crash_batch(12);
+    events.iter_mut().for_each(|e| e.set_origin(Event::NO_ORIGIN));
+    store.append(&events, &mut Some(AckToken::none().with_origins(vec![position]))).unwrap();
+    store.commit().unwrap();
+    assert_eq!(total(&store), 7000);
     store.close().unwrap();
 }
 

@@ -1,11 +1,16 @@
 //! Login throttling, in memory: a token bucket per client address
-//! (`[auth.login_rate]`) and a failure count per user name with lockout
-//! (`[auth.lockout]`).
+//! (`[auth.login_rate]`) and a failure count per user name *and* client
+//! address with lockout (`[auth.lockout]`).
 //!
-//! Names are counted whether or not such a user exists, so a locked answer
-//! says nothing about which names are real. The state is per process: a
-//! restart forgets it (an attacker cannot restart the node; an admin can
-//! also unlock a name through the API). Both maps are pruned of expired
+//! A lock holds one name for one address: failures from elsewhere — a
+//! password spray against `admin` from the internet — do not lock the
+//! administrator out on the loopback interface or any other address
+//! (issue #18). Names are counted whether or not such a user exists, so a
+//! locked answer says nothing about which names are real. The state is per
+//! process: a restart forgets it (an attacker cannot restart the node); an
+//! admin unlocks a name for every address through the API, or with
+//! `sluice user unlock` (the running node sees the `user.unlock` audit
+//! record, see [`crate::Users::login`]). Both maps are pruned of expired
 //! entries once they grow past [`PRUNE_AT`] so a spray of names or
 //! addresses cannot exhaust memory.
 
@@ -21,7 +26,8 @@ pub const PRUNE_AT: usize = 10_000;
 #[derive(Debug, Default)]
 struct NameState {
     failures: VecDeque<i64>,
-    locked_until: Option<i64>,
+    /// `(locked at, locked until)`.
+    locked: Option<(i64, i64)>,
 }
 
 #[derive(Debug)]
@@ -38,7 +44,8 @@ const TOKEN: i64 = 60_000;
 pub struct Limiter {
     lockout: LockoutConfig,
     rate: LoginRateConfig,
-    names: Mutex<HashMap<String, NameState>>,
+    /// Failures and locks by (name, client address).
+    names: Mutex<HashMap<(String, String), NameState>>,
     addrs: Mutex<HashMap<String, Bucket>>,
 }
 
@@ -82,21 +89,28 @@ impl Limiter {
         }
     }
 
-    /// `Err(retry_after_secs)` while `name` is locked.
-    pub fn check(&self, name: &str, now: i64) -> Result<(), u64> {
-        match self.names.lock().get(name).and_then(|s| s.locked_until) {
-            Some(until) if until > now => Err(secs_until(now, until)),
+    /// `Err((retry_after_secs, locked_at))` while `name` is locked for `addr`.
+    pub fn check(&self, name: &str, addr: &str, now: i64) -> Result<(), (u64, i64)> {
+        match self.names.lock().get(&key(name, addr)).and_then(|s| s.locked) {
+            Some((at, until)) if until > now => Err((secs_until(now, until), at)),
             _ => Ok(()),
         }
     }
 
-    /// When `name`'s lock ends, if it is locked.
+    /// When the last of `name`'s locks (any address) ends, if it is locked.
     pub fn locked_until(&self, name: &str, now: i64) -> Option<i64> {
-        self.names.lock().get(name).and_then(|s| s.locked_until).filter(|u| *u > now)
+        self.names
+            .lock()
+            .iter()
+            .filter(|((n, _), _)| n == name)
+            .filter_map(|(_, s)| s.locked.map(|(_, until)| until))
+            .filter(|u| *u > now)
+            .max()
     }
 
-    /// Counts a failure; `true` when this failure locked the name.
-    pub fn failure(&self, name: &str, now: i64) -> bool {
+    /// Counts a failure of `name` from `addr`; `true` when this failure
+    /// locked the name for that address.
+    pub fn failure(&self, name: &str, addr: &str, now: i64) -> bool {
         if self.lockout.threshold == 0 {
             return false;
         }
@@ -104,26 +118,36 @@ impl Limiter {
         let mut names = self.names.lock();
         if names.len() > PRUNE_AT {
             names.retain(|_, s| {
-                s.locked_until.is_some_and(|u| u > now) || s.failures.back().is_some_and(|t| now - t < window)
+                s.locked.is_some_and(|(_, u)| u > now) || s.failures.back().is_some_and(|t| now - t < window)
             });
         }
-        let s = names.entry(name.to_string()).or_default();
+        let s = names.entry(key(name, addr)).or_default();
         while s.failures.front().is_some_and(|t| now - t >= window) {
             s.failures.pop_front();
         }
         s.failures.push_back(now);
         if s.failures.len() >= self.lockout.threshold as usize {
             s.failures.clear();
-            s.locked_until = Some(now + ms(self.lockout.duration.0));
+            s.locked = Some((now, now + ms(self.lockout.duration.0)));
             return true;
         }
         false
     }
 
-    /// Forgets `name`'s failures and lock (successful login, admin unlock).
-    pub fn reset(&self, name: &str) {
-        self.names.lock().remove(name);
+    /// Forgets `name`'s failures and lock from `addr` (a successful login there).
+    pub fn reset_for(&self, name: &str, addr: &str) {
+        self.names.lock().remove(&key(name, addr));
     }
+
+    /// Forgets `name`'s failures and locks from every address (admin unlock,
+    /// deleted user).
+    pub fn reset(&self, name: &str) {
+        self.names.lock().retain(|(n, _), _| n != name);
+    }
+}
+
+fn key(name: &str, addr: &str) -> (String, String) {
+    (name.to_string(), addr.to_string())
 }
 
 #[cfg(test)]
@@ -145,22 +169,46 @@ mod tests {
         )
     }
 
+    const A: &str = "10.0.0.1";
+
     #[test]
     fn lockout_after_threshold_within_window() {
         let l = limiter();
-        assert!(!l.failure("bob", 0));
-        assert!(!l.failure("bob", 30_000));
+        assert!(!l.failure("bob", A, 0));
+        assert!(!l.failure("bob", A, 30_000));
         // The first failure leaves the window: still two, not three.
-        assert!(!l.failure("bob", 61_000));
-        assert_eq!(l.check("bob", 61_000), Ok(()));
-        assert!(l.failure("bob", 62_000));
-        assert_eq!(l.check("bob", 62_000), Err(300));
-        assert_eq!(l.check("bob", 361_999), Err(1));
-        assert_eq!(l.check("bob", 362_000), Ok(()));
-        assert_eq!(l.check("alice", 62_000), Ok(()));
-        assert!(!l.failure("x", 0) && !l.failure("x", 0) && l.failure("x", 0));
+        assert!(!l.failure("bob", A, 61_000));
+        assert_eq!(l.check("bob", A, 61_000), Ok(()));
+        assert!(l.failure("bob", A, 62_000));
+        assert_eq!(l.check("bob", A, 62_000), Err((300, 62_000)));
+        assert_eq!(l.check("bob", A, 361_999), Err((1, 62_000)));
+        assert_eq!(l.check("bob", A, 362_000), Ok(()));
+        assert_eq!(l.check("alice", A, 62_000), Ok(()));
+        assert!(!l.failure("x", A, 0) && !l.failure("x", A, 0) && l.failure("x", A, 0));
         l.reset("x");
-        assert_eq!(l.check("x", 1), Ok(()));
+        assert_eq!(l.check("x", A, 1), Ok(()));
+    }
+
+    /// Issue #18: failures from one address lock the name for that address
+    /// only; an admin unlock clears every address.
+    #[test]
+    fn issue_18_a_lock_holds_one_name_for_one_address() {
+        let l = limiter();
+        for t in 0..3 {
+            l.failure("admin", "203.0.113.9", t);
+        }
+        assert_eq!(l.check("admin", "203.0.113.9", 10), Err((300, 2)));
+        assert_eq!(l.check("admin", "127.0.0.1", 10), Ok(()));
+        assert_eq!(l.locked_until("admin", 10), Some(300_002));
+        // Failures spread over addresses lock none of them.
+        assert!(!l.failure("admin", "127.0.0.1", 20));
+        assert!(!l.failure("admin", "127.0.0.1", 21));
+        assert_eq!(l.check("admin", "127.0.0.1", 22), Ok(()));
+        l.reset_for("admin", "127.0.0.1");
+        assert_eq!(l.check("admin", "203.0.113.9", 30), Err((300, 2)), "a success elsewhere keeps the lock");
+        l.reset("admin");
+        assert_eq!(l.check("admin", "203.0.113.9", 31), Ok(()));
+        assert_eq!(l.locked_until("admin", 31), None);
     }
 
     #[test]

@@ -197,9 +197,30 @@ impl Users {
         })
     }
 
-    fn login_failed(&self, actor: &Actor, name: &str, reason: &str) -> LoginError {
+    /// `Err(Locked)` while `name` is locked for `addr` — unless an
+    /// administrator unlocked the name since the lock began: through the API
+    /// (which resets the limiter at once) or with `sluice user unlock` in
+    /// another process, which only leaves its `user.unlock` audit record.
+    fn check_lock(&self, name: &str, addr: &str, now: i64) -> Result<(), LoginError> {
+        let Err((retry_after, locked_at)) = self.limiter.check(name, addr, now) else { return Ok(()) };
+        let unlocked: bool = self
+            .conn()
+            .query_row(
+                "SELECT EXISTS(SELECT 1 FROM audit WHERE time >= ?1 AND action = 'user.unlock' AND target = ?2)",
+                params![locked_at, name],
+                |r| r.get(0),
+            )
+            .unwrap_or(false);
+        if unlocked {
+            self.limiter.reset(name);
+            return Ok(());
+        }
+        Err(LoginError::Locked { retry_after })
+    }
+
+    fn login_failed(&self, actor: &Actor, name: &str, addr: &str, reason: &str) -> LoginError {
         let now = self.clock.now_ms();
-        let locked = self.limiter.failure(name, now);
+        let locked = self.limiter.failure(name, addr, now);
         let res = self.tx(|tx| {
             audit::write(tx, now, actor, "auth.login_failed", name, json!({"reason": reason}), Outcome::Failure)?;
             if locked {
@@ -229,19 +250,17 @@ impl Users {
         self.limiter.attempt(&addr, now).map_err(|retry_after| LoginError::RateLimited { retry_after })?;
         let name = normalize_username(&a.username);
         let anon = Actor::user(&name, ActorKind::Anonymous, a.ip.clone(), a.user_agent.clone());
-        if let Err(retry_after) = self.limiter.check(&name, now) {
-            return Err(LoginError::Locked { retry_after });
-        }
+        self.check_lock(&name, &addr, now)?;
         if name.is_empty() || a.password.is_empty() || a.password.len() > password::MAX_PASSWORD_BYTES {
             password::verify(&a.password, &self.dummy_hash);
-            return Err(self.login_failed(&anon, &name, "malformed"));
+            return Err(self.login_failed(&anon, &name, &addr, "malformed"));
         }
         let row = user_row(&self.conn(), &name)?;
         let row = match row {
             Some(r) if r.source == UserSource::Local => {
                 let ok = password::verify(&a.password, r.password_hash.as_deref().unwrap_or(&self.dummy_hash));
                 if !ok || r.password_hash.is_none() {
-                    return Err(self.login_failed(&anon, &name, "password"));
+                    return Err(self.login_failed(&anon, &name, &addr, "password"));
                 }
                 r
             }
@@ -250,25 +269,30 @@ impl Users {
                 // dummy verification keeps the cost at least a local check's.
                 password::verify(&a.password, &self.dummy_hash);
                 let Some(settings) = self.ldap_settings_effective()? else {
-                    return Err(self.login_failed(&anon, &name, if other.is_some() { "ldap_off" } else { "password" }));
+                    return Err(self.login_failed(
+                        &anon,
+                        &name,
+                        &addr,
+                        if other.is_some() { "ldap_off" } else { "password" },
+                    ));
                 };
                 match ldap::authenticate(&settings, &name, &a.password) {
                     Ok(identity) => self.ldap_sync(&name, &identity, &settings)?,
                     Err(ldap::LdapError::Refused(why)) => {
                         tracing::debug!(user = %name, reason = %why, "ldap login refused");
-                        return Err(self.login_failed(&anon, &name, "password"));
+                        return Err(self.login_failed(&anon, &name, &addr, "password"));
                     }
                     Err(ldap::LdapError::Unavailable(why)) => {
                         tracing::error!(user = %name, error = %why, "ldap server unavailable");
-                        return Err(self.login_failed(&anon, &name, "ldap_unavailable"));
+                        return Err(self.login_failed(&anon, &name, &addr, "ldap_unavailable"));
                     }
                 }
             }
         };
         if row.disabled {
-            return Err(self.login_failed(&anon, &name, "disabled"));
+            return Err(self.login_failed(&anon, &name, &addr, "disabled"));
         }
-        self.limiter.reset(&name);
+        self.limiter.reset_for(&name, &addr);
         let outcome = self.tx(|tx| {
             let stage = self.stage_after_password(tx, &row)?;
             let (sid, life) = self.create_session(tx, row.id, stage, a.ip.as_deref(), a.user_agent.as_deref())?;
@@ -319,9 +343,7 @@ impl Users {
         };
         let _ = expires_at;
         let user = user_row_by_id(&self.conn(), user_id)?.ok_or(LoginError::NoPendingLogin)?;
-        if let Err(retry_after) = self.limiter.check(&user.username, now) {
-            return Err(LoginError::Locked { retry_after });
-        }
+        self.check_lock(&user.username, &addr, now)?;
         let actor = Actor::user(&user.username, ActorKind::User, ip.clone(), user_agent.clone());
         let verified = self.tx(|tx| {
             let used = match factor {
@@ -372,11 +394,11 @@ impl Users {
         });
         match verified {
             Ok(Some(o)) => {
-                self.limiter.reset(&user.username);
+                self.limiter.reset_for(&user.username, &addr);
                 Ok(o)
             }
             Ok(None) => {
-                let locked = self.limiter.failure(&user.username, now);
+                let locked = self.limiter.failure(&user.username, &addr, now);
                 let res = self.tx(|tx| {
                     audit::write(tx, now, &actor, "auth.totp_failed", &user.username, json!({}), Outcome::Failure)?;
                     if locked {

@@ -158,6 +158,48 @@ fn lockout_after_threshold_then_unlock_after_duration() {
     assert!(a.iter().any(|s| s.starts_with("user.unlock ")), "{a:?}");
 }
 
+fn attempt_from(name: &str, pw: &str, ip: &str) -> LoginAttempt {
+    LoginAttempt { ip: Some(ip.into()), ..attempt(name, pw) }
+}
+
+/// Issue #18: five failed logins from anywhere locked any account, the
+/// administrator's included, for 15 minutes from every address. A lock now
+/// holds one name for one address: the admin still gets in from loopback,
+/// and `sluice user unlock` in another process (same database) ends a lock
+/// on the running node.
+#[test]
+fn issue_18_lockout_is_per_user_and_address_and_the_cli_unlocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(T0));
+    let node = Users::open_with_clock(&cfg(), dir.path(), clock.clone()).unwrap();
+    add(&node, "admin", UserType::Admin, "admin-password-1");
+    for _ in 0..5 {
+        let r = node.login(&attempt_from("admin", "guess-guess-guess", "203.0.113.9"));
+        assert_eq!(r, Err(LoginError::InvalidCredentials));
+    }
+    let r = node.login(&attempt_from("admin", "admin-password-1", "203.0.113.9"));
+    assert_eq!(r, Err(LoginError::Locked { retry_after: 900 }));
+    // Loopback and any other address: not locked by the remote failures.
+    assert_eq!(node.login(&attempt_from("admin", "admin-password-1", "127.0.0.1")).unwrap().stage, Stage::Full);
+    assert_eq!(node.login(&attempt_from("admin", "admin-password-1", "10.1.2.3")).unwrap().stage, Stage::Full);
+    // A success elsewhere does not lift the attacker's lock.
+    let r = node.login(&attempt_from("admin", "admin-password-1", "203.0.113.9"));
+    assert_eq!(r, Err(LoginError::Locked { retry_after: 900 }));
+    // `sluice user unlock admin`: another process on the same database.
+    clock.advance(Duration::from_secs(60));
+    let cli = Users::open_with_clock(&cfg(), dir.path(), clock.clone()).unwrap();
+    cli.unlock(&Actor::cli(), "admin").unwrap();
+    drop(cli);
+    assert_eq!(node.login(&attempt_from("admin", "admin-password-1", "203.0.113.9")).unwrap().stage, Stage::Full);
+    // An unlock before a lock does not lift a later one.
+    clock.advance(Duration::from_secs(1));
+    for _ in 0..5 {
+        let _ = node.login(&attempt_from("admin", "guess-guess-guess", "203.0.113.9"));
+    }
+    let r = node.login(&attempt_from("admin", "admin-password-1", "203.0.113.9"));
+    assert_eq!(r, Err(LoginError::Locked { retry_after: 900 }));
+}
+
 #[test]
 fn rate_limit_per_address() {
     let (u, clock) = service(AuthConfig { login_rate: LoginRateConfig { per_minute: 6, burst: 2 }, ..cfg() });

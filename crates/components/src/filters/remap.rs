@@ -382,6 +382,9 @@ mod imp {
     fn rebuilt(e: &Event, ts: i64, fields: Object) -> Event {
         let mut n = Event::new(ts, fields, Arc::clone(&e.identity), Arc::clone(&e.source));
         n.dead_letter = e.dead_letter;
+        // The queue record it came from: the store's replay check
+        // attributes it to that record, not to another one of the batch.
+        n.set_origin(e.origin());
         n
     }
 
@@ -910,11 +913,16 @@ mod tests {
 
     #[test]
     fn an_array_makes_several_events() {
+        // Its queue record (issue #18: the store skips replayed records by
+        // origin; another record's index would skip or store the wrong ones).
+        let mut from_record_3 = ev(r#"{"x":0}"#);
+        from_record_3.set_origin(3);
         let (out, m) = run_with(
             &program(". = [{\"a\": 1}, {\"a\": 2, \"@timestamp\": t'2001-01-01T00:00:00Z'}]"),
-            vec![ev(r#"{"x":0}"#)],
+            vec![from_record_3],
         );
         assert_eq!(out.len(), 2);
+        assert_eq!((out[0].origin(), out[1].origin()), (3, 3));
         assert_eq!((fields_json(&out[0]).as_str(), fields_json(&out[1]).as_str()), (r#"{"a":1}"#, r#"{"a":2}"#));
         assert_eq!((out[0].timestamp, out[1].timestamp), (TS, parse_timestamp("2001-01-01T00:00:00Z").unwrap()));
         assert!(out.iter().all(|e| e.identity.group == "acme"));

@@ -56,6 +56,7 @@ use tokio::net::TcpStream;
 
 use super::http::{parse_uri, read_response, ReadError, Response, Uri};
 use super::tcp::peer_closed;
+use crate::dead_letter;
 use crate::template::Template;
 
 /// Registry entry.
@@ -402,25 +403,10 @@ impl EsSink {
         let Some(path) = &self.dead_letter else { return Ok(()) };
         let mut out = Vec::new();
         for (e, status, error) in dead {
-            out.extend_from_slice(format!("{{\"status\":{status},\"error\":").as_bytes());
-            if error.is_empty() {
-                out.extend_from_slice(b"null");
-            } else {
-                out.extend_from_slice(error.as_bytes());
-            }
-            out.extend_from_slice(b",\"document\":");
-            write_json(e, &mut out);
-            out.extend_from_slice(b"}\n");
+            let error = if error.is_empty() { "null" } else { error.as_str() };
+            dead_letter::encode(&mut out, &[("status", &status.to_string()), ("error", error)], e);
         }
-        let mut f = tokio::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .await
-            .map_err(|e| format!("dead letter file {}: {e}", path.display()))?;
-        f.write_all(&out).await?;
-        f.flush().await?;
-        Ok(())
+        dead_letter::append(path, &out).await
     }
 
     /// Sends `events` (one request's worth), retrying failed items.
@@ -508,7 +494,9 @@ mod tests {
         let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = probe.local_addr().unwrap();
         drop(probe);
-        let src = build_source(&http_source::SPEC, &format!("address = \"{addr}\"\nmax_line_bytes = 512")).unwrap();
+        let src =
+            build_source(&http_source::SPEC, &format!("address = \"{addr}\"\nmax_line_bytes = 512\nauth = \"none\""))
+                .unwrap();
         let cap = Arc::new(Capture::default());
         let (scx, shutdown, _m) = source_context(Arc::clone(&cap));
         let task = tokio::spawn(src.run(scx));

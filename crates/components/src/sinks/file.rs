@@ -1,7 +1,8 @@
 //! `file`: appends events as ndjson to a file, rotating by size and/or age.
 //!
 //! A batch is acknowledged once its bytes were written to the OS (and synced
-//! when `fsync = true`). Rotation renames `path` to `path.<unix-ms>` and
+//! when `fsync = true`). A new file is created readable by its owner only
+//! (0600): it holds every group's events. Rotation renames `path` to `path.<unix-ms>` and
 //! starts a new file; `max_files` old files are kept.
 
 use std::path::{Path, PathBuf};
@@ -67,6 +68,7 @@ impl FileSink {
             }
         }
         let f = OpenOptions::new()
+            .mode(0o600)
             .create(true)
             .append(true)
             .open(&self.c.path)

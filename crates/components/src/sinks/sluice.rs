@@ -390,7 +390,10 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
             if cx.mounts.address().is_none() {
                 return Err(cx.error("members_api", "needs the node's API listener ([api] address is empty)"));
             }
-            Some(t.resolve_or_create(&cx.data_dir).map_err(|(k, m)| cx.error(&format!("members_api.{k}"), m))?)
+            Some(
+                t.resolve_or_create(&cx.data_dir, cx.dry_run)
+                    .map_err(|(k, m)| cx.error(&format!("members_api.{k}"), m))?,
+            )
         }
     };
     let tls = match &c.tls {

@@ -18,7 +18,12 @@
 //! generated, 20 URL-safe characters as in Elasticsearch). Logs are
 //! append-only, so `update` and `delete` get a per-item `400`; an unknown
 //! action gets a per-item `400` too, and the line after it is taken as its
-//! source line unless it is itself a known action line.
+//! source line unless it is itself a known action line. An explicit `_id` is
+//! kept; an empty one refuses the whole request (`400
+//! action_request_validation_exception`, as Elasticsearch's validation
+//! does). `op_type` `index` / `create` is honoured, anything else refuses the
+//! body. `require_alias` (the action's, else `?require_alias=true`) answers
+//! that item `404 index_not_found_exception`: sluice has no aliases.
 //!
 //! *Bad documents:* a source line that is not a JSON object gets a per-item
 //! `400 mapper_parsing_exception`, is counted (`events_failed`) and is **not**
@@ -51,7 +56,7 @@
 //! [`MOUNT_PATHS`]; `GET /` then answers the Elasticsearch handshake. A second
 //! mounted `http` source, or `[api] address = ""`, is an error at start.
 //!
-//! **Limits and auth.** A body larger than `max_body_bytes` (after gzip
+//! **Limits.** A body larger than `max_body_bytes` (after gzip
 //! decoding: `Content-Encoding: gzip` is accepted) gets `413`
 //! (`body_too_large`). On its own port the source serves at most
 //! `max_connections` at once (one more gets `503`, `refused_connections`)
@@ -59,9 +64,20 @@
 //! `header_timeout`, whose body takes longer than `body_timeout`, or that
 //! stays idle longer than `idle_timeout` (`timeouts`;
 //! [`sluice_net::http`]). Mounted on the API listener, `[api]`'s limits
-//! apply and these keys are refused. With `auth_token` set, every request needs
-//! `Authorization: Bearer <token>`, `ApiKey <token>` or Basic with the token as
-//! password (any user name), else `401` (`auth_failures`).
+//! apply and these keys are refused.
+//!
+//! **Authentication** ([`auth`]): every request needs one of the source's
+//! ingest `tokens` — `Authorization: Bearer <token>`, `ApiKey <token>` or
+//! `ApiKey base64(<id>:<token>)` (Filebeat's and Logstash's `api_key`), or
+//! Basic with the token as password (any user name) — else `401`
+//! (`auth_failures`); its events get the token's `group` / `subgroup` /
+//! `host`. Requests a web page could make (form and `text/plain` bodies, a
+//! foreign `Origin`) are refused on the ingest routes with `415` / `403`
+//! (`browser_requests_refused`). `auth = "none"` drops the token check (only
+//! behind a proxy that authenticates). Identity keys on the source's own
+//! table override every event's identity, tokens' included.
+
+mod auth;
 
 use std::collections::BTreeMap;
 use std::hash::{BuildHasher, Hasher};
@@ -75,7 +91,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use axum::body::{Body, HttpBody};
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::response::Response;
 use axum::Router;
 use serde::{Deserialize, Serialize};
@@ -84,21 +100,22 @@ use sluice_core::component::{BoxError, BuildContext, Source, SourceContext, Sour
 use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration};
 use sluice_core::metrics::Counter;
 use sluice_core::mount::Mounts;
-use sluice_core::Event;
-use sluice_core::Value;
+use sluice_core::{Event, Identity, Value};
+use sluice_parsers::es_bulk::{self, Kind};
 
 /// Response documents (built with `sonic_rs::json!`).
 type Doc = sonic_rs::Value;
 use sluice_net::{HttpTimeouts, Listener, ListenerCounters};
 use tokio::net::TcpListener;
 
+use self::auth::{AuthMode, IngestToken};
 use super::tcp::{LineDecoder, LineFormat, LineState};
 
 /// Registry entry.
 pub const SPEC: SourceSpec = SourceSpec {
     name: "http",
     summary: "HTTP: ndjson/lines POST and an Elasticsearch-compatible _bulk API",
-    example: "address = \"127.0.0.1:0\"\n",
+    example: "address = \"127.0.0.1:0\"\n[tokens.default]\ntoken = \"0123456789abcdef0123\"\ngroup = \"default\"\n",
     build,
 };
 
@@ -125,9 +142,12 @@ struct Config {
     /// Longest accepted line (ndjson) or bulk source line.
     #[serde(default = "default_max_line")]
     max_line_bytes: ByteSize,
-    /// When set, required as bearer token, API key or Basic password.
+    /// `token` (default): requests need one of `tokens`; `none`: no check.
     #[serde(default)]
-    auth_token: Option<String>,
+    auth: AuthMode,
+    /// Ingest tokens by name (see [`auth`]).
+    #[serde(default)]
+    tokens: BTreeMap<String, auth::TokenConfig>,
     /// Serve the Elasticsearch-compatible endpoints.
     #[serde(default = "default_bulk")]
     bulk: bool,
@@ -240,15 +260,14 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
     if c.max_line_bytes.0 == 0 {
         return Err(cx.error("max_line_bytes", "must be greater than 0"));
     }
-    if c.auth_token.as_deref().is_some_and(|t| t.is_empty()) {
-        return Err(cx.error("auth_token", "must not be empty (leave it out to disable authentication)"));
-    }
+    let tokens = auth::resolve(c.auth, &c.tokens, cx)?;
     Ok(Box::new(Http {
         listen,
         format: c.format,
         max_body: usize::try_from(c.max_body_bytes.0).unwrap_or(usize::MAX),
         max_line: usize::try_from(c.max_line_bytes.0).unwrap_or(usize::MAX),
-        auth_token: c.auth_token,
+        auth: c.auth,
+        tokens,
         bulk: c.bulk,
     }))
 }
@@ -258,13 +277,15 @@ struct Http {
     format: LineFormat,
     max_body: usize,
     max_line: usize,
-    auth_token: Option<String>,
+    auth: AuthMode,
+    tokens: Vec<IngestToken>,
     bulk: bool,
 }
 
 /// Counters held for the request path.
 struct Counters {
     auth_failures: Arc<Counter>,
+    browser_refused: Arc<Counter>,
     body_too_large: Arc<Counter>,
     bad_requests: Arc<Counter>,
     bulk_item_errors: Arc<Counter>,
@@ -280,7 +301,8 @@ struct Shared {
     local: SocketAddr,
     max_body: usize,
     max_line: usize,
-    auth_token: Option<String>,
+    auth: AuthMode,
+    tokens: Vec<IngestToken>,
     bulk: bool,
     seq_no: AtomicU64,
     ids: IdGenerator,
@@ -307,6 +329,7 @@ impl Source for Http {
         let m = &cx.metrics;
         let counters = Counters {
             auth_failures: m.counter("auth_failures"),
+            browser_refused: m.counter("browser_requests_refused"),
             body_too_large: m.counter("body_too_large"),
             bad_requests: m.counter("bad_requests"),
             bulk_item_errors: m.counter("bulk_item_errors"),
@@ -319,7 +342,8 @@ impl Source for Http {
             local,
             max_body: self.max_body,
             max_line: self.max_line,
-            auth_token: self.auth_token,
+            auth: self.auth,
+            tokens: self.tokens,
             bulk: self.bulk,
             seq_no: AtomicU64::new(0),
             ids: IdGenerator::new(),
@@ -404,32 +428,50 @@ async fn handle(State(s): State<Arc<Shared>>, req: Request) -> Response {
     resp
 }
 
+/// Whether a request writes events (the routes a web page must not reach).
+fn is_ingest(method: &Method, segs: &[&str], bulk: bool) -> bool {
+    match segs {
+        [] | ["ndjson"] => *method == Method::POST,
+        ["_bulk"] | [_, "_bulk"] => bulk && (*method == Method::POST || *method == Method::PUT),
+        _ => false,
+    }
+}
+
 async fn route(s: &Shared, req: Request) -> Response {
     let started = Instant::now();
-    if let Some(token) = &s.auth_token {
-        if !authorized(req.headers(), token) {
-            s.counters.auth_failures.inc();
-            let uri = req.uri().path().to_string();
-            let mut r = es_error(
-                StatusCode::UNAUTHORIZED,
-                "security_exception",
-                &format!("missing or invalid authentication credentials for REST request [{uri}]"),
-            );
-            r.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                HeaderValue::from_static("Basic realm=\"security\", charset=\"UTF-8\""),
-            );
-            return r;
-        }
-    }
     let method = req.method().clone();
     let path = req.uri().path().to_string();
     let segs: Vec<String> = path.split('/').filter(|p| !p.is_empty()).map(percent_decode).collect();
     let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
+    if is_ingest(&method, &segs, s.bulk) {
+        if let Some((status, reason)) = auth::browser_refusal(req.headers()) {
+            s.counters.browser_refused.inc();
+            return es_error(status, "security_exception", &reason);
+        }
+    }
+    let identity = match s.auth {
+        AuthMode::None => None,
+        AuthMode::Token => match auth::authenticate(req.headers(), &s.tokens) {
+            Some(t) => Some(Arc::clone(&t.identity)),
+            None => {
+                s.counters.auth_failures.inc();
+                let mut r = es_error(
+                    StatusCode::UNAUTHORIZED,
+                    "security_exception",
+                    &format!("missing or invalid authentication credentials for REST request [{path}]"),
+                );
+                r.headers_mut().insert(
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Basic realm=\"security\", charset=\"UTF-8\""),
+                );
+                return r;
+            }
+        },
+    };
     let is = |m: &Method| method == *m;
     match segs.as_slice() {
-        [] if is(&Method::POST) => ingest_lines(s, req).await,
-        ["ndjson"] if is(&Method::POST) => ingest_lines(s, req).await,
+        [] if is(&Method::POST) => ingest_lines(s, req, identity).await,
+        ["ndjson"] if is(&Method::POST) => ingest_lines(s, req, identity).await,
         [] if is(&Method::GET) => json(StatusCode::OK, &info(s)),
         [] if is(&Method::HEAD) => respond(StatusCode::OK, Vec::new()),
         _ if !s.bulk => es_error(
@@ -437,10 +479,10 @@ async fn route(s: &Shared, req: Request) -> Response {
             "illegal_argument_exception",
             &format!("no handler found for uri [{path}] and method [{method}] (bulk = false)"),
         ),
-        ["_bulk"] if is(&Method::POST) || is(&Method::PUT) => bulk(s, req, None, started).await,
+        ["_bulk"] if is(&Method::POST) || is(&Method::PUT) => bulk(s, req, None, identity, started).await,
         [index, "_bulk"] if is(&Method::POST) || is(&Method::PUT) => {
             let index = index.to_string();
-            bulk(s, req, Some(index), started).await
+            bulk(s, req, Some(index), identity, started).await
         }
         ["_license"] if is(&Method::GET) => json(StatusCode::OK, &license()),
         ["_xpack"] if is(&Method::GET) => json(StatusCode::OK, &xpack()),
@@ -541,57 +583,7 @@ fn nodes(s: &Shared) -> Doc {
     })
 }
 
-// ---------------------------------------------------------------- auth
-
-/// Whether the `Authorization` header carries `token` as a bearer token, an
-/// API key or a Basic password.
-fn authorized(headers: &HeaderMap, token: &str) -> bool {
-    let Some(value) = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) else { return false };
-    let (scheme, cred) = value.trim().split_once(' ').unwrap_or((value, ""));
-    let cred = cred.trim();
-    if scheme.eq_ignore_ascii_case("bearer") || scheme.eq_ignore_ascii_case("apikey") {
-        return ct_eq(cred.as_bytes(), token.as_bytes());
-    }
-    if scheme.eq_ignore_ascii_case("basic") {
-        let Some(decoded) = base64_decode(cred) else { return false };
-        let Some(colon) = decoded.iter().position(|b| *b == b':') else { return false };
-        return ct_eq(&decoded[colon + 1..], token.as_bytes());
-    }
-    false
-}
-
-/// Comparison whose time does not depend on where the inputs differ.
-fn ct_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-/// Standard base64 with optional padding; `None` on anything else.
-fn base64_decode(s: &str) -> Option<Vec<u8>> {
-    let s = s.trim_end_matches('=');
-    let mut out = Vec::with_capacity(s.len() * 3 / 4);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for c in s.bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    Some(out)
-}
+// ---------------------------------------------------------------- paths
 
 fn percent_decode(s: &str) -> String {
     if !s.contains('%') {
@@ -715,7 +707,7 @@ fn gunzip(raw: &[u8], max: usize) -> Result<Vec<u8>, BodyError> {
 
 // ---------------------------------------------------------------- ndjson / lines
 
-async fn ingest_lines(s: &Shared, req: Request) -> Response {
+async fn ingest_lines(s: &Shared, req: Request, identity: Option<Arc<Identity>>) -> Response {
     let body = match read_body(s, req).await {
         Ok(b) => b,
         Err(r) => return r,
@@ -723,6 +715,11 @@ async fn ingest_lines(s: &Shared, req: Request) -> Response {
     let mut events = Vec::new();
     let mut state = LineState::default();
     s.decoder.decode(&bytes::Bytes::from(body), true, &mut state, &mut events, &s.source);
+    if let Some(id) = &identity {
+        for e in &mut events {
+            e.identity = Arc::clone(id);
+        }
+    }
     // Events still held as JSON text parsed cleanly: only the others can carry a failure tag.
     let failed = events
         .iter()
@@ -789,6 +786,13 @@ impl ItemResult {
         }
     }
 
+    /// `require_alias` named an index (sluice has no aliases).
+    fn not_an_alias(index: String, id: Option<String>) -> Self {
+        let reason =
+            format!("no such index [{index}] and [require_alias] request flag is [true] and [{index}] is not an alias");
+        Self { status: 404, ..Self::failed(Some(index), id, "index_not_found_exception", reason) }
+    }
+
     fn failed(index: Option<String>, id: Option<String>, kind: &'static str, reason: String) -> Self {
         Self {
             _index: index,
@@ -814,135 +818,54 @@ struct BulkResponse {
 /// One entry of `items`: the action name and its result.
 type Item = BTreeMap<String, ItemResult>;
 
-/// The bulk format itself is broken: the whole request is rejected.
-struct Malformed(&'static str, String);
-
-const ACTIONS: [&str; 4] = ["index", "create", "update", "delete"];
-
-/// An action line: `{"<action>": {metadata}}`.
-struct Action {
-    name: String,
-    index: Option<String>,
-    id: Option<String>,
-}
-
-fn parse_action(line: &[u8], lineno: usize) -> Result<Action, Malformed> {
-    let v: Value = sonic_rs::from_slice(line).map_err(|e| {
-        Malformed("x_content_parse_exception", format!("[{lineno}] malformed action/metadata line: {e}"))
-    })?;
-    let malformed = || {
-        Malformed(
-            "illegal_argument_exception",
-            format!("Malformed action/metadata line [{lineno}], expected an object with one key, the action"),
-        )
-    };
-    let obj = v.as_object().ok_or_else(malformed)?;
-    if obj.len() != 1 {
-        return Err(malformed());
+/// Turns a bulk body's actions into per-item results and the events to queue.
+fn parse_bulk(
+    s: &Shared,
+    body: &[u8],
+    default_index: Option<&str>,
+    require_alias: bool,
+    identity: Option<&Arc<Identity>>,
+) -> Result<(Vec<Item>, Vec<Event>), es_bulk::Malformed> {
+    let actions = es_bulk::parse(body)?;
+    // An empty `_id` fails the request's validation, as in Elasticsearch:
+    // the whole body is refused, one numbered error per such action.
+    let empty_ids = actions.iter().filter(|a| a.id.as_deref() == Some("")).count();
+    if empty_ids > 0 {
+        let errors: String =
+            (1..=empty_ids).map(|i| format!("{i}: if _id is specified it must not be empty;")).collect();
+        return Err(es_bulk::Malformed {
+            kind: "action_request_validation_exception",
+            reason: format!("Validation Failed: {errors}"),
+        });
     }
-    let (name, meta) = obj.iter().next().ok_or_else(malformed)?;
-    let meta = meta.as_object().ok_or_else(|| {
-        Malformed(
-            "illegal_argument_exception",
-            format!("Malformed action/metadata line [{lineno}], expected an object of metadata under {name:?}"),
-        )
-    })?;
-    let text = |k: &str| {
-        meta.get(&k).and_then(|v| match v.as_str() {
-            Some(s) => Some(s.to_string()),
-            None if v.is_number() => Some(v.to_string()),
-            None => None,
-        })
-    };
-    Ok(Action { name: name.to_string(), index: text("_index"), id: text("_id") })
-}
-
-/// Whether `line` looks like an action line of a known action (used to decide
-/// whether an unknown action has a source line).
-fn is_known_action(line: &[u8]) -> bool {
-    match sonic_rs::from_slice::<Value>(line) {
-        Ok(v) => v.as_object().is_some_and(|o| {
-            o.len() == 1 && o.iter().next().is_some_and(|(k, m)| ACTIONS.contains(&k) && m.is_object())
-        }),
-        Err(_) => false,
-    }
-}
-
-/// The body's lines without line ends; trailing blank lines are dropped, so
-/// an action on the last line has no source line whatever follows it.
-fn lines(body: &[u8]) -> Vec<&[u8]> {
-    let mut lines: Vec<&[u8]> = body.split(|b| *b == b'\n').map(|l| l.strip_suffix(b"\r").unwrap_or(l)).collect();
-    while lines.last().is_some_and(|l| blank(l)) {
-        lines.pop();
-    }
-    lines
-}
-
-fn blank(line: &[u8]) -> bool {
-    line.iter().all(u8::is_ascii_whitespace)
-}
-
-/// Parses a bulk body into per-item results and the events to queue.
-fn parse_bulk(s: &Shared, body: &[u8], default_index: Option<&str>) -> Result<(Vec<Item>, Vec<Event>), Malformed> {
-    let lines = lines(body);
-    let mut items = Vec::new();
+    let mut items = Vec::with_capacity(actions.len());
     let mut events = Vec::new();
-    let mut i = 0;
-    while i < lines.len() {
-        let line = lines[i];
-        i += 1;
-        if blank(line) {
-            continue;
-        }
-        let lineno = i;
-        let action = parse_action(line, lineno)?;
+    for action in actions {
         let index = action.index.clone().or_else(|| default_index.map(str::to_string));
-        let item = match action.name.as_str() {
-            "index" | "create" => {
-                let Some(&doc) = lines.get(i) else {
-                    return Err(Malformed(
-                        "illegal_argument_exception",
-                        format!("Validation Failed: 1: the {} action on line [{i}] has no source line", action.name),
-                    ));
-                };
-                i += 1;
-                document(s, doc, index, action.id, &mut events)
+        let item = match action.kind {
+            // sluice has no aliases: an index named with `require_alias` is never one.
+            Kind::Index | Kind::Create if action.require_alias.unwrap_or(require_alias) && index.is_some() => {
+                ItemResult::not_an_alias(index.unwrap_or_default(), action.id)
             }
-            "update" => {
-                if lines.get(i).is_none_or(|l| blank(l)) {
-                    return Err(Malformed(
-                        "illegal_argument_exception",
-                        format!("Validation Failed: 1: the update action on line [{i}] has no source line"),
-                    ));
-                }
-                i += 1;
-                rejected(index, action.id, "update")
+            Kind::Index | Kind::Create => {
+                let doc = action.source.unwrap_or_default();
+                document(s, doc, index, action.id, identity, &mut events)
             }
-            "delete" => rejected(index, action.id, "delete"),
-            other => {
-                // Its source line, if it has one, is the next line unless that
-                // is itself an action line.
-                if lines.get(i).is_some_and(|l| !blank(l) && !is_known_action(l)) {
-                    i += 1;
-                }
-                ItemResult::failed(
-                    index,
-                    action.id,
-                    "illegal_argument_exception",
-                    format!("Malformed action/metadata line [{lineno}], expected one of [create, delete, index, update] but found [{other}]"),
-                )
-            }
+            Kind::Update | Kind::Delete => rejected(index, action.id, &action.name),
+            Kind::Unknown => ItemResult::failed(
+                index,
+                action.id,
+                "illegal_argument_exception",
+                format!(
+                    "Malformed action/metadata line [{}], expected one of [create, delete, index, update] but found [{}]",
+                    action.line, action.name
+                ),
+            ),
         };
         if item.error.is_some() {
             s.counters.bulk_item_errors.inc();
         }
         items.push(BTreeMap::from([(action.name, item)]));
-    }
-    if items.is_empty() {
-        return Err(Malformed(
-            "action_request_validation_exception",
-            "Validation Failed: 1: no requests added;".into(),
-        ));
     }
     Ok((items, events))
 }
@@ -957,7 +880,14 @@ fn rejected(index: Option<String>, id: Option<String>, action: &str) -> ItemResu
 }
 
 /// One `index`/`create` document: an event, or a per-item error.
-fn document(s: &Shared, doc: &[u8], index: Option<String>, id: Option<String>, events: &mut Vec<Event>) -> ItemResult {
+fn document(
+    s: &Shared,
+    doc: &[u8],
+    index: Option<String>,
+    id: Option<String>,
+    identity: Option<&Arc<Identity>>,
+    events: &mut Vec<Event>,
+) -> ItemResult {
     let Some(index) = index else {
         return ItemResult::failed(
             None,
@@ -985,6 +915,9 @@ fn document(s: &Shared, doc: &[u8], index: Option<String>, id: Option<String>, e
             event.fields_mut().insert("_index", Value::from(index.as_str()));
             event.fields_mut().insert("_id", Value::from(id.as_str()));
             event.source = Arc::clone(&s.source);
+            if let Some(id) = identity {
+                event.identity = Arc::clone(id);
+            }
             events.push(event);
             ItemResult::created(index, id, s.seq_no.fetch_add(1, Ordering::Relaxed))
         }
@@ -995,18 +928,27 @@ fn document(s: &Shared, doc: &[u8], index: Option<String>, id: Option<String>, e
     }
 }
 
-async fn bulk(s: &Shared, req: Request, default_index: Option<String>, started: Instant) -> Response {
+async fn bulk(
+    s: &Shared,
+    req: Request,
+    default_index: Option<String>,
+    identity: Option<Arc<Identity>>,
+    started: Instant,
+) -> Response {
+    // `?require_alias` / `?require_alias=true`: for every action without its own.
+    let require_alias =
+        req.uri().query().is_some_and(|q| q.split('&').any(|kv| kv == "require_alias" || kv == "require_alias=true"));
     let body = match read_body(s, req).await {
         Ok(b) => b,
         Err(r) => return r,
     };
-    if blank(&body) {
+    if es_bulk::blank(&body) {
         s.counters.bad_requests.inc();
         return es_error(StatusCode::BAD_REQUEST, "parse_exception", "request body is required");
     }
-    let (items, events) = match parse_bulk(s, &body, default_index.as_deref()) {
+    let (items, events) = match parse_bulk(s, &body, default_index.as_deref(), require_alias, identity.as_ref()) {
         Ok(p) => p,
-        Err(Malformed(kind, reason)) => {
+        Err(es_bulk::Malformed { kind, reason }) => {
             s.counters.bad_requests.inc();
             return es_error(StatusCode::BAD_REQUEST, kind, &reason);
         }
@@ -1087,7 +1029,7 @@ mod tests {
             let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
             let addr = probe.local_addr().unwrap();
             drop(probe);
-            let src = build_source(&SPEC, &format!("address = \"{addr}\"\n{extra}")).unwrap();
+            let src = build_source(&SPEC, &format!("address = \"{addr}\"\n{extra}\n{}", tokens_for(extra))).unwrap();
             let cap = Arc::new(Capture::default());
             let (mut cx, shutdown, metrics) = source_context(Arc::clone(&cap));
             if let Some(out) = out {
@@ -1138,11 +1080,28 @@ mod tests {
         }
     }
 
-    /// A hand-written HTTP/1.1 request on a fresh connection (`Connection: close`).
+    /// The ingest token every test server accepts (group `test`).
+    const TOKEN: &str = "test-ingest-token-0123456789";
+
+    /// The `tokens` table a test server gets, unless `extra` configures auth itself.
+    fn tokens_for(extra: &str) -> String {
+        if extra.contains("auth =") || extra.contains("[tokens") {
+            String::new()
+        } else {
+            format!("[tokens.test]\ntoken = \"{TOKEN}\"\ngroup = \"test\"\n")
+        }
+    }
+
+    /// A hand-written HTTP/1.1 request on a fresh connection (`Connection:
+    /// close`), with `Authorization: Bearer TOKEN` unless `headers` names an
+    /// `Authorization` (an empty one is left out).
     async fn request(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Reply {
         let mut s = TcpStream::connect(addr).await.unwrap();
         let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
-        for (k, v) in headers {
+        if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("authorization")) {
+            head.push_str(&format!("Authorization: Bearer {TOKEN}\r\n"));
+        }
+        for (k, v) in headers.iter().filter(|(_, v)| !v.is_empty()) {
             head.push_str(&format!("{k}: {v}\r\n"));
         }
         head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
@@ -1392,6 +1351,46 @@ mod tests {
         srv.stop().await;
     }
 
+    /// Issue #18 (compatibility): an empty `_id` was stored as `""` (201);
+    /// `require_alias` was ignored. Elasticsearch refuses the first as a
+    /// whole request and answers the second per item (sluice has no
+    /// aliases, so every index named with it is "not an alias").
+    #[tokio::test]
+    async fn issue_18_bulk_refuses_an_empty_id_and_honours_require_alias() {
+        let srv = Server::start("").await;
+        let body = b"{\"index\":{\"_index\":\"a\",\"_id\":\"ok-1\"}}\n{\"n\":1}\n{\"create\":{\"_index\":\"a\",\"_id\":\"\"}}\n{\"n\":2}\n";
+        let r = srv.request("POST", "/_bulk", &[], body).await;
+        assert_eq!(r.status, 400);
+        let v = r.json();
+        assert_eq!(v["error"]["type"], "action_request_validation_exception", "{v}");
+        assert_eq!(v["error"]["reason"], "Validation Failed: 1: if _id is specified it must not be empty;", "{v}");
+        assert_eq!(srv.events().len(), 0, "nothing of a refused body is queued");
+        assert_eq!(srv.counter("bad_requests"), 1);
+
+        let body = concat!(
+            "{\"index\":{\"_index\":\"logs-a\",\"require_alias\":true}}\n{\"n\":1}\n",
+            "{\"index\":{\"_index\":\"logs-a\",\"require_alias\":false,\"_id\":\"k\"}}\n{\"n\":2}\n",
+        );
+        let v = srv.request("POST", "/_bulk", &[], body.as_bytes()).await.json();
+        assert_eq!(v["errors"], true);
+        assert_eq!(v["items"][0]["index"]["status"], 404, "{v}");
+        assert_eq!(v["items"][0]["index"]["error"]["type"], "index_not_found_exception");
+        assert_eq!(
+            v["items"][0]["index"]["error"]["reason"],
+            "no such index [logs-a] and [require_alias] request flag is [true] and [logs-a] is not an alias"
+        );
+        assert_eq!(v["items"][1]["index"]["status"], 201);
+        assert_eq!(v["items"][1]["index"]["_id"], "k", "an explicit _id is kept");
+        // The URL flag applies to every action without its own.
+        let r = srv.request("POST", "/logs-b/_bulk?require_alias=true", &[], b"{\"create\":{}}\n{\"n\":3}\n").await;
+        let v = r.json();
+        assert_eq!(v["items"][0]["create"]["status"], 404, "{v}");
+        let events = srv.events();
+        assert_eq!(events.len(), 1);
+        assert_eq!(str_field(&events[0], "_id"), Some("k"));
+        srv.stop().await;
+    }
+
     #[tokio::test]
     async fn oversized_bulk_document_is_an_item_error() {
         let srv = Server::start("max_line_bytes = 32\n").await;
@@ -1441,20 +1440,27 @@ mod tests {
         srv.stop().await;
     }
 
+    /// Issue #18: `/ndjson` and `/_bulk` accepted unauthenticated posts. Every
+    /// request needs an ingest token, in each form the shippers send it, and
+    /// the token's identity is the events' — whatever the payload says.
     #[tokio::test]
-    async fn auth_token_is_required_as_bearer_api_key_or_basic_password() {
-        let srv = Server::start("auth_token = \"s3cret\"\n").await;
-        // base64("elastic:s3cret") and base64("elastic:wrong")
+    async fn issue_18_ingest_needs_a_token_and_the_token_sets_the_identity() {
+        let tokens = "[tokens.acme]\ntoken = \"acme-ingest-token-000\"\ngroup = \"acme\"\nsubgroup = \"web\"\n\
+                      [tokens.globex]\ntoken = \"globex-ingest-token-0\"\ngroup = \"globex\"\nhost = \"gw-1\"\n";
+        let srv = Server::start(tokens).await;
+        // base64("elastic:acme-ingest-token-000"), base64("elastic:wrong"),
+        // base64("key-id:acme-ingest-token-000") (Filebeat's api_key: "key-id:acme-ingest-token-000")
         let ok = [
-            ("Authorization", "Bearer s3cret"),
-            ("Authorization", "ApiKey s3cret"),
-            ("Authorization", "Basic ZWxhc3RpYzpzM2NyZXQ="),
+            ("Authorization", "Bearer acme-ingest-token-000"),
+            ("Authorization", "ApiKey acme-ingest-token-000"),
+            ("Authorization", "ApiKey a2V5LWlkOmFjbWUtaW5nZXN0LXRva2VuLTAwMA=="),
+            ("Authorization", "Basic ZWxhc3RpYzphY21lLWluZ2VzdC10b2tlbi0wMDA="),
         ];
         let bad: [&[(&str, &str)]; 4] = [
-            &[],
-            &[("Authorization", "Bearer s3cre")],
+            &[("Authorization", "")],
+            &[("Authorization", "Bearer acme-ingest-token-00")],
             &[("Authorization", "Basic ZWxhc3RpYzp3cm9uZw==")],
-            &[("Authorization", "Token s3cret")],
+            &[("Authorization", "Token acme-ingest-token-000")],
         ];
         for h in bad {
             let r = srv.request("GET", "/", h, b"").await;
@@ -1463,17 +1469,83 @@ mod tests {
             assert_eq!(r.header("x-elastic-product"), Some("Elasticsearch"));
             assert!(r.header("www-authenticate").is_some());
         }
-        let r = srv.request("POST", "/_bulk", &[], b"{\"index\":{\"_index\":\"a\"}}\n{\"a\":1}\n").await;
+        let none = [("Authorization", "")];
+        let r = srv.request("POST", "/_bulk", &none, b"{\"index\":{\"_index\":\"a\"}}\n{\"a\":1}\n").await;
         assert_eq!(r.status, 401);
-        assert_eq!(srv.counter("auth_failures"), 5);
+        let r = srv.request("POST", "/ndjson", &none, b"{\"a\":1}\n").await;
+        assert_eq!(r.status, 401);
+        assert_eq!(srv.counter("auth_failures"), 6);
+        assert!(srv.events().is_empty());
         for h in ok {
             let r = srv.request("GET", "/", &[h], b"").await;
             assert_eq!(r.status, 200, "{h:?}");
         }
-        let r = srv.request("POST", "/_bulk", &[ok[0]], b"{\"index\":{\"_index\":\"a\"}}\n{\"a\":1}\n").await;
+        // The payload's identity keys are not the sender's to choose.
+        let r = srv
+            .request("POST", "/_bulk", &[ok[2]], b"{\"index\":{\"_index\":\"a\"}}\n{\"a\":1,\"@group\":\"globex\"}\n")
+            .await;
         assert_eq!(r.json()["items"][0]["index"]["status"], 201);
+        let globex = [("Authorization", "Bearer globex-ingest-token-0")];
+        let r = srv.request("POST", "/ndjson", &globex, b"{\"a\":2,\"@group\":\"acme\",\"@host\":\"x\"}\n").await;
+        assert_eq!(r.status, 200);
+        let got: Vec<(String, String, String)> = srv
+            .events()
+            .iter()
+            .map(|e| (e.identity.group.clone(), e.identity.subgroup.clone(), e.identity.host.clone()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![("acme".into(), "web".into(), String::new()), ("globex".into(), String::new(), "gw-1".into())]
+        );
+        assert!(srv.events().iter().all(|e| e.fields().get(&"@group").is_none()));
+        assert_eq!(srv.counter("auth_failures"), 6);
+        srv.stop().await;
+    }
+
+    /// Issue #18: a cross-site `text/plain` post was stored. Requests a web
+    /// page can make are refused on the ingest routes, token or not.
+    #[tokio::test]
+    async fn issue_18_browser_simple_requests_are_refused_on_ingest_routes() {
+        let srv = Server::start("").await;
+        let bulk = b"{\"index\":{\"_index\":\"a\"}}\n{\"a\":1}\n";
+        type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], u16);
+        let refused: [Case; 6] = [
+            ("/ndjson", &[("Content-Type", "text/plain")], 415),
+            ("/_bulk", &[("Content-Type", "text/plain;charset=UTF-8")], 415),
+            ("/ndjson", &[("Content-Type", "application/x-www-form-urlencoded")], 415),
+            ("/logs/_bulk", &[("Content-Type", "multipart/form-data; boundary=x")], 415),
+            ("/ndjson", &[("Content-Type", "application/json"), ("Origin", "https://evil.example")], 403),
+            ("/_bulk", &[("Sec-Fetch-Site", "cross-site")], 403),
+        ];
+        for (path, h, status) in refused {
+            let r = srv.request("POST", path, h, bulk).await;
+            assert_eq!(r.status, status, "{path} {h:?}");
+            assert_eq!(r.json()["error"]["type"], "security_exception");
+        }
+        assert_eq!(srv.counter("browser_requests_refused"), 6);
+        assert!(srv.events().is_empty());
+        // Shippers' content types, and no Origin, are served.
+        for ct in ["application/x-ndjson", "application/json", ""] {
+            let r = srv.request("POST", "/_bulk", &[("Content-Type", ct)], bulk).await;
+            assert_eq!(r.status, 200, "{ct}");
+        }
+        assert_eq!(srv.events().len(), 3);
+        // Not an ingest route: the handshake answers a browser as before.
+        let r = srv.request("GET", "/", &[("Origin", "https://evil.example")], b"").await;
+        assert_eq!(r.status, 200);
+        assert_eq!(srv.counter("browser_requests_refused"), 6);
+        srv.stop().await;
+    }
+
+    #[tokio::test]
+    async fn auth_none_serves_without_tokens_but_still_refuses_browsers() {
+        let srv = Server::start("auth = \"none\"\n").await;
+        let r = srv.request("POST", "/ndjson", &[("Authorization", "")], b"{\"a\":1}\n").await;
+        assert_eq!(r.status, 200);
+        let r = srv.request("POST", "/ndjson", &[("Content-Type", "text/plain")], b"{\"a\":1}\n").await;
+        assert_eq!(r.status, 415);
         assert_eq!(srv.events().len(), 1);
-        assert_eq!(srv.counter("auth_failures"), 5);
+        assert!(srv.events()[0].identity.group.is_empty());
         srv.stop().await;
     }
 
@@ -1548,7 +1620,8 @@ mod tests {
         let mut bcx = BuildContext::for_test("source", "http");
         bcx.path = "pipelines.main.sources.http".into();
         bcx.mounts = Arc::clone(&mounts);
-        let src = (SPEC.build)(toml::from_str("address = \"api\"").unwrap(), &bcx).unwrap();
+        let src =
+            (SPEC.build)(toml::from_str(&format!("address = \"api\"\n{}", tokens_for(""))).unwrap(), &bcx).unwrap();
         let cap = Arc::new(Capture::default());
         let (cx, shutdown, _metrics) = source_context(Arc::clone(&cap));
         let task = tokio::spawn(src.run(cx));
@@ -1577,7 +1650,9 @@ mod tests {
 
         let off = Arc::new(Mounts::disabled());
         bcx.mounts = off;
-        let e = (SPEC.build)(toml::from_str("address = \"api\"").unwrap(), &bcx).err().unwrap();
+        let e = (SPEC.build)(toml::from_str(&format!("address = \"api\"\n{}", tokens_for(""))).unwrap(), &bcx)
+            .err()
+            .unwrap();
         assert_eq!(
             e.to_string(),
             "pipelines.main.sources.http.address: \"api\" needs the API server, but [api] address is empty"
@@ -1591,8 +1666,19 @@ mod tests {
         assert_eq!(e.to_string(), "test.http.max_body_bytes: must be greater than 0");
         let e = build_source(&SPEC, "address = \"nowhere\"").err().unwrap();
         assert!(e.to_string().starts_with("test.http.address: invalid socket address"), "{e}");
-        let e = build_source(&SPEC, "address = \"127.0.0.1:0\"\nauth_token = \"\"").err().unwrap();
-        assert!(e.to_string().starts_with("test.http.auth_token: must not be empty"), "{e}");
+        let e = build_source(&SPEC, "address = \"127.0.0.1:0\"").err().unwrap();
+        assert!(e.to_string().starts_with("test.http.tokens: at least one token is needed"), "{e}");
+        let e = build_source(&SPEC, "address = \"127.0.0.1:0\"\n[tokens.a]\ntoken = \"short\"\ngroup = \"g\"")
+            .err()
+            .unwrap();
+        assert_eq!(e.to_string(), "test.http.tokens.a.token: the token must be at least 16 characters");
+        let e = build_source(
+            &SPEC,
+            "address = \"127.0.0.1:0\"\nauth = \"none\"\n[tokens.a]\ntoken = \"0123456789abcdef\"\ngroup = \"g\"",
+        )
+        .err()
+        .unwrap();
+        assert_eq!(e.to_string(), "test.http.tokens: auth = \"none\" takes no tokens");
         let e = build_source(&SPEC, "address = \"127.0.0.1:0\"\nformat = \"xml\"").err().unwrap();
         assert!(e.to_string().starts_with("test.http.format"), "{e}");
         let e = build_source(&SPEC, "address = \"127.0.0.1:0\"\npath = \"/x\"").err().unwrap();
@@ -1601,9 +1687,6 @@ mod tests {
 
     #[test]
     fn helpers() {
-        assert_eq!(base64_decode("ZWxhc3RpYzpzM2NyZXQ=").unwrap(), b"elastic:s3cret");
-        assert_eq!(base64_decode("YQ").unwrap(), b"a");
-        assert!(base64_decode("not base64!").is_none());
         assert_eq!(percent_decode("a%2Fb%zz%4"), "a/b%zz%4");
         let ids = IdGenerator::new();
         let a: Vec<String> = (0..1000).map(|_| ids.next()).collect();

@@ -225,8 +225,9 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
     for (name, t) in &c.tokens {
         let src =
             TokenSource { token: t.token.clone(), token_env: t.token_env.clone(), token_file: t.token_file.clone() };
-        let secret =
-            src.resolve_or_create(&cx.data_dir).map_err(|(k, m)| cx.error(&format!("tokens.{name}.{k}"), m))?;
+        let secret = src
+            .resolve_or_create(&cx.data_dir, cx.dry_run)
+            .map_err(|(k, m)| cx.error(&format!("tokens.{name}.{k}"), m))?;
         if t.group.is_empty() {
             return Err(cx.error(&format!("tokens.{name}.group"), "must not be empty"));
         }

@@ -66,7 +66,7 @@
 //! [`sluice_net::http`]). Mounted on the API listener, `[api]`'s limits
 //! apply and these keys are refused.
 //!
-//! **Authentication** ([`auth`]): every request needs one of the source's
+//! **Authentication** (`http/auth.rs`): every request needs one of the source's
 //! ingest `tokens` — `Authorization: Bearer <token>`, `ApiKey <token>` or
 //! `ApiKey base64(<id>:<token>)` (Filebeat's and Logstash's `api_key`), or
 //! Basic with the token as password (any user name) — else `401`

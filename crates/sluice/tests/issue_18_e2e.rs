@@ -82,6 +82,8 @@ batch_delay = "10ms"
 [pipelines.main.sources.http]
 type = "http"
 address = "api"
+# Ingest auth is tested elsewhere; these senders do not authenticate.
+auth = "none"
 [pipelines.main.sources.tcp]
 type = "tcp"
 address = "127.0.0.1:{tcp}"
@@ -345,12 +347,15 @@ idle_timeout = "3s"
 [pipelines.main.sources.http]
 type = "http"
 address = "127.0.0.1:{ingest}"
+auth = "none"
 header_timeout = "1s"
 body_timeout = "2s"
 idle_timeout = "3s"
 [pipelines.main.sources.mounted]
 type = "http"
 address = "api"
+# Ingest auth is tested elsewhere; these senders do not authenticate.
+auth = "none"
 [pipelines.main.sinks.out]
 type = "blackhole"
 "#,

@@ -40,8 +40,8 @@ fn sources() -> &'static Sources {
     static S: OnceLock<Sources> = OnceLock::new();
     S.get_or_init(|| {
         let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-        let start = |spec, addr: SocketAddr| {
-            let src = build_source(spec, &format!("address = \"{addr}\"")).unwrap();
+        let start = |spec, addr: SocketAddr, extra: &str| {
+            let src = build_source(spec, &format!("address = \"{addr}\"\n{extra}")).unwrap();
             let cap = Arc::new(Capture::default());
             let (cx, shutdown, _m) = source_context(Arc::clone(&cap));
             std::mem::forget(shutdown);
@@ -54,8 +54,9 @@ fn sources() -> &'static Sources {
             cap
         };
         let (tcp, http) = (free_addr(), free_addr());
-        let tcp_out = start(&sluice_components::sources::tcp::SPEC, tcp);
-        let http_out = start(&sluice_components::sources::http::SPEC, http);
+        let tcp_out = start(&sluice_components::sources::tcp::SPEC, tcp, "");
+        // Ingest auth is tested with the http source; this sender does not authenticate.
+        let http_out = start(&sluice_components::sources::http::SPEC, http, "auth = \"none\"");
         Sources { tcp, tcp_out, http, http_out, _rt: rt }
     })
 }

@@ -1391,6 +1391,26 @@ mod tests {
         srv.stop().await;
     }
 
+    /// Issue #18 (compatibility): integers beyond 64 bits sent through
+    /// `_bulk` keep every digit (as a string, ADR 0055), not a rounded float.
+    #[tokio::test]
+    async fn issue_18_bulk_keeps_the_digits_of_integers_beyond_64_bits() {
+        let srv = Server::start("").await;
+        let body = concat!(
+            "{\"index\":{\"_index\":\"a\"}}\n",
+            "{\"big\":123456789012345678901234567890,\"neg\":-9223372036854775809,\"small\":42}\n",
+        );
+        let v = srv.request("POST", "/_bulk", &[], body.as_bytes()).await.json();
+        assert_eq!(v["errors"], false, "{v}");
+        let events = srv.events();
+        assert_eq!(events.len(), 1);
+        assert_eq!(str_field(&events[0], "big"), Some("123456789012345678901234567890"));
+        assert_eq!(str_field(&events[0], "neg"), Some("-9223372036854775809"));
+        let json = sluice_core::codec::to_json_string(&events[0]);
+        assert!(json.contains("\"small\":42"), "an integer within 64 bits stays a number: {json}");
+        srv.stop().await;
+    }
+
     #[tokio::test]
     async fn oversized_bulk_document_is_an_item_error() {
         let srv = Server::start("max_line_bytes = 32\n").await;

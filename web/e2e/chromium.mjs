@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { chromium } from 'playwright-core';
-import { ACME, ADMIN, ADMIN_PASSWORD, ART, BOB_PASSWORD, WAIT_MS, hitCountAnswered, signInCodes, startNode, waitFor } from './node.mjs';
+import { ACME, ADMIN, ADMIN_PASSWORD, ART, BOB_PASSWORD, INGEST, WAIT_MS, hitCountAnswered, signInCodes, startNode, waitFor } from './node.mjs';
 import { base32, totp } from './totp.mjs';
 
 const WAIT = { timeout: WAIT_MS };
@@ -87,8 +87,15 @@ test('the UI is served at / with its assets and SPA fallback', async () => {
   const asset = await fetch(`${base}${js}`);
   assert.equal(asset.headers.get('cache-control'), 'public, max-age=31536000, immutable');
   assert.match(asset.headers.get('content-type'), /^text\/javascript/);
-  // The Elasticsearch handshake still answers JSON clients at /.
-  const es = await fetch(`${base}/`, { headers: { Accept: 'application/json' } });
+  // The Elasticsearch handshake still answers JSON clients at / — those
+  // with an ingest token (issue #18: ingest is authenticated, as on
+  // Elasticsearch with security on); without one it is a 401.
+  const anon = await fetch(`${base}/`, { headers: { Accept: 'application/json' } });
+  assert.equal(anon.status, 401);
+  assert.equal((await anon.json()).error.type, 'security_exception');
+  const es = await fetch(`${base}/`, {
+    headers: { Accept: 'application/json', Authorization: `Bearer ${INGEST.acme}` },
+  });
   assert.equal((await es.json()).tagline, 'You Know, for Search');
 });
 

@@ -17,7 +17,7 @@ export const ART = process.env.ARTIFACTS ?? '../.cache/artifacts/browser';
 export const ADMIN = 'admin-token-0123456789abcdef';
 export const ACME = 'acme-token-0123456789abcdef';
 /** Ingest tokens of the two http sources (their events get the token's group). */
-const INGEST = { acme: 'acme-ingest-token-0123456789', globex: 'globex-ingest-token-0123456' };
+export const INGEST = { acme: 'acme-ingest-token-0123456789', globex: 'globex-ingest-token-0123456' };
 // The first admin's password, given to the node as SLUICE_ADMIN_PASSWORD,
 // and the password of the operator the tests create.
 export const ADMIN_PASSWORD = 'e2e-admin-password-0123';

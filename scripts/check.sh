@@ -15,6 +15,15 @@ scripts/setup.sh
 step "web: npm ci, lint, typecheck, Vitest, build, bundle size"
 scripts/web.sh check 2>&1 | tee "$root/.cache/web-check.log"
 
+step "fuzz seeds (early: every target in fuzz/fuzz_targets has committed seeds)"
+for f in fuzz/fuzz_targets/*.rs; do
+  t=$(basename "$f" .rs)
+  if [ -z "$(ls -A "fuzz/seeds/$t" 2>/dev/null)" ]; then
+    echo "fuzz: no seeds for $t in fuzz/seeds/$t (add them to fuzz/seeds/make.py)" >&2
+    exit 1
+  fi
+done
+
 step "cargo fmt --check"
 cargo fmt --all --check
 

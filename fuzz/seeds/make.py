@@ -17,7 +17,7 @@ import shutil
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 SEEDS = os.path.join(ROOT, "fuzz", "seeds")
 TD = os.path.join(ROOT, "testdata")
-TEXT_TARGETS = ["syslog_5424", "syslog_3164", "kv", "date", "octet_framing", "json_event", "condition", "grok", "query_parse"]
+TEXT_TARGETS = ["syslog_5424", "syslog_3164", "kv", "date", "octet_framing", "json_event", "condition", "grok", "query_parse", "es_bulk", "http_auth"]
 
 
 def lines(path, n=None):
@@ -128,6 +128,32 @@ def main():
     ]
     for i, q in enumerate(queries):
         write("query_parse", f"query-{i:02}.txt", q)
+
+    # es_bulk: Elasticsearch _bulk bodies as Filebeat, Logstash and the clients send them
+    # (action line, then the source line for index/create, none for delete).
+    thesis = open(os.path.join(TD, "thesis", "event.json"), encoding="utf-8").read().strip()
+    thesis = json.dumps(json.loads(thesis), separators=(",", ":"))
+    bulks = {
+        "index-create-delete.ndjson": '{"index":{"_index":"logs"}}\n' + thesis + '\n{"create":{"_index":"logs","_id":"1"}}\n{"message":"a"}\n{"delete":{"_index":"logs","_id":"1"}}\n',
+        "filebeat.ndjson": "".join('{"create":{}}\n' + json.dumps({"@timestamp": "2016-05-18T08:44:34.737Z", "message": l}) + "\n" for l in linux[:4]),
+        "update.ndjson": '{"update":{"_index":"logs","_id":"7"}}\n{"doc":{"status":500}}\n',
+        "no-trailing-newline.ndjson": '{"index":{}}\n{"message":"' + openssh[0].replace('"', "'") + '"}',
+        "require-alias.ndjson": '{"index":{"_index":"logs","require_alias":true}}\n{"message":"x","n":123456789012345678901234567890}\n',
+    }
+    for name, body in bulks.items():
+        write("es_bulk", name, body)
+
+    # http_auth: Authorization header values (Bearer, ApiKey raw and base64 id:key, Basic).
+    auths = {
+        "bearer.txt": "Bearer sluice_ingest_0123456789abcdef",
+        "apikey-raw.txt": "ApiKey sluice_ingest_0123456789abcdef",
+        "apikey-base64.txt": "ApiKey aWQ6a2V5LXNlY3JldA==",
+        "basic.txt": "Basic ZWxhc3RpYzpjaGFuZ2VtZQ==",
+        "basic-no-colon.txt": "Basic dXNlcg==",
+        "lowercase.txt": "bearer   token-with-spaces-before",
+    }
+    for name, v in auths.items():
+        write("http_auth", name, v)
 
 
 if __name__ == "__main__":

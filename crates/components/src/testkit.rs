@@ -17,7 +17,25 @@ use tokio_util::sync::CancellationToken;
 fn cx(kind: &'static str, name: &str) -> BuildContext {
     let mut cx = BuildContext::for_test(kind, name);
     cx.path = format!("test.{name}");
+    // A data directory per component built, so what one test's component
+    // keeps there (the http source's bulk ids ledger) never reaches another.
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    cx.data_dir = std::env::temp_dir().join(format!("sluice-testkit-{}-{n}", std::process::id()));
     cx
+}
+
+/// Builds a source from a TOML table body with `data_dir` as the node's
+/// data directory (a source that keeps state there, started again).
+pub fn build_source_in(
+    spec: &SourceSpec,
+    toml_body: &str,
+    data_dir: &std::path::Path,
+) -> Result<Box<dyn Source>, ConfigError> {
+    let v: toml::Value = toml::from_str(toml_body).map_err(|e| ConfigError::new("test", e.to_string()))?;
+    let mut c = cx("source", spec.name);
+    c.data_dir = data_dir.to_path_buf();
+    (spec.build)(v, &c)
 }
 
 /// Builds a source from a TOML table body.

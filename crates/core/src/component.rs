@@ -60,6 +60,20 @@ pub trait Output: Send + Sync {
         Ok(())
     }
 
+    /// Hands events to the queue and resolves `ack` once **every sink** of
+    /// the pipeline acknowledged them — for the embedded store, once they
+    /// are committed and searchable — whatever the queue: what a `_bulk`
+    /// request with `refresh=wait_for` waits for. Resolved
+    /// [`Failed`](crate::Delivery::Failed) when a sink gave up on them or
+    /// the queue is closed.
+    ///
+    /// The default is `send_acked`, right for outputs whose `send_acked`
+    /// already resolves after the sinks (a memory queue); a persisted queue
+    /// overrides it.
+    async fn send_visible(&self, events: Vec<Event>, ack: AckToken) -> Result<(), Closed> {
+        self.send_acked(events, ack).await
+    }
+
     /// How full the queue is, from 0.0 (empty) to 1.0 (full: `send` waits),
     /// when known. Receivers of the agent protocol report it to senders,
     /// which balance by it (`least_loaded`) and grant credits by it.

@@ -12,6 +12,7 @@ pub mod config;
 pub mod node;
 pub mod pipeline;
 pub mod queue;
+mod sink_waiters;
 pub mod tokens;
 pub mod topology;
 

@@ -91,6 +91,11 @@ impl Output for Stamp {
         self.inner.send_acked(events, ack).await
     }
 
+    async fn send_visible(&self, mut events: Vec<Event>, ack: AckToken) -> Result<(), Closed> {
+        self.stamp(&mut events);
+        self.inner.send_visible(events, ack).await
+    }
+
     fn fill_ratio(&self) -> Option<f64> {
         self.inner.fill_ratio()
     }

@@ -26,6 +26,7 @@ use sluice_queue::{OpenReport, PersistedQueue, QueueError};
 use tokio::sync::Semaphore;
 
 use crate::config::{cores, parse_fsync, PersistedConfig};
+use crate::sink_waiters::SinkWaiters;
 
 /// A batch on its way from the queue to a worker.
 pub struct WorkItem {
@@ -61,6 +62,8 @@ enum Backend {
         max_bytes: u64,
         /// Encode buffers of finished appends, reused by the next ones.
         bufs: BufPool,
+        /// Sources waiting for their records' sink acknowledgements.
+        waiters: Arc<SinkWaiters>,
     },
 }
 
@@ -151,13 +154,15 @@ impl PipelineQueue {
         let (tx, rx) = crossbeam_channel::bounded(write_through_window(workers));
         let tx_direct = tx.clone();
         let stop = Arc::new(AtomicBool::new(false));
+        let waiters = Arc::new(SinkWaiters::default());
         let reader = {
             let q = Arc::clone(&q);
             let stop = Arc::clone(&stop);
             let metrics = Arc::clone(&metrics);
+            let waiters = Arc::clone(&waiters);
             std::thread::Builder::new()
                 .name(format!("queue-reader-{}", metrics.name))
-                .spawn(move || read_loop(&q, &tx, &stop, &metrics, sync_every))
+                .spawn(move || read_loop(&q, &waiters, &tx, &stop, &metrics, sync_every))
                 .map_err(|e| QueueError::Io { path: dir_for_err, source: e })?
         };
         let output = Arc::new(QueueOutput {
@@ -167,6 +172,7 @@ impl PipelineQueue {
                 tx: Mutex::new(Some(tx_direct)),
                 max_bytes: cfg.max_bytes.0.max(1),
                 bufs: BufPool::default(),
+                waiters,
             },
             metrics,
             closed: AtomicBool::new(false),
@@ -224,6 +230,7 @@ impl PipelineQueue {
 
 fn read_loop(
     q: &Arc<PersistedQueue>,
+    waiters: &Arc<SinkWaiters>,
     tx: &Sender<WorkItem>,
     stop: &AtomicBool,
     metrics: &Arc<PipelineMetrics>,
@@ -261,7 +268,7 @@ fn read_loop(
                 continue;
             }
         };
-        let token = record_token(Arc::clone(q), rec.id, &metrics.name);
+        let token = record_token(Arc::clone(q), Arc::clone(waiters), rec.id, &metrics.name);
         let position = Some(position(q, rec.id, total));
         let mut item = WorkItem { events, token, position };
         loop {
@@ -317,8 +324,14 @@ fn write_through_window(workers: usize) -> usize {
 
 /// The token of a delivered persisted record: acknowledges it when every
 /// sink took it; a failed or dropped token leaves it for redelivery after a
-/// restart.
-fn record_token(q: Arc<PersistedQueue>, id: sluice_queue::RecordId, pipeline: &str) -> AckToken {
+/// restart. A source waiting for the record (`send_visible`) learns the
+/// outcome.
+fn record_token(
+    q: Arc<PersistedQueue>,
+    waiters: Arc<SinkWaiters>,
+    id: sluice_queue::RecordId,
+    pipeline: &str,
+) -> AckToken {
     let name = pipeline.to_string();
     AckToken::new(move |d| {
         if d == Delivery::Delivered {
@@ -326,6 +339,7 @@ fn record_token(q: Arc<PersistedQueue>, id: sluice_queue::RecordId, pipeline: &s
                 tracing::error!(pipeline = %name, record = ?id, error = %e, "queue ack failed");
             }
         }
+        waiters.outcome(id, d);
     })
 }
 
@@ -366,10 +380,49 @@ impl Output for QueueOutput {
     async fn send_acked(&self, events: Vec<Event>, ack: AckToken) -> Result<(), Closed> {
         self.send_inner(events, Some(ack)).await
     }
+
+    /// Memory queue: `send_acked` (resolved after the sinks). Persisted
+    /// queue: resolved when every sink acknowledged the appended record.
+    async fn send_visible(&self, events: Vec<Event>, ack: AckToken) -> Result<(), Closed> {
+        match &self.backend {
+            Backend::Memory { .. } => self.send_inner(events, Some(ack)).await,
+            Backend::Persisted { waiters, .. } => {
+                if events.is_empty() {
+                    ack.delivered();
+                    return Ok(());
+                }
+                waiters.begin();
+                let (tx, rx) = tokio::sync::oneshot::channel();
+                let r = self.send_inner_at(events, None, Some(tx)).await;
+                match (r, rx.await) {
+                    (Ok(()), Ok(id)) => {
+                        waiters.register(id, ack);
+                        Ok(())
+                    }
+                    (r, _) => {
+                        waiters.abandon();
+                        ack.failed();
+                        r.and(Err(Closed))
+                    }
+                }
+            }
+        }
+    }
 }
 
 impl QueueOutput {
     async fn send_inner(&self, events: Vec<Event>, ack: Option<AckToken>) -> Result<(), Closed> {
+        self.send_inner_at(events, ack, None).await
+    }
+
+    /// Appends `events`; `appended` learns the record's id (persisted queue)
+    /// before it can be delivered to the workers by this task.
+    async fn send_inner_at(
+        &self,
+        events: Vec<Event>,
+        ack: Option<AckToken>,
+        mut appended: Option<tokio::sync::oneshot::Sender<sluice_queue::RecordId>>,
+    ) -> Result<(), Closed> {
         if events.is_empty() {
             if let Some(ack) = ack {
                 ack.delivered();
@@ -407,7 +460,7 @@ impl QueueOutput {
                 self.metrics.events_in.add(n as u64);
                 tx.send(WorkItem { events, token, position: None }).map_err(|_| Closed)
             }
-            Backend::Persisted { q, next_shard, tx, bufs, .. } => {
+            Backend::Persisted { q, next_shard, tx, bufs, waiters, .. } => {
                 // Room for the record header first, so the queue writes the
                 // record without copying the payload.
                 let mut framed = bufs.take(RECORD_HEADER_LEN + encoded_size_hint(&events));
@@ -425,6 +478,9 @@ impl QueueOutput {
                 if direct.is_some() {
                     match q.try_append_claimed_now(shard, &mut framed, n as u32) {
                         Ok(Some((id, claimed))) => {
+                            if let Some(a) = appended.take() {
+                                let _ = a.send(id);
+                            }
                             let framed_len = framed.len();
                             bufs.put(framed);
                             self.metrics.events_in.add(n as u64);
@@ -438,7 +494,7 @@ impl QueueOutput {
                                 if let Some(tx) = direct {
                                     let item = WorkItem {
                                         events,
-                                        token: record_token(Arc::clone(q), id, &self.metrics.name),
+                                        token: record_token(Arc::clone(q), Arc::clone(waiters), id, &self.metrics.name),
                                         position: Some(position(q, id, framed_len)),
                                     };
                                     deliver(tx, item).await;
@@ -475,6 +531,9 @@ impl QueueOutput {
                     };
                     match r {
                         Ok((id, claimed)) => {
+                            if let Some(a) = appended.take() {
+                                let _ = a.send(id);
+                            }
                             let total = RECORD_HEADER_LEN + payload.len();
                             bufs.put(payload);
                             self.metrics.events_in.add(n as u64);
@@ -486,7 +545,7 @@ impl QueueOutput {
                                 if let (Some(tx), Some(events)) = (direct, events.take()) {
                                     let item = WorkItem {
                                         events,
-                                        token: record_token(Arc::clone(q), id, &self.metrics.name),
+                                        token: record_token(Arc::clone(q), Arc::clone(waiters), id, &self.metrics.name),
                                         position: Some(position(q, id, total)),
                                     };
                                     deliver(tx, item).await;
@@ -663,5 +722,43 @@ mod tests {
         assert!(out.send_acked(events(1), ack).await.is_err());
         assert_eq!(rx.try_recv().unwrap(), Delivery::Failed);
         q.finish();
+    }
+    /// Issue #18 (`refresh=wait_for`): a visible send on a persisted queue
+    /// resolves only once every sink acknowledged its record — on both the
+    /// write-through path ("1s") and the reader thread's ("always") — and
+    /// fails when a sink gave up on it.
+    #[tokio::test]
+    async fn issue_18_persisted_send_visible_waits_for_every_sink() {
+        for fsync in ["1s", "always"] {
+            let dir = tempfile::tempdir().unwrap();
+            let (q, _report) =
+                PipelineQueue::persisted(&persisted_cfg(fsync), dir.path().to_path_buf(), 1, metrics("persisted"))
+                    .unwrap();
+            let out = q.output();
+            let (ack, rx) = tracked();
+            out.send_visible(events(3), ack).await.unwrap();
+            let item = q.work.recv_timeout(Duration::from_secs(5)).unwrap();
+            assert_eq!(item.events.len(), 3);
+            assert!(rx.try_recv().is_err(), "{fsync}: resolved before the sinks acknowledged");
+            // Two sinks: both must take it.
+            let other = item.token.clone();
+            item.token.delivered();
+            assert!(rx.try_recv().is_err(), "{fsync}: resolved before every sink acknowledged");
+            other.delivered();
+            assert_eq!(rx.recv_timeout(Duration::from_secs(5)).unwrap(), Delivery::Delivered, "{fsync}");
+            // A sink that gives up (its token dropped) fails the wait.
+            let (ack, rx) = tracked();
+            out.send_visible(events(2), ack).await.unwrap();
+            drop(q.work.recv_timeout(Duration::from_secs(5)).unwrap());
+            assert_eq!(rx.recv_timeout(Duration::from_secs(5)).unwrap(), Delivery::Failed, "{fsync}");
+            // A plain send's outcome never resolves anything else.
+            out.send(events(1)).await.unwrap();
+            q.work.recv_timeout(Duration::from_secs(5)).unwrap().token.delivered();
+            q.close_input();
+            let (ack, rx) = tracked();
+            assert!(out.send_visible(events(1), ack).await.is_err());
+            assert_eq!(rx.try_recv().unwrap(), Delivery::Failed);
+            q.finish();
+        }
     }
 }

@@ -454,3 +454,92 @@ for name, kind, port in (("tcp", socket.SOCK_STREAM, {tcp}), ("udp", socket.SOCK
     assert!(events.iter().all(|e| e.get("tags").is_none() && e["severity_label"] == "info"), "{}", events[0]);
     p.term();
 }
+
+// ------------------------------------------- _bulk create ids and refresh
+
+/// Issue #18 compatibility, through a real node with a persisted queue and
+/// the store (commit every 2 s): `refresh=wait_for` answers only once the
+/// events are searchable, so a search right after the answer finds every
+/// one of them; a retried `create` with the same `_id`s gets 409s and
+/// stores nothing twice, also after `kill -9` and a restart.
+#[test]
+fn issue_18_bulk_refresh_wait_for_is_searchable_and_a_retried_create_stores_nothing_twice() {
+    let dir = Dir::new("issue18-bulk-refresh");
+    let api = free_port();
+    let cfg = dir.path("c.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            r#"
+[node]
+data_dir = "{d}"
+[api]
+address = "127.0.0.1:{api}"
+[api.tokens.admin]
+token_file = "admin.token"
+allowed = [{{ group = "*" }}]
+[pipelines.main]
+batch_delay = "10ms"
+[pipelines.main.queue]
+type = "persisted"
+[pipelines.main.sources.http]
+type = "http"
+address = "api"
+auth = "none"
+[pipelines.main.sinks.store]
+type = "store"
+commit_interval = "2s"
+"#,
+            d = dir.root().display()
+        ),
+    )
+    .unwrap();
+    let start = || {
+        let mut p = Proc::start(&["run", cfg.to_str().unwrap()], &dir.path("log"), "sluice");
+        wait_until("the mounted /ndjson", &mut p, || {
+            TcpStream::connect(("127.0.0.1", api)).is_ok() && http(api, "POST", "/ndjson", &[], b"").0 == 200
+        });
+        p
+    };
+    let mut p = start();
+    let token = std::fs::read_to_string(dir.path("admin.token")).unwrap().trim().to_string();
+    let auth = format!("Bearer {token}");
+    let total = || {
+        let (status, body) = http(api, "GET", "/api/v1/search?query=&size=1", &[("Authorization", &auth)], b"");
+        assert_eq!(status, 200, "{body}");
+        json(&body)["total"].as_u64().unwrap()
+    };
+    let body: String = (0..100)
+        .map(|i| format!("{{\"create\":{{\"_index\":\"logs\",\"_id\":\"id-{i}\"}}}}\n{{\"n\":{i}}}\n"))
+        .collect();
+    for round in 0..3 {
+        let t0 = std::time::Instant::now();
+        let (status, reply) = http(api, "POST", "/_bulk?refresh=wait_for", &[], body.as_bytes());
+        assert_eq!(status, 200, "{reply}");
+        let statuses: Vec<u64> =
+            json(&reply)["items"].as_array().unwrap().iter().map(|i| i["create"]["status"].as_u64().unwrap()).collect();
+        if round == 0 {
+            assert_eq!(statuses, vec![201; 100], "{reply}");
+            // Searchable at the answer, not a commit later.
+            assert_eq!(total(), 100, "answered after {:?}", t0.elapsed());
+        } else {
+            assert_eq!(statuses, vec![409; 100], "round {round}: {reply}");
+            assert_eq!(total(), 100, "round {round}: stored twice");
+        }
+        if round == 1 {
+            p.kill9();
+            p = start();
+        }
+    }
+    // Without refresh: answered once queued, searchable after a commit.
+    let more: String = (0..10).map(|i| format!("{{\"create\":{{\"_index\":\"logs\"}}}}\n{{\"m\":{i}}}\n")).collect();
+    let (status, _) = http(api, "POST", "/_bulk", &[], more.as_bytes());
+    assert_eq!(status, 200);
+    wait_until("the rest searchable", &mut p, || total() == 110);
+    let (_, stats) = http(api, "GET", "/_node/stats", &[], b"");
+    let stats = json(&stats);
+    let http_src = &stats["pipelines"]["main"]["plugins"]["sources"][0]["counters"];
+    assert_eq!(http_src["bulk_conflicts"], 100, "{http_src}");
+    assert_eq!(http_src["refresh_waits_failed"], 0, "{http_src}");
+    p.term();
+}

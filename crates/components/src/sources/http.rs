@@ -24,6 +24,17 @@
 //! does). `op_type` `index` / `create` is honoured, anything else refuses the
 //! body. `require_alias` (the action's, else `?require_alias=true`) answers
 //! that item `404 index_not_found_exception`: sluice has no aliases.
+//! A `create` with an explicit `_id` this source already stored (within
+//! `created_ids_ttl`, 24 h, and the newest `created_ids_max`, 1,000,000
+//! pairs) answers that item `409 version_conflict_engine_exception` and is
+//! not stored again, so a retried request does not double events
+//! (`http/created_ids.rs`; `bulk_conflicts`). `?refresh=true` /
+//! `?refresh=wait_for` answers only once every sink of the pipeline
+//! acknowledged the events — for the embedded store, once they are
+//! committed and searchable — or after `refresh_timeout` (30 s;
+//! `refresh_waits_failed` counts waits that timed out or whose sink gave
+//! up: the events stay queued, the answer is the same). `refresh=false`
+//! is the default; another value is a `400`.
 //!
 //! *Bad documents:* a source line that is not a JSON object gets a per-item
 //! `400 mapper_parsing_exception`, is counted (`events_failed`) and is **not**
@@ -78,6 +89,7 @@
 //! table override every event's identity, tokens' included.
 
 mod auth;
+mod created_ids;
 
 use std::collections::BTreeMap;
 use std::hash::{BuildHasher, Hasher};
@@ -109,6 +121,7 @@ use sluice_net::{HttpTimeouts, Listener, ListenerCounters};
 use tokio::net::TcpListener;
 
 use self::auth::{AuthMode, IngestToken};
+use self::created_ids::CreatedIds;
 use super::tcp::{LineDecoder, LineFormat, LineState};
 
 /// Registry entry.
@@ -163,6 +176,25 @@ struct Config {
     /// Own port only: a connection with no request in progress is closed after this long.
     #[serde(default)]
     idle_timeout: Option<HumanDuration>,
+    /// `_bulk` `create` ids remembered for 409 answers: at most this many pairs.
+    #[serde(default = "default_created_ids_max")]
+    created_ids_max: usize,
+    /// ... and for this long.
+    #[serde(default = "default_created_ids_ttl")]
+    created_ids_ttl: HumanDuration,
+    /// Longest wait of a `refresh=wait_for` request for the sinks.
+    #[serde(default = "default_refresh_timeout")]
+    refresh_timeout: HumanDuration,
+}
+
+fn default_created_ids_max() -> usize {
+    1_000_000
+}
+fn default_created_ids_ttl() -> HumanDuration {
+    HumanDuration(Duration::from_secs(24 * 3600))
+}
+fn default_refresh_timeout() -> HumanDuration {
+    HumanDuration(Duration::from_secs(30))
 }
 
 /// Default `max_connections` of the source's own port.
@@ -261,7 +293,22 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
         return Err(cx.error("max_line_bytes", "must be greater than 0"));
     }
     let tokens = auth::resolve(c.auth, &c.tokens, cx)?;
+    if c.created_ids_max == 0 {
+        return Err(cx.error("created_ids_max", "must be at least 1"));
+    }
+    for (key, t) in [("created_ids_ttl", c.created_ids_ttl.0), ("refresh_timeout", c.refresh_timeout.0)] {
+        if t.is_zero() {
+            return Err(cx.error(key, "must be greater than 0"));
+        }
+    }
+    // Opened at start (`sluice validate` writes nothing).
+    let created_ids_path =
+        (!cx.dry_run).then(|| cx.data_dir.join("http_created_ids").join(&cx.pipeline).join(format!("{}.ids", cx.id)));
     Ok(Box::new(Http {
+        created_ids_path,
+        created_ids_max: c.created_ids_max,
+        created_ids_ttl: c.created_ids_ttl.0,
+        refresh_timeout: c.refresh_timeout.0,
         listen,
         format: c.format,
         max_body: usize::try_from(c.max_body_bytes.0).unwrap_or(usize::MAX),
@@ -273,6 +320,10 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
 }
 
 struct Http {
+    created_ids_path: Option<std::path::PathBuf>,
+    created_ids_max: usize,
+    created_ids_ttl: Duration,
+    refresh_timeout: Duration,
     listen: Listen,
     format: LineFormat,
     max_body: usize,
@@ -291,6 +342,8 @@ struct Counters {
     bulk_item_errors: Arc<Counter>,
     oversized: Arc<Counter>,
     gzip_bodies: Arc<Counter>,
+    bulk_conflicts: Arc<Counter>,
+    refresh_waits_failed: Arc<Counter>,
 }
 
 /// Shared by every request.
@@ -306,6 +359,8 @@ struct Shared {
     bulk: bool,
     seq_no: AtomicU64,
     ids: IdGenerator,
+    created: CreatedIds,
+    refresh_timeout: Duration,
     counters: Counters,
 }
 
@@ -335,7 +390,20 @@ impl Source for Http {
             bulk_item_errors: m.counter("bulk_item_errors"),
             oversized: m.counter("oversized_frames"),
             gzip_bodies: m.counter("gzip_bodies"),
+            bulk_conflicts: m.counter("bulk_conflicts"),
+            refresh_waits_failed: m.counter("refresh_waits_failed"),
         };
+        let created = CreatedIds::open(
+            self.created_ids_path.clone(),
+            self.created_ids_max,
+            self.created_ids_ttl,
+            created_ids::now_ns(),
+            m.counter("created_ids_evicted"),
+        )
+        .map_err(|e| {
+            let at = self.created_ids_path.as_deref().map(|p| p.display().to_string()).unwrap_or_default();
+            format!("bulk ids ledger {at}: {e}")
+        })?;
         let shared = Arc::new(Shared {
             decoder: LineDecoder::new(self.format, self.max_line, &cx),
             source: Arc::from(format!("http:{local}")),
@@ -347,6 +415,8 @@ impl Source for Http {
             bulk: self.bulk,
             seq_no: AtomicU64::new(0),
             ids: IdGenerator::new(),
+            created,
+            refresh_timeout: self.refresh_timeout,
             counters,
             cx: cx.clone(),
         });
@@ -793,6 +863,12 @@ impl ItemResult {
         Self { status: 404, ..Self::failed(Some(index), id, "index_not_found_exception", reason) }
     }
 
+    /// A `create` whose `_id` this source already stored.
+    fn conflict(index: String, id: String) -> Self {
+        let reason = format!("[{id}]: version conflict, document already exists (current version [1])");
+        Self { status: 409, ..Self::failed(Some(index), Some(id), "version_conflict_engine_exception", reason) }
+    }
+
     fn failed(index: Option<String>, id: Option<String>, kind: &'static str, reason: String) -> Self {
         Self {
             _index: index,
@@ -818,6 +894,10 @@ struct BulkResponse {
 /// One entry of `items`: the action name and its result.
 type Item = BTreeMap<String, ItemResult>;
 
+/// A bulk body's per-item results, the events to queue and the `create`
+/// pairs to record once they are queued.
+type ParsedBulk = (Vec<Item>, Vec<Event>, Vec<created_ids::Key>);
+
 /// Turns a bulk body's actions into per-item results and the events to queue.
 fn parse_bulk(
     s: &Shared,
@@ -825,7 +905,7 @@ fn parse_bulk(
     default_index: Option<&str>,
     require_alias: bool,
     identity: Option<&Arc<Identity>>,
-) -> Result<(Vec<Item>, Vec<Event>), es_bulk::Malformed> {
+) -> Result<ParsedBulk, es_bulk::Malformed> {
     let actions = es_bulk::parse(body)?;
     // An empty `_id` fails the request's validation, as in Elasticsearch:
     // the whole body is refused, one numbered error per such action.
@@ -840,16 +920,34 @@ fn parse_bulk(
     }
     let mut items = Vec::with_capacity(actions.len());
     let mut events = Vec::new();
+    // `create` pairs of this request (a second one in the same body is a conflict too).
+    let mut keys = Vec::new();
+    let now = created_ids::now_ns();
     for action in actions {
         let index = action.index.clone().or_else(|| default_index.map(str::to_string));
+        let created = match (&action.kind, &index, &action.id) {
+            (Kind::Create, Some(i), Some(id)) => Some(created_ids::key(i, id)),
+            _ => None,
+        };
         let item = match action.kind {
+            Kind::Create
+                if created.is_some_and(|k| keys.contains(&k) || s.created.contains(k, now))
+                    && !action.require_alias.unwrap_or(require_alias) =>
+            {
+                s.counters.bulk_conflicts.inc();
+                ItemResult::conflict(index.unwrap_or_default(), action.id.unwrap_or_default())
+            }
             // sluice has no aliases: an index named with `require_alias` is never one.
             Kind::Index | Kind::Create if action.require_alias.unwrap_or(require_alias) && index.is_some() => {
                 ItemResult::not_an_alias(index.unwrap_or_default(), action.id)
             }
             Kind::Index | Kind::Create => {
                 let doc = action.source.unwrap_or_default();
-                document(s, doc, index, action.id, identity, &mut events)
+                let item = document(s, doc, index, action.id, identity, &mut events);
+                if let (Some(k), None) = (created, &item.error) {
+                    keys.push(k);
+                }
+                item
             }
             Kind::Update | Kind::Delete => rejected(index, action.id, &action.name),
             Kind::Unknown => ItemResult::failed(
@@ -867,7 +965,7 @@ fn parse_bulk(
         }
         items.push(BTreeMap::from([(action.name, item)]));
     }
-    Ok((items, events))
+    Ok((items, events, keys))
 }
 
 fn rejected(index: Option<String>, id: Option<String>, action: &str) -> ItemResult {
@@ -938,6 +1036,17 @@ async fn bulk(
     // `?require_alias` / `?require_alias=true`: for every action without its own.
     let require_alias =
         req.uri().query().is_some_and(|q| q.split('&').any(|kv| kv == "require_alias" || kv == "require_alias=true"));
+    let wait = match refresh_param(req.uri().query()) {
+        Ok(w) => w,
+        Err(v) => {
+            s.counters.bad_requests.inc();
+            return es_error(
+                StatusCode::BAD_REQUEST,
+                "illegal_argument_exception",
+                &format!("Unknown value for refresh: [{v}]."),
+            );
+        }
+    };
     let body = match read_body(s, req).await {
         Ok(b) => b,
         Err(r) => return r,
@@ -946,7 +1055,7 @@ async fn bulk(
         s.counters.bad_requests.inc();
         return es_error(StatusCode::BAD_REQUEST, "parse_exception", "request body is required");
     }
-    let (items, events) = match parse_bulk(s, &body, default_index.as_deref(), require_alias, identity.as_ref()) {
+    let (items, events, keys) = match parse_bulk(s, &body, default_index.as_deref(), require_alias, identity.as_ref()) {
         Ok(p) => p,
         Err(es_bulk::Malformed { kind, reason }) => {
             s.counters.bad_requests.inc();
@@ -956,14 +1065,58 @@ async fn bulk(
     let n = events.len() as u64;
     if n > 0 {
         s.cx.metrics.events_in.add(n);
-        if s.cx.out.send(events).await.is_err() {
-            return queue_closed();
-        }
+        let visible = if wait {
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            let ack = sluice_core::AckToken::new(move |d| {
+                let _ = tx.send(d);
+            });
+            if s.cx.out.send_visible(events, ack).await.is_err() {
+                return queue_closed();
+            }
+            Some(rx)
+        } else {
+            if s.cx.out.send(events).await.is_err() {
+                return queue_closed();
+            }
+            None
+        };
         s.cx.metrics.events_out.add(n);
+        // Queued: the ids are taken from here on (before the answer).
+        if let Err(e) = s.created.insert(&keys, created_ids::now_ns()) {
+            tracing::warn!(source = %s.cx.id, error = %e, "bulk ids ledger write failed; a retry of these creates may be stored twice");
+        }
+        if let Some(rx) = visible {
+            match tokio::time::timeout(s.refresh_timeout, rx).await {
+                Ok(Ok(sluice_core::Delivery::Delivered)) => {}
+                outcome => {
+                    s.counters.refresh_waits_failed.inc();
+                    let why = if outcome.is_err() { "timed out" } else { "a sink did not take the events" };
+                    tracing::warn!(source = %s.cx.id, events = n, "refresh=wait_for: {why}; the events stay queued");
+                }
+            }
+        }
+    } else if let Err(e) = s.created.insert(&keys, created_ids::now_ns()) {
+        tracing::warn!(source = %s.cx.id, error = %e, "bulk ids ledger write failed");
     }
     let errors = items.iter().any(|m| m.values().any(|r| r.error.is_some()));
     let took = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     respond(StatusCode::OK, sonic_rs::to_vec(&BulkResponse { took, errors, items }).unwrap_or_default())
+}
+
+/// `?refresh`: whether to wait for the sinks (`true`, `wait_for`, bare),
+/// or the value that is neither that nor `false`.
+fn refresh_param(query: Option<&str>) -> Result<bool, String> {
+    let Some(v) = query.into_iter().flat_map(|q| q.split('&')).find_map(|kv| {
+        let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+        (k == "refresh").then(|| percent_decode(v))
+    }) else {
+        return Ok(false);
+    };
+    match v.as_str() {
+        "" | "true" | "wait_for" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(v),
+    }
 }
 
 // ---------------------------------------------------------------- ids
@@ -987,7 +1140,7 @@ impl IdGenerator {
         const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
         let n = self.counter.fetch_add(1, Ordering::Relaxed);
         let mut raw = [0u8; 15];
-        raw[..8].copy_from_slice(&sluice_core::event::now_ns().to_be_bytes());
+        raw[..8].copy_from_slice(&created_ids::now_ns().to_be_bytes());
         raw[8..11].copy_from_slice(&self.salt);
         raw[11..].copy_from_slice(&(n as u32).to_be_bytes());
         let mut out = String::with_capacity(20);
@@ -1026,10 +1179,20 @@ mod tests {
 
         /// Starts the source on a free port; `out` replaces the capture as the queue.
         async fn start_with(extra: &str, out: Option<Arc<dyn Output>>) -> Self {
+            Self::start_in(extra, out, None).await
+        }
+
+        /// ... with `data_dir` as the node's data directory.
+        async fn start_in(extra: &str, out: Option<Arc<dyn Output>>, data_dir: Option<&std::path::Path>) -> Self {
             let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
             let addr = probe.local_addr().unwrap();
             drop(probe);
-            let src = build_source(&SPEC, &format!("address = \"{addr}\"\n{extra}\n{}", tokens_for(extra))).unwrap();
+            let body = format!("address = \"{addr}\"\n{extra}\n{}", tokens_for(extra));
+            let src = match data_dir {
+                Some(d) => crate::testkit::build_source_in(&SPEC, &body, d),
+                None => build_source(&SPEC, &body),
+            }
+            .unwrap();
             let cap = Arc::new(Capture::default());
             let (mut cx, shutdown, metrics) = source_context(Arc::clone(&cap));
             if let Some(out) = out {
@@ -1393,6 +1556,102 @@ mod tests {
 
     /// Issue #18 (compatibility): integers beyond 64 bits sent through
     /// `_bulk` keep every digit (as a string, ADR 0055), not a rounded float.
+    /// Issue #18 compatibility: `create` with an `_id` already stored
+    /// answered 201 and stored a second copy, so a retried bulk request
+    /// doubled its events. Elasticsearch answers 409 per item; so does
+    /// sluice now, within the request, across requests and after a restart.
+    #[tokio::test]
+    async fn issue_18_bulk_create_with_an_existing_id_is_a_409() {
+        let dir = tempfile::tempdir().unwrap();
+        let srv = Server::start_in("auth = \"none\"", None, Some(dir.path())).await;
+        let first = "{\"create\":{\"_index\":\"logs\",\"_id\":\"a\"}}\n{\"n\":1}\n{\"create\":{\"_index\":\"logs\",\"_id\":\"b\"}}\n{\"n\":2}\n";
+        let r = srv.request("POST", "/_bulk", &[], first.as_bytes()).await;
+        assert_eq!(r.status, 200);
+        let v = r.json();
+        assert_eq!(v["errors"], false, "{v}");
+        assert_eq!(v["items"][0]["create"]["status"], 201);
+        // The retry of the same body, plus a new create, an index of an
+        // existing id (Elasticsearch overwrites: sluice appends) and the
+        // same new id twice in one body.
+        let retry = format!(
+            "{first}{}{}{}{}",
+            "{\"create\":{\"_index\":\"logs\",\"_id\":\"c\"}}\n{\"n\":3}\n",
+            "{\"create\":{\"_index\":\"other\",\"_id\":\"a\"}}\n{\"n\":4}\n",
+            "{\"create\":{\"_index\":\"logs\",\"_id\":\"c\"}}\n{\"n\":5}\n",
+            "{\"index\":{\"_index\":\"logs\",\"_id\":\"a\"}}\n{\"n\":6}\n",
+        );
+        let v = srv.request("POST", "/_bulk", &[], retry.as_bytes()).await.json();
+        assert_eq!(v["errors"], true, "{v}");
+        let statuses: Vec<u64> = v["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i.as_object().unwrap().values().next().unwrap()["status"].as_u64().unwrap())
+            .collect();
+        assert_eq!(statuses, [409, 409, 201, 201, 409, 201], "{v}");
+        assert_eq!(v["items"][0]["create"]["error"]["type"], "version_conflict_engine_exception");
+        assert_eq!(
+            v["items"][0]["create"]["error"]["reason"],
+            "[a]: version conflict, document already exists (current version [1])"
+        );
+        assert_eq!(v["items"][1]["create"]["_id"], "b");
+        let ns: Vec<i64> = srv.events().iter().map(|e| e.fields().get("n").and_then(Value::as_i64).unwrap()).collect();
+        assert_eq!(ns, [1, 2, 3, 4, 6], "no second copy of a, b or c");
+        assert_eq!(srv.counter("bulk_conflicts"), 3);
+        srv.stop().await;
+        // Started again on the same data directory (after kill -9 the
+        // ledger file is all there is): the ids are still taken.
+        let srv = Server::start_in("auth = \"none\"", None, Some(dir.path())).await;
+        let v = srv.request("POST", "/_bulk", &[], first.as_bytes()).await.json();
+        assert_eq!(v["items"][0]["create"]["status"], 409, "{v}");
+        assert_eq!(v["items"][1]["create"]["status"], 409, "{v}");
+        assert!(srv.events().is_empty());
+        srv.stop().await;
+    }
+
+    /// Issue #18 compatibility: `refresh=true|wait_for` answered at once;
+    /// now only once the sinks acknowledged (the capture's token resolved),
+    /// or after `refresh_timeout`, counted. An unknown value is a 400.
+    #[tokio::test]
+    async fn issue_18_bulk_refresh_wait_for_answers_after_the_sinks() {
+        let cap = Arc::new(crate::testkit::AckCapture::default());
+        let out: Arc<dyn Output> = Arc::clone(&cap) as Arc<dyn Output>;
+        let srv = Server::start_with("auth = \"none\"\nrefresh_timeout = \"300ms\"", Some(out)).await;
+        let body = b"{\"create\":{\"_index\":\"logs\"}}\n{\"n\":1}\n";
+        let r = srv.request("POST", "/_bulk?refresh=maybe", &[], body).await;
+        assert_eq!(r.status, 400);
+        assert_eq!(r.json()["error"]["reason"], "Unknown value for refresh: [maybe].");
+        assert!(cap.events.lock().is_empty());
+        for refresh in ["wait_for", "true"] {
+            let addr = srv.addr;
+            let path = format!("/_bulk?refresh={refresh}");
+            let req = tokio::spawn(async move { request(addr, "POST", &path, &[], body).await });
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while cap.tokens.lock().is_empty() {
+                assert!(Instant::now() < deadline, "never queued");
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            assert!(!req.is_finished(), "{refresh}: answered before the sinks acknowledged");
+            cap.tokens.lock().remove(0).delivered();
+            let r = tokio::time::timeout(Duration::from_secs(5), req).await.unwrap().unwrap();
+            assert_eq!(r.status, 200, "{refresh}");
+            assert_eq!(r.json()["errors"], false);
+        }
+        assert_eq!(srv.counter("refresh_waits_failed"), 0);
+        // A sink that never acknowledges: answered after the timeout, counted.
+        let t0 = Instant::now();
+        let r = srv.request("POST", "/_bulk?refresh", &[], body).await;
+        assert_eq!(r.status, 200);
+        assert!(t0.elapsed() >= Duration::from_millis(300), "{:?}", t0.elapsed());
+        assert_eq!(srv.counter("refresh_waits_failed"), 1);
+        // Without refresh: at once.
+        let r = srv.request("POST", "/_bulk?refresh=false", &[], body).await;
+        assert_eq!(r.status, 200);
+        assert_eq!(cap.events.lock().len(), 4);
+        srv.stop().await;
+    }
+
     #[tokio::test]
     async fn issue_18_bulk_keeps_the_digits_of_integers_beyond_64_bits() {
         let srv = Server::start("").await;

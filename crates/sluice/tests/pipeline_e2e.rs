@@ -505,6 +505,8 @@ struct Kill9 {
     file_duplicates: u64,
     /// `replayed_events_skipped` of the store sink after the restart.
     skipped: Option<u64>,
+    /// The same, as `/metrics` exports it (`sluice_store_replayed_events_skipped_total`).
+    skipped_metric: Option<u64>,
 }
 
 /// Issue #18's crash: a node with a persisted queue (`queue` settings), a
@@ -643,6 +645,18 @@ commit_interval = "200ms"
         .nth(1)
         .and_then(|r| r.split([',', '}']).next())
         .and_then(|n| n.parse().ok());
+    let metrics = {
+        let mut s = TcpStream::connect(("127.0.0.1", api)).unwrap();
+        s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+        let mut resp = String::new();
+        s.read_to_string(&mut resp).unwrap();
+        resp
+    };
+    let skipped_metric: Option<u64> = metrics
+        .lines()
+        .find(|l| l.starts_with("sluice_store_replayed_events_skipped_total"))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|n| n.parse().ok());
     assert!(sigterm(&mut child).success());
     let (file_missing, file_duplicates) = count(file_seqs());
     let (store_missing, store_duplicates) = count(store_seqs(&store));
@@ -654,6 +668,7 @@ commit_interval = "200ms"
         file_missing,
         file_duplicates,
         skipped,
+        skipped_metric,
     };
     println!("{name}: {k:?}");
     k
@@ -673,6 +688,7 @@ fn issue_18_kill_9_leaves_every_event_exactly_once_in_the_store() {
     assert!(k.committed_at_kill >= 50_000, "{k:?}");
     assert_eq!((k.store_missing, k.store_duplicates), (0, 0), "{k:?}");
     assert_eq!(k.skipped, Some(k.committed_at_kill as u64), "every committed event delivered again was skipped: {k:?}");
+    assert_eq!(k.skipped_metric, k.skipped, "/metrics exports the store's skipped count: {k:?}");
     assert_eq!(k.file_missing, 0, "{k:?}");
     // Nothing was checkpointed: the file sink gets all it had again.
     assert_eq!(k.file_duplicates, k.file_at_kill as u64, "{k:?}");

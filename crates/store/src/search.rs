@@ -574,6 +574,8 @@ impl SearchBackend for Store {
             ("sluice_store_partitions_dropped_total", load(&c.partitions_dropped)),
             ("sluice_store_retention_events_total", load(&c.retention_events)),
             ("sluice_store_tail_dropped_total", load(&c.tail_dropped)),
+            ("sluice_store_replayed_events_skipped_total", load(&c.replayed_skipped)),
+            ("sluice_store_positions_dropped_total", load(&c.positions_dropped)),
             ("sluice_store_result_cache_hits_total", load(&r.hits)),
             ("sluice_store_result_cache_misses_total", load(&r.misses)),
             ("sluice_store_result_cache_inserts_total", load(&r.inserts)),

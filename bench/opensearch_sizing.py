@@ -96,8 +96,8 @@ class Sampler(threading.Thread):
 def index_figures(url):
     req(f"{url}/{INDEX}/_refresh", "POST")
     req(f"{url}/{INDEX}/_flush", "POST")
-    s = req(f"{url}/{INDEX}/_stats/store,docs")["_all"]["primaries"]
-    return s["docs"]["count"], s["store"]["size_in_bytes"]
+    s = req(f"{url}/{INDEX}/_stats/store,docs,segments")["_all"]["primaries"]
+    return s["docs"]["count"], s["store"]["size_in_bytes"], s["segments"]["count"]
 
 
 def one_rate(a, rate):
@@ -123,9 +123,9 @@ def one_rate(a, rate):
     with open(os.path.join(out, "result.json")) as f:
         r = json.load(f)
     sent = r["generator"]["sent"]
-    docs, store = index_figures(url)
+    docs, store, segments = index_figures(url)
     req(f"{url}/{INDEX}/_forcemerge?max_num_segments=1", "POST")
-    docs_m, store_m = index_figures(url)
+    docs_m, store_m, _ = index_figures(url)
     procs = [x for x in r["processes"] if x["role"] not in ("bench", "haproxy", "nginx", "pen", "kafka")]
     sluice_cpu = sum(x["cpu_s"] for x in procs)
     row = {
@@ -143,6 +143,7 @@ def one_rate(a, rate):
         "jvm_peak_heap": sampler.peak_heap,
         "jvm_peak_rss": sampler.peak_rss,
         "store_bytes": store,
+        "segments": segments,
         "bytes_per_event": store / max(docs, 1),
         "store_bytes_merged": store_m,
         "bytes_per_event_merged": store_m / max(docs_m, 1),
@@ -189,20 +190,32 @@ def cores_for(rows, n):
     raise AssertionError("unreachable")
 
 
+def fixed_cores(rows):
+    """Where the line through the two lowest sustained rates meets 0 events/s
+    (sluice + JVM cores), clamped at 0; None with fewer than two rates."""
+    pts = sorted((r["achieved"], r["sluice_cores"] + r["jvm_cores"]) for r in rows)
+    if len(pts) < 2 or pts[1][0] <= pts[0][0]:
+        return None
+    (x0, y0), (x1, y1) = pts[0], pts[1]
+    return max(0.0, y0 - (y1 - y0) / (x1 - x0) * x0)
+
+
 def table(rows, targets):
     ok = [r for r in rows if r["sustained"]]
     if not ok:
         return "no sustained rate\n"
     best = max(ok, key=lambda r: r["rate"])
+    fixed = fixed_cores(ok)
+    fixed = "–" if fixed is None else f"{fixed:.2f} cores"
     mib = 1 << 20
     o = [
-        "| events/s | cores, sluice + OpenSearch (+30 %) | CPU figure | RAM: sluice peak RSS + JVM peak RSS (heap max) | disk per day (OpenSearch primary store, flushed) | after force-merge |",
-        "|---|---|---|---|---|---|",
+        "| events/s | cores, sluice + OpenSearch (+30 %) | CPU figure | fixed cost | RAM: sluice peak RSS + JVM peak RSS (heap max) | disk per day (OpenSearch primary store, flushed) | after force-merge |",
+        "|---|---|---|---|---|---|---|",
     ]
     for n in targets:
         c, how = cores_for(ok, n)
         o.append(
-            f"| {n:,.0f} | {c * 1.3:.2f} | {how} | {best['sluice_peak_rss'] / mib:.0f} MiB + {best['jvm_peak_rss'] / mib:.0f} MiB "
+            f"| {n:,.0f} | {c * 1.3:.2f} | {how} | {fixed} | {best['sluice_peak_rss'] / mib:.0f} MiB + {best['jvm_peak_rss'] / mib:.0f} MiB "
             f"({best['jvm_heap_max'] / mib:.0f} MiB) | {human(best['bytes_per_event'] * n * 86400)} ({best['bytes_per_event']:.1f} B/event) "
             f"| {human(best['bytes_per_event_merged'] * n * 86400)} ({best['bytes_per_event_merged']:.1f} B/event) |"
         )
@@ -213,7 +226,8 @@ def table(rows, targets):
             f"- at {r['rate']:,.0f}/s: {r['docs']:,} of {r['sent']:,} documents; sluice {r['sluice_cores']:.2f} cores, "
             f"{r['sluice_cpu_s'] / r['sent'] * 1e6:.1f} µs/event, {r['sluice_peak_rss'] / mib:.0f} MiB; OpenSearch {r['jvm_cores']:.2f} cores, "
             f"{r['jvm_cpu_s'] / r['sent'] * 1e6:.1f} µs/event, heap peak {r['jvm_peak_heap'] / mib:.0f} of {r['jvm_heap_max'] / mib:.0f} MiB, "
-            f"RSS {r['jvm_peak_rss'] / mib:.0f} MiB; {r['bytes_per_event']:.1f} B/event ({r['bytes_per_event_merged']:.1f} merged)"
+            f"RSS {r['jvm_peak_rss'] / mib:.0f} MiB; {r['bytes_per_event']:.1f} B/event in {r['segments']} segments "
+            f"({r['bytes_per_event_merged']:.1f} merged to one)"
             + ("" if r["sustained"] else " (not sustained)")
         )
     return "\n".join(o) + "\n"

@@ -258,3 +258,24 @@ step('the live feed receives events sent during the test, and only its group', a
   assert.match(shown[0], /acme live 4/);
   await shot('live');
 });
+
+step('issue 22 missing 1: a saved search is saved, found after a reload and opened with its query, range and columns', async () => {
+  await page.goto(`${base}/search?q=${encodeURIComponent('level:error')}&from=now-7d&cols=service`);
+  assert.equal(await hitCount(), await node.total('level:error', ACME));
+  await click(byText('button', 'Saved searches ▾'));
+  await fill('input[name="saved-name"]', 'firefox errors');
+  await click(byText('button', 'Save search'));
+  await el(byText('p', 'Saved “firefox errors”.'));
+  await page.goto(`${base}/search`);
+  await until(hitCountAnswered);
+  await page.reload();
+  await click(byText('button', 'Saved searches ▾'));
+  await click('.saved-list li[data-saved="firefox errors"] .saved-open');
+  await until(() => new URLSearchParams(location.search).get('q') === 'level:error');
+  const params = new URL(page.url()).searchParams;
+  assert.equal(params.get('from'), 'now-7d');
+  assert.equal(params.get('cols'), 'service');
+  assert.equal(await hitCount(), await node.total('level:error', ACME));
+  assert.equal(await count('thead button[aria-label="Remove column service"]'), 1);
+  await shot('saved-search');
+});

@@ -1,6 +1,7 @@
 // Search: query bar, time picker, histogram (drag to zoom), results newest
 // first with infinite scroll, field sidebar. The URL holds the state
-// (`/search?q=…&from=…&to=…&cols=a,b`), so a search is a shareable link.
+// (`/search?q=…&from=…&to=…&cols=a,b`), so a search is a shareable link;
+// saved searches keep the same three under a name.
 import { useState } from 'preact/hooks';
 import type { SearchRequest } from '../api/types';
 import { ErrorBox } from '../components/ErrorBox/ErrorBox';
@@ -8,6 +9,7 @@ import { FieldSidebar } from '../components/FieldSidebar/FieldSidebar';
 import { Histogram } from '../components/Histogram/Histogram';
 import { QueryBar } from '../components/QueryBar/QueryBar';
 import { ResultList } from '../components/ResultList/ResultList';
+import { SavedSearches } from '../components/SavedSearches/SavedSearches';
 import { TimePicker } from '../components/TimePicker/TimePicker';
 import { useAggregate } from '../hooks/useAggregate';
 import { useSearch } from '../hooks/useSearch';
@@ -77,6 +79,7 @@ export function SearchPage({ loc }: { loc: Loc }) {
       <div class="toolbar">
         <QueryBar value={s.q} onSubmit={(q) => go({ q })} error={result.error} />
         <TimePicker value={s.range} onChange={(range) => go({ range })} />
+        <SavedSearches current={s} onOpen={(saved) => go(saved)} />
       </div>
       {result.error?.type !== 'query_parse_error' ? <ErrorBox error={result.error} /> : null}
       <div class="search-body">

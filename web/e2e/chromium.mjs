@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { chromium } from 'playwright-core';
-import { ACME, ADMIN, ADMIN_PASSWORD, ART, BOB_PASSWORD, INGEST, WAIT_MS, hitCountAnswered, signInCodes, startNode, waitFor } from './node.mjs';
+import { ACME, ADMIN, ADMIN_PASSWORD, ART, BOB_PASSWORD, INGEST, SEED, WAIT_MS, hitCountAnswered, signInCodes, startNode, waitFor } from './node.mjs';
 import { base32, totp } from './totp.mjs';
 
 const WAIT = { timeout: WAIT_MS };
@@ -688,4 +688,43 @@ step('issue 22 missing 1: a saved search keeps query, range and columns, opens a
   assert.equal(await page.locator('tr.hit').count(), globexErrors);
   assert.ok((await page.locator('tr.hit td:nth-child(2)').allTextContents()).includes('vault'));
   await shot('saved-search-shared');
+});
+
+step('issue 22 missing 2: a viewer exports the results as CSV and ndjson and gets only their group\'s events', async () => {
+  // carol (a viewer of globex, signed in by the previous step): every globex event, none of acme.
+  const globex = await total('@group:globex', ADMIN);
+  const globexErrors = await total('@group:globex AND level:error', ADMIN);
+  await page.goto(`${base}/search?from=now-7d`);
+  assert.equal(await hitCount(), globex);
+  const [download] = await Promise.all([page.waitForEvent('download', WAIT), page.locator('a.export-csv').click()]);
+  assert.equal(download.suggestedFilename(), 'sluice-export.csv');
+  const { readFileSync } = await import('node:fs');
+  const csv = readFileSync(await download.path(), 'utf8').trimEnd().split('\n');
+  assert.equal(csv[0], '@timestamp,@group,@subgroup,@host,@source,message');
+  assert.equal(csv.length, 1 + globex);
+  assert.deepEqual([...new Set(csv.slice(1).map((l) => l.split(',')[1]))], ['globex']);
+  const messages = csv.slice(1).map((l) => l.split(',').at(-1));
+  for (const m of SEED.globex.map((e) => e.message)) assert.ok(messages.includes(m), m);
+  // ndjson, and CSV with the chosen columns, through the links' URLs with the session cookie.
+  const get = (sel) => page.evaluate(async (sel) => {
+    const r = await fetch(document.querySelector(sel).getAttribute('href'));
+    return { status: r.status, total: r.headers.get('x-sluice-total'), text: await r.text() };
+  }, sel);
+  const nd = await get('a.export-ndjson');
+  assert.equal(nd.status, 200);
+  const events = nd.text.trimEnd().split('\n').map((l) => JSON.parse(l));
+  assert.equal(events.length, globex);
+  assert.deepEqual([...new Set(events.map((e) => e['@group']))], ['globex']);
+  await page.goto(`${base}/search?q=${encodeURIComponent('level:error')}&from=now-7d&cols=service,level`);
+  const n = await hitCount();
+  assert.equal(n, globexErrors);
+  const cols = await get('a.export-csv');
+  assert.equal(cols.total, String(n));
+  const rows = cols.text.trimEnd().split('\n');
+  assert.equal(rows[0], '@timestamp,service,level');
+  assert.equal(rows.length, 1 + n);
+  assert.deepEqual([...new Set(rows.slice(1).map((l) => l.split(',').slice(1).join(',')))], ['vault,error']);
+  // The admin's static token sees the acme events too: the filter is the caller's.
+  assert.ok((await node.total('')) > globex);
+  await shot('export');
 });

@@ -279,3 +279,30 @@ step('issue 22 missing 1: a saved search is saved, found after a reload and open
   assert.equal(await count('thead button[aria-label="Remove column service"]'), 1);
   await shot('saved-search');
 });
+
+step('issue 22 missing 2: the export links download the results of the signed-in group only, CSV with the chosen columns', async () => {
+  // bob (acme): 10 errors with the column service.
+  await page.goto(`${base}/search?q=${encodeURIComponent('level:error')}&from=now-7d&cols=service`);
+  assert.equal(await hitCount(), await node.total('level:error', ACME));
+  const get = (sel) =>
+    page.evaluate(async (sel) => {
+      const r = await fetch(document.querySelector(sel).getAttribute('href'));
+      return { status: r.status, type: r.headers.get('content-type'), text: await r.text() };
+    }, sel);
+  assert.equal(await attr('a.export-csv', 'download'), 'sluice-export.csv');
+  const csv = await get('a.export-csv');
+  assert.equal(csv.status, 200);
+  assert.equal(csv.type, 'text/csv; charset=utf-8');
+  const rows = csv.text.trimEnd().split('\n');
+  assert.equal(rows[0], '@timestamp,service');
+  assert.equal(rows.length, 1 + 10);
+  assert.equal(await node.total('level:error', ACME), 10);
+  const nd = await get('a.export-ndjson');
+  const events = nd.text.trimEnd().split('\n').map((l) => JSON.parse(l));
+  assert.equal(events.length, 10);
+  assert.deepEqual([...new Set(events.map((e) => `${e['@group']} ${e.level}`))], ['acme error']);
+  assert.deepEqual(
+    events.map((e) => e.message).sort(),
+    Array.from({ length: 10 }, (_, i) => `acme request ${i * 3}`).sort(),
+  );
+});

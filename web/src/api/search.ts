@@ -24,3 +24,23 @@ export async function fields(range: { from: string; to: string } | null, signal?
 export function tailUrl(query: string): string {
   return `/api/v1/tail?${new URLSearchParams({ query }).toString()}`;
 }
+
+/** What `GET /api/v1/export` takes (docs/specs/ui-api.md §8). */
+export interface ExportRequest {
+  query: string;
+  from: string;
+  to: string;
+  format: 'csv' | 'ndjson';
+  /** CSV columns (the server's default set when empty); ignored for ndjson. */
+  columns: string[];
+}
+
+/** Hits an export writes when it names no `limit` (the server's default). */
+export const EXPORT_LIMIT = 10_000;
+
+/** The URL of `GET /api/v1/export` for the current search. */
+export function exportUrl(r: ExportRequest): string {
+  const p: Record<string, string> = { query: r.query, from: r.from, to: r.to, format: r.format };
+  if (r.format === 'csv' && r.columns.length > 0) p['fields'] = ['@timestamp', ...r.columns].join(',');
+  return `/api/v1/export?${new URLSearchParams(p).toString()}`;
+}

@@ -5,6 +5,7 @@
 import { useState } from 'preact/hooks';
 import type { SearchRequest } from '../api/types';
 import { ErrorBox } from '../components/ErrorBox/ErrorBox';
+import { ExportLinks } from '../components/ExportLinks/ExportLinks';
 import { FieldSidebar } from '../components/FieldSidebar/FieldSidebar';
 import { Histogram } from '../components/Histogram/Histogram';
 import { QueryBar } from '../components/QueryBar/QueryBar';
@@ -94,6 +95,7 @@ export function SearchPage({ loc }: { loc: Loc }) {
             {result.tookMs !== null ? <span class="muted"> in {result.tookMs} ms</span> : null}
             {result.loading ? <span class="muted"> — searching…</span> : null}
             {result.hits.length > 0 ? <span class="muted"> · showing {result.hits.length}</span> : null}
+            {result.total ? <ExportLinks search={{ query: s.q, from: s.range.from, to: s.range.to, columns: s.cols }} total={result.total} /> : null}
           </div>
           {h?.type === 'date_histogram' && !result.error ? (
             <Histogram buckets={h.buckets} intervalMs={h.interval_ms} onSelect={(f, t) => go({ range: absolute(f, t) })} />

@@ -728,3 +728,21 @@ step('issue 22 missing 2: a viewer exports the results as CSV and ndjson and get
   assert.ok((await node.total('')) > globex);
   await shot('export');
 });
+
+step('issue 22 missing 3: an event shows the events around it from its host and source', async () => {
+  // carol (globex): eleven lines in one request, in order; the acme ones sent
+  // in between are another source (and not hers).
+  await ingest('globex', Array.from({ length: 11 }, (_, i) => ({ message: `context line ${i}` })));
+  await ingest('acme', [{ message: 'context line acme' }]);
+  await waitFor('the context lines stored', async () => (await total('"context line"')) === 12);
+  await page.goto(`${base}/search?q=${encodeURIComponent('"context line 5"')}`);
+  assert.equal(await hitCount(), 1);
+  await page.locator('tr.hit button.expand').first().click();
+  await page.getByRole('button', { name: 'Show surrounding events' }).click();
+  const table = page.getByRole('table', { name: 'Surrounding events' });
+  await table.waitFor(WAIT);
+  const rows = (await table.locator('tr td:nth-child(2)').allTextContents()).map((t) => t.trim());
+  assert.deepEqual(rows, Array.from({ length: 11 }, (_, i) => `context line ${i}`));
+  assert.equal((await table.locator('tr[aria-current="true"] td:nth-child(2)').textContent()).trim(), 'context line 5');
+  await shot('context');
+});

@@ -306,3 +306,16 @@ step('issue 22 missing 2: the export links download the results of the signed-in
     Array.from({ length: 10 }, (_, i) => `acme request ${i * 3}`).sort(),
   );
 });
+
+step('issue 22 missing 3: an event shows the events around it from its host and source', async () => {
+  await node.ingest('acme', Array.from({ length: 11 }, (_, i) => ({ message: `ff context ${i}` })));
+  await waitFor('the context lines stored', async () => (await node.total('"ff context"')) === 11);
+  await page.goto(`${base}/search?q=${encodeURIComponent('"ff context 5"')}`);
+  assert.equal(await hitCount(), 1);
+  await click('tr.hit button.expand');
+  await click(byText('button', 'Show surrounding events'));
+  await el('table[aria-label="Surrounding events"] tr[aria-current="true"]');
+  assert.deepEqual(await texts('table[aria-label="Surrounding events"] tr td:nth-child(2)'), Array.from({ length: 11 }, (_, i) => `ff context ${i}`));
+  assert.equal(await page.$eval('table[aria-label="Surrounding events"] tr[aria-current="true"] td:nth-child(2)', (e) => e.textContent.trim()), 'ff context 5');
+  await shot('context');
+});

@@ -3,7 +3,8 @@
 //!
 //! - `GET|POST /api/v1/search`, `POST /api/v1/aggregate`, `GET /api/v1/fields`,
 //!   `GET /api/v1/tail` (Server-Sent Events), `GET /api/v1/export` (CSV or
-//!   ndjson downloads, [`export`]): the search API over the node's
+//!   ndjson downloads, [`export`]), `GET /api/v1/context` (the events around
+//!   one, [`context`]): the search API over the node's
 //!   [`SearchBackend`], for the principal of the caller's bearer token
 //!   ([`auth`]); errors as in [`error`].
 //! - with `[auth]` ([`ApiState::with_users`]): login with password and TOTP,
@@ -32,6 +33,7 @@
 pub mod admin;
 pub mod auth;
 pub mod content;
+pub mod context;
 pub mod error;
 pub mod export;
 pub mod mounts;
@@ -68,6 +70,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("GET", "/api/v1/fields"),
     ("GET", "/api/v1/tail"),
     ("GET", "/api/v1/export"),
+    ("GET", "/api/v1/context"),
     ("GET", "/api/v1/openapi.json"),
     ("GET", "/_node/stats"),
     ("GET", "/metrics"),
@@ -217,6 +220,7 @@ pub fn router(state: ApiState) -> Router {
         .route("/api/v1/fields", get(search::fields))
         .route("/api/v1/tail", get(search::tail))
         .route("/api/v1/export", get(export::export))
+        .route("/api/v1/context", get(context::context))
         .route("/api/v1/openapi.json", get(openapi))
         .route("/_node/stats", get(node_stats))
         .route("/metrics", get(prometheus))

@@ -241,3 +241,90 @@ async fn a_page_failing_part_way_breaks_the_body_instead_of_ending_it_short() {
     assert!(err.contains("disk on fire"), "{err}");
 }
 
+/// An event at second `sec` of a minute, on `host`, from `source`.
+fn at(id: &str, sec: u32, group: &str, host: &str, source: &str) -> (Identity, Hit) {
+    let ev = json!({"@timestamp": format!("2026-11-26T10:00:{sec:02}.000000001Z"), "@group": group,
+                    "@subgroup": "web", "@host": host, "@source": source, "message": id});
+    (Identity::new(group, "web", host), Hit { id: id.into(), event: ev, error: None })
+}
+
+/// Host A's events a1…a9 from source `syslog` (a5, a6, a7 share a
+/// timestamp), with one of globex on the same host and source, and events of
+/// another host and another source in between. Listed newest received first.
+fn context_store() -> Arc<Store> {
+    let mut received = vec![
+        at("a1", 1, "acme", "A", "syslog"),
+        at("b1", 2, "acme", "B", "syslog"),
+        at("a2", 2, "acme", "A", "syslog"),
+        at("a3", 3, "acme", "A", "syslog"),
+        at("g1", 3, "globex", "A", "syslog"),
+        at("a4", 4, "acme", "A", "syslog"),
+        at("a5", 5, "acme", "A", "syslog"),
+        at("a6", 5, "acme", "A", "syslog"),
+        at("a7", 5, "acme", "A", "syslog"),
+        at("c1", 6, "acme", "A", "http"),
+        at("a8", 6, "acme", "A", "syslog"),
+        at("a9", 7, "acme", "A", "syslog"),
+    ];
+    received.reverse();
+    Store::new(received)
+}
+
+fn ids(hits: &Value) -> Vec<&str> {
+    hits.as_array().unwrap().iter().map(|h| h["id"].as_str().unwrap()).collect()
+}
+
+const A6: &str = "/api/v1/context?id=a6&at=2026-11-26T10:00:05.000000001Z&host=A&source=syslog";
+
+#[tokio::test]
+async fn context_is_the_n_events_before_and_after_from_the_same_host_and_source() {
+    let store = context_store();
+    let r = get(&store, &format!("{A6}&n=3"), Some(ACME)).await;
+    assert_eq!(r.status, StatusCode::OK);
+    let v: Value = serde_json::from_str(&r.body.unwrap()).unwrap();
+    assert_eq!(ids(&v["before"]), ["a3", "a4", "a5"]);
+    assert_eq!(v["event"]["id"], "a6");
+    assert_eq!(v["event"]["event"]["message"], "a6");
+    assert_eq!(ids(&v["after"]), ["a7", "a8", "a9"]);
+    // More than there is: what there is.
+    let v: Value = serde_json::from_str(&get(&store, &format!("{A6}&n=50"), Some(ACME)).await.body.unwrap()).unwrap();
+    assert_eq!(ids(&v["before"]), ["a1", "a2", "a3", "a4", "a5"]);
+    assert_eq!(ids(&v["after"]), ["a7", "a8", "a9"]);
+    // The admin also sees globex's event on that host: the filter is the caller's.
+    let v: Value = serde_json::from_str(&get(&store, &format!("{A6}&n=3"), Some(ADMIN)).await.body.unwrap()).unwrap();
+    assert_eq!(ids(&v["before"]), ["g1", "a4", "a5"]);
+}
+
+#[tokio::test]
+async fn context_of_an_event_the_caller_cannot_see_is_404_and_bad_parameters_400() {
+    let store = context_store();
+    let r =
+        get(&store, "/api/v1/context?id=g1&at=2026-11-26T10:00:03.000000001Z&host=A&source=syslog", Some(ACME)).await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+    let r =
+        get(&store, "/api/v1/context?id=g1&at=2026-11-26T10:00:03.000000001Z&host=A&source=syslog", Some(ADMIN)).await;
+    assert_eq!(r.status, StatusCode::OK);
+    for (uri, field, message) in [
+        (format!("{A6}&n=0"), "n", "n must be between 1 and 500, got 0"),
+        (format!("{A6}&n=501"), "n", "n must be between 1 and 500, got 501"),
+        (
+            "/api/v1/context?id=a6&at=yesterday&host=A&source=syslog".to_string(),
+            "at",
+            "invalid time \"yesterday\": expected RFC 3339, epoch milliseconds or now-<n><unit>",
+        ),
+    ] {
+        let r = get(&store, &uri, Some(ACME)).await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{uri}");
+        let v: Value = serde_json::from_str(&r.body.unwrap()).unwrap();
+        assert_eq!((v["error"]["field"].as_str(), v["error"]["message"].as_str()), (Some(field), Some(message)));
+    }
+    let r = get(&store, "/api/v1/context?at=2026-11-26T10:00:05Z&host=A", Some(ACME)).await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "id is required");
+    // Without a host (as from the http source): the source alone.
+    let r = get(&store, "/api/v1/context?id=a6&at=2026-11-26T10:00:05.000000001Z&source=syslog&n=2", Some(ACME)).await;
+    let v: Value = serde_json::from_str(&r.body.unwrap()).unwrap();
+    assert_eq!((ids(&v["before"]), ids(&v["after"])), (vec!["a4", "a5"], vec!["a7", "a8"]));
+    let r = get(&store, "/api/v1/context?id=a8&at=2026-11-26T10:00:06.000000001Z&host=A&n=1", Some(ACME)).await;
+    let v: Value = serde_json::from_str(&r.body.unwrap()).unwrap();
+    assert_eq!((ids(&v["before"]), ids(&v["after"])), (vec!["c1"], vec!["a9"]));
+}

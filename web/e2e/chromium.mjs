@@ -746,3 +746,39 @@ step('issue 22 missing 3: an event shows the events around it from its host and 
   assert.equal((await table.locator('tr[aria-current="true"] td:nth-child(2)').textContent()).trim(), 'context line 5');
   await shot('context');
 });
+
+step('issue 22 confusing: the exact hit count, zero-hit hints, "No data" on empty charts', async () => {
+  // Over a thousand events: the count is written to the unit ("1,054 hits", not "1.1k").
+  await ingest('globex', Array.from({ length: 1000 }, (_, i) => ({ message: `bulk ${i}` })));
+  await waitFor('the bulk events stored', async () => (await total('bulk', ADMIN)) === 1000);
+  const n = await total('@group:globex', ADMIN);
+  await page.goto(`${base}/search?from=now-7d`);
+  assert.equal(await hitCount(), n);
+  assert.equal((await page.textContent('#hit-count')).trim(), `${n.toLocaleString('en-US')} hits`);
+  assert.match(await page.textContent('#hit-count'), /^\d,\d{3} hits$/);
+  // A misspelt field and a lower-case operator are said, under "No events match".
+  await search('levle:error');
+  assert.equal(await hitCount(), 0);
+  await page.getByText('No event in this time range has the field “levle” — did you mean “level”?').waitFor(WAIT);
+  await page.locator('.histogram .no-data', { hasText: 'No data' }).waitFor(WAIT);
+  await search('globex and secret');
+  assert.equal(await hitCount(), 0);
+  await page.getByText('“and” is searched as a word: operators are upper-case (AND).').waitFor(WAIT);
+  assert.equal(await page.locator('.query-hints li').count(), 1);
+  await shot('zero-hit-hints');
+  await search('globex AND secret');
+  assert.equal(await hitCount(), await total('globex AND secret', ADMIN));
+  assert.equal(await count('.query-hints'), 0);
+  assert.equal(await count('.histogram .no-data'), 0);
+  // Dashboard panels over nothing say "No data" instead of an empty frame.
+  const panel = (id, title, chart, agg, x) => ({ id, title, chart, query: 'levle:error', aggs: { a: agg }, options: {}, layout: { x, y: 0, w: 6, h: 3 } });
+  const created = await sessionCall('POST', '/api/v1/dashboards', {
+    title: 'Empty board', description: '', sharing: { everyone: false, groups: [] }, time: { from: 'now-1h', to: null }, refresh: null,
+    panels: [panel('p1', 'Empty line', 'timeseries', { type: 'date_histogram', buckets: 30 }, 0), panel('p2', 'Empty pie', 'pie', { type: 'terms', field: 'level', size: 5 }, 6)],
+  });
+  assert.equal(created.status, 201, created.text);
+  await page.goto(`${base}/dashboards/${JSON.parse(created.text).id}`);
+  await page.locator('section.panel[aria-label="Empty line"] .no-data', { hasText: 'No data' }).waitFor(WAIT);
+  await page.locator('section.panel[aria-label="Empty pie"] .no-data', { hasText: 'No data' }).waitFor(WAIT);
+  await shot('no-data');
+});

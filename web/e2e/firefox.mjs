@@ -319,3 +319,24 @@ step('issue 22 missing 3: an event shows the events around it from its host and 
   assert.equal(await page.$eval('table[aria-label="Surrounding events"] tr[aria-current="true"] td:nth-child(2)', (e) => e.textContent.trim()), 'ff context 5');
   await shot('context');
 });
+
+step('issue 22 confusing: the exact hit count, zero-hit hints, "No data" on an empty histogram', async () => {
+  await node.ingest('acme', Array.from({ length: 1000 }, (_, i) => ({ message: `ff bulk ${i}` })));
+  await waitFor('the bulk events stored', async () => (await node.total('"ff bulk"')) === 1000);
+  const n = await node.total('', ACME);
+  await page.goto(`${base}/search?from=now-7d`);
+  assert.equal(await hitCount(), n);
+  assert.equal(await page.$eval('#hit-count', (e) => e.textContent.trim()), `${n.toLocaleString('en-US')} hits`);
+  await search('levle:error');
+  assert.equal(await hitCountBecomes(0), 0);
+  await el(byText('li', 'No event in this time range has the field “levle” — did you mean “level”?'));
+  await el('.histogram .no-data');
+  await search('acme or request');
+  assert.equal(await hitCountBecomes(0), 0);
+  await el(byText('li', '“or” is searched as a word: operators are upper-case (OR).'));
+  await search('level:error');
+  assert.equal(await hitCountBecomes(10), 10);
+  assert.equal(await count('.query-hints'), 0);
+  assert.equal(await count('.histogram .no-data'), 0);
+  await shot('hints');
+});

@@ -9,12 +9,13 @@ import { ExportLinks } from '../components/ExportLinks/ExportLinks';
 import { FieldSidebar } from '../components/FieldSidebar/FieldSidebar';
 import { Histogram } from '../components/Histogram/Histogram';
 import { QueryBar } from '../components/QueryBar/QueryBar';
+import { QueryHints } from '../components/QueryHints/QueryHints';
 import { ResultList } from '../components/ResultList/ResultList';
 import { SavedSearches } from '../components/SavedSearches/SavedSearches';
 import { TimePicker } from '../components/TimePicker/TimePicker';
 import { useAggregate } from '../hooks/useAggregate';
 import { useSearch } from '../hooks/useSearch';
-import { compact } from '../lib/format';
+import { exact } from '../lib/format';
 import { addFilter } from '../lib/query';
 import { navigate, urlOf, type Loc } from '../lib/router';
 import { DEFAULT_RANGE, absolute, type TimeRange } from '../lib/time';
@@ -89,7 +90,7 @@ export function SearchPage({ loc }: { loc: Loc }) {
           <div class="summary-line" aria-live="polite">
             {result.total !== null ? (
               <span id="hit-count" data-count={result.total} data-request={answeredUrl(result.answered)}>
-                {compact(result.total)} hits
+                {exact(result.total)} {result.total === 1 ? 'hit' : 'hits'}
               </span>
             ) : null}
             {result.tookMs !== null ? <span class="muted"> in {result.tookMs} ms</span> : null}
@@ -101,7 +102,12 @@ export function SearchPage({ loc }: { loc: Loc }) {
             <Histogram buckets={h.buckets} intervalMs={h.interval_ms} onSelect={(f, t) => go({ range: absolute(f, t) })} />
           ) : null}
           <ErrorBox error={hist.error?.type === 'query_parse_error' ? null : hist.error} />
-          {result.total === 0 && !result.loading ? <p class="empty">No events match this search in this time range.</p> : null}
+          {result.total === 0 && !result.loading ? (
+            <>
+              <p class="empty">No events match this search in this time range.</p>
+              <QueryHints query={s.q} range={s.range} />
+            </>
+          ) : null}
           <ResultList
             hits={result.hits}
             columns={s.cols}

@@ -15,10 +15,18 @@ export interface ChartProps {
   height: number;
   /** Accessible description of what the chart shows. */
   label: string;
+  /** Say "No data" over the chart when every value is 0 or missing (not
+   * for rates, where 0 is a value). */
+  noData?: boolean;
+}
+
+/** Whether aligned data has no series value other than 0 or null. */
+export function isEmpty(data: AlignedData): boolean {
+  return data.slice(1).every((series) => Array.from(series as ArrayLike<number | null | undefined>).every((v) => v === null || v === undefined || v === 0));
 }
 
 /** The chart. */
-export function Chart({ options, optionsKey, data, height, label }: ChartProps) {
+export function Chart({ options, optionsKey, data, height, label, noData = false }: ChartProps) {
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   const dataRef = useRef(data);
@@ -48,7 +56,12 @@ export function Chart({ options, optionsKey, data, height, label }: ChartProps) 
     plot.current?.setData(data);
   }, [data]);
 
-  return <div class="chart" ref={box} role="img" aria-label={label} style={{ minHeight: `${height}px` }} />;
+  return (
+    <div class="chart-box">
+      <div class="chart" ref={box} role="img" aria-label={label} style={{ minHeight: `${height}px` }} />
+      {noData && isEmpty(data) ? <p class="no-data">No data</p> : null}
+    </div>
+  );
 }
 
 /** The series colours, in order. */

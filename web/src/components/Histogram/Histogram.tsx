@@ -79,6 +79,7 @@ export function Histogram({ buckets, intervalMs, onSelect, height = 120 }: Histo
         data={data}
         height={height}
         label={`Histogram of ${total} hits in ${buckets.length} buckets; drag to zoom`}
+        noData
       />
     </div>
   );

@@ -61,6 +61,7 @@ function TimeSeries({ buckets, bars, title }: { buckets: Bucket[]; bars: boolean
       data={[buckets.map((b) => Number(b.key)), buckets.map((b) => b.count)]}
       height={160}
       label={`${title}: ${buckets.length} points`}
+      noData
     />
   );
 }
@@ -86,6 +87,7 @@ function Bars({ buckets, title }: { buckets: Bucket[]; title: string }) {
       data={[labels.map((_l, i) => i), buckets.map((b) => b.count)]}
       height={160}
       label={`${title}: ${labels.map((l, i) => `${l} ${buckets[i]?.count ?? 0}`).join(', ')}`}
+      noData
     />
   );
 }

@@ -649,6 +649,8 @@ step('issue 22 missing 1: a saved search keeps query, range and columns, opens a
   await page.getByLabel('Share with groups (comma-separated)').fill('ops-e2e');
   await page.getByRole('button', { name: 'Save search' }).click();
   await page.getByText('Saved “team errors”.').waitFor(WAIT);
+  // The list is asked again after a save: wait for it to have both.
+  await page.waitForFunction(() => document.querySelectorAll('.saved-list li').length === 2, null, WAIT);
   assert.deepEqual(await savedNames(), ['acme errors', 'team errors']);
   await shot('saved-searches');
   // After a reload on another search, opening it brings back all three.

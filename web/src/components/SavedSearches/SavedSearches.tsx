@@ -2,9 +2,10 @@
 // searches the user may see (own, shared with one of their groups or with
 // everyone) and a form that saves the current query, time range and columns
 // under a name, shared like a dashboard.
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import type { ApiError } from '../../api/client';
 import { createSavedSearch, deleteSavedSearch, listSavedSearches, type SavedSearch } from '../../api/savedSearches';
+import { useDismiss } from '../../hooks/useDismiss';
 import { toApiError, useRequest } from '../../hooks/useRequest';
 import { DEFAULT_RANGE, type TimeRange } from '../../lib/time';
 import { ErrorBox } from '../ErrorBox/ErrorBox';
@@ -44,18 +45,7 @@ export function SavedSearches({ current, onOpen }: SavedSearchesProps) {
   const root = useRef<HTMLDivElement>(null);
   const list = useRequest(open ? 'saved' : null, listSavedSearches);
 
-  useEffect(() => {
-    if (!open) return undefined;
-    const close = (e: Event): void => {
-      if (e instanceof KeyboardEvent ? e.key === 'Escape' : !root.current?.contains(e.target as Node)) setOpen(false);
-    };
-    document.addEventListener('keydown', close);
-    document.addEventListener('mousedown', close);
-    return () => {
-      document.removeEventListener('keydown', close);
-      document.removeEventListener('mousedown', close);
-    };
-  }, [open]);
+  useDismiss(open, root, () => setOpen(false));
 
   const save = (e: Event): void => {
     e.preventDefault();

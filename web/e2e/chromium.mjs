@@ -784,3 +784,24 @@ step('issue 22 confusing: the exact hit count, zero-hit hints, "No data" on empt
   await page.locator('section.panel[aria-label="Empty pie"] .no-data', { hasText: 'No data' }).waitFor(WAIT);
   await shot('no-data');
 });
+
+step('issue 22 confusing: one 24-hour time format with its zone everywhere, local or UTC as the user chooses', async () => {
+  const q = '"context line 5"';
+  const r = await sessionCall('GET', `/api/v1/search?query=${encodeURIComponent(q)}`);
+  const ts = JSON.parse(r.text).hits[0].event['@timestamp'];
+  const utc = `${ts.slice(0, 10)} ${ts.slice(11, 23)} UTC`;
+  await page.goto(`${base}/account`);
+  await page.getByLabel('Show times in').selectOption('utc');
+  await page.goto(`${base}/search?q=${encodeURIComponent(q)}`);
+  assert.equal(await hitCount(), 1);
+  const row = page.locator('tr.hit button.expand').first();
+  assert.equal((await row.textContent()).replace('▸', '').trim(), utc);
+  await row.click();
+  assert.equal((await page.locator('[data-field="@timestamp"] .value').textContent()).trim(), utc);
+  // Back to local time: the same format with the browser's offset.
+  await page.goto(`${base}/account`);
+  await page.getByLabel('Show times in').selectOption('local');
+  await page.goto(`${base}/search?q=${encodeURIComponent(q)}`);
+  assert.equal(await hitCount(), 1);
+  assert.match((await page.locator('tr.hit button.expand').first().textContent()).replace('▸', '').trim(), /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} [+-]\d\d:\d\d$/);
+});

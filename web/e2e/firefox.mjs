@@ -340,3 +340,22 @@ step('issue 22 confusing: the exact hit count, zero-hit hints, "No data" on an e
   assert.equal(await count('.histogram .no-data'), 0);
   await shot('hints');
 });
+
+step('issue 22 confusing: one 24-hour time format with its zone everywhere, local or UTC as the user chooses', async () => {
+  const q = '"ff context 5"';
+  const r = await sessionCall('GET', `/api/v1/search?query=${encodeURIComponent(q)}`);
+  const ts = JSON.parse(r.text).hits[0].event['@timestamp'];
+  const utc = `${ts.slice(0, 10)} ${ts.slice(11, 23)} UTC`;
+  await page.goto(`${base}/account`);
+  await page.select('select[name="time-zone"]', 'utc');
+  await page.goto(`${base}/search?q=${encodeURIComponent(q)}`);
+  assert.equal(await hitCount(), 1);
+  assert.equal((await page.$eval('tr.hit button.expand', (e) => e.textContent)).replace('▸', '').trim(), utc);
+  await click('tr.hit button.expand');
+  assert.equal(await page.$eval('[data-field="@timestamp"] .value', (e) => e.textContent.trim()), utc);
+  await page.goto(`${base}/account`);
+  await page.select('select[name="time-zone"]', 'local');
+  await page.goto(`${base}/search?q=${encodeURIComponent(q)}`);
+  assert.equal(await hitCount(), 1);
+  assert.match((await page.$eval('tr.hit button.expand', (e) => e.textContent)).replace('▸', '').trim(), /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} [+-]\d\d:\d\d$/);
+});

@@ -2,7 +2,8 @@
 // change (compare by `optionsKey`), fed new data with `setData`, resized with
 // its container, destroyed on unmount.
 import { useEffect, useRef } from 'preact/hooks';
-import uPlot, { type AlignedData, type Options, type Series } from 'uplot';
+import uPlot, { type AlignedData, type Axis, type Options, type Series } from 'uplot';
+import { axisLabel } from '../../lib/time';
 import 'uplot/dist/uPlot.min.css';
 
 /** Props of [`Chart`]. */
@@ -70,6 +71,12 @@ export const PALETTE = ['#2563eb', '#16a34a', '#dc2626', '#ca8a04', '#9333ea', '
 /** A colour of the palette by index (wrapping). */
 export function colour(i: number): string {
   return PALETTE[i % PALETTE.length] ?? '#2563eb';
+}
+
+/** The x axis of a time chart: 24-hour ticks in the chosen zone (uPlot's
+ * own are 12-hour, local). */
+export function timeAxis(): Axis {
+  return { stroke: '#6b7280', values: (_u, splits, _ai, _space, incr) => splits.map((v) => axisLabel(v, incr)) };
 }
 
 /** A bar series (uPlot's bars path builder). */

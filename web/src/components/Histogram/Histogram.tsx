@@ -2,7 +2,7 @@
 import { useMemo, useRef } from 'preact/hooks';
 import type { AlignedData, Options } from 'uplot';
 import type { Bucket } from '../../api/types';
-import { Chart, barSeries } from '../Chart/Chart';
+import { Chart, barSeries, timeAxis } from '../Chart/Chart';
 
 /** Props of [`Histogram`]. */
 export interface HistogramProps {
@@ -52,7 +52,7 @@ export function Histogram({ buckets, intervalMs, onSelect, height = 120 }: Histo
     legend: { show: false },
     cursor: { drag: { x: true, y: false, setScale: false } },
     scales: { x: { time: true, range: (_u, min, max) => xRange(min, max, intervalMs) } },
-    axes: [{ stroke: '#6b7280' }, { stroke: '#6b7280', size: 50 }],
+    axes: [timeAxis(), { stroke: '#6b7280', size: 50 }],
     series: [
       {},
       barSeries('hits', 0, [0.9, 64], 1),

@@ -7,7 +7,7 @@ import type { AggregationResult, Bucket } from '../../api/types';
 import { usePanelData, type PanelData } from '../../hooks/usePanelData';
 import { compact, getPath, valueText } from '../../lib/format';
 import { formatTime, type TimeRange } from '../../lib/time';
-import { Chart, barSeries, colour } from '../Chart/Chart';
+import { Chart, barSeries, timeAxis, colour } from '../Chart/Chart';
 import { ErrorBox } from '../ErrorBox/ErrorBox';
 import { PieChart } from '../PieChart/PieChart';
 
@@ -46,7 +46,7 @@ function TimeSeries({ buckets, bars, title }: { buckets: Bucket[]; bars: boolean
     ms: 1,
     legend: { show: false },
     scales: { x: { time: true } },
-    axes: [{ stroke: '#6b7280' }, { stroke: '#6b7280', size: 50 }],
+    axes: [timeAxis(), { stroke: '#6b7280', size: 50 }],
     series: [
       {},
       bars

@@ -60,7 +60,8 @@ before(async () => {
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-default-apps', '--metrics-recording-only', '--mute-audio'],
   });
-  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  // A context of its own, so a test can open a second tab in it (same cookies and storage).
+  page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
   page.on('pageerror', (e) => node.note(`\n[page error] ${e.message}`));
 });
 
@@ -804,4 +805,20 @@ step('issue 22 confusing: one 24-hour time format with its zone everywhere, loca
   await page.goto(`${base}/search?q=${encodeURIComponent(q)}`);
   assert.equal(await hitCount(), 1);
   assert.match((await page.locator('tr.hit button.expand').first().textContent()).replace('▸', '').trim(), /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} [+-]\d\d:\d\d$/);
+});
+
+step('issue 22 confusing: a new tab is signed in with the same session; signing out there signs out both', async () => {
+  const tab = await page.context().newPage();
+  try {
+    await tab.goto(`${base}/search?from=now-7d`);
+    await tab.waitForFunction(hitCountAnswered, null, WAIT);
+    assert.equal(await tab.locator('form[aria-label="Sign in"]').count(), 0);
+    assert.equal(Number(await tab.getAttribute('#hit-count', 'data-count')), await total('@group:globex', ADMIN));
+    await tab.getByRole('button', { name: 'Sign out' }).click();
+    await tab.waitForSelector('form[aria-label="Sign in"]', WAIT);
+    // The first tab follows (the shared copy is gone, and so is the session).
+    await page.waitForSelector('form[aria-label="Sign in"]', WAIT);
+  } finally {
+    await tab.close();
+  }
 });

@@ -359,3 +359,33 @@ step('issue 22 confusing: one 24-hour time format with its zone everywhere, loca
   assert.equal(await hitCount(), 1);
   assert.match((await page.$eval('tr.hit button.expand', (e) => e.textContent)).replace('▸', '').trim(), /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} [+-]\d\d:\d\d$/);
 });
+
+step('issue 22 confusing: top-value bars are shares of the hits that have the field', async () => {
+  // Most of bob's events (the bulk ones) have no level: the bars compare the
+  // levels among the events that have one.
+  const [withLevel, info, all] = [await node.total('_exists_:level', ACME), await node.total('level:info', ACME), await node.total('', ACME)];
+  assert.ok(all > 2 * withLevel, `${all} ${withLevel}`);
+  await page.goto(`${base}/search?from=now-7d`);
+  assert.equal(await hitCount(), all);
+  await click(`::-p-xpath(//button[contains(@class, "field-name")][text()[normalize-space()="level"]])`);
+  await el('.top-values[data-with-field] .v');
+  assert.equal(await attr('.top-values', 'data-with-field'), String(withLevel));
+  assert.equal(await page.$eval('.top-values .coverage', (e) => e.textContent.trim()), `in ${withLevel.toLocaleString('en-US')} of ${all.toLocaleString('en-US')} hits (${Math.round((withLevel / all) * 100)}%)`);
+  const infoBar = await page.$eval(byText('span', 'info'), (e) => e.parentElement.querySelector('.bar').style.width);
+  assert.equal(infoBar, `${Math.round((info / withLevel) * 100)}%`);
+});
+
+step('issue 22 confusing: a new tab is signed in with the same session; signing out there signs out both', async () => {
+  const tab = await browser.newPage();
+  try {
+    await tab.goto(`${base}/search?from=now-7d`);
+    await tab.waitForFunction(hitCountAnswered, WAIT);
+    assert.equal(await tab.$$eval('form[aria-label="Sign in"]', (f) => f.length), 0);
+    assert.equal(Number(await tab.$eval('#hit-count', (e) => e.getAttribute('data-count'))), await node.total('', ACME));
+    await (await tab.waitForSelector(byText('button', 'Sign out'), WAIT)).click();
+    await tab.waitForSelector('form[aria-label="Sign in"]', WAIT);
+    await el('form[aria-label="Sign in"]');
+  } finally {
+    await tab.close();
+  }
+});

@@ -767,7 +767,12 @@ step('issue 22 confusing: the exact hit count, zero-hit hints, "No data" on empt
   await search('globex and secret');
   assert.equal(await hitCount(), 0);
   await page.getByText('“and” is searched as a word: operators are upper-case (AND).').waitFor(WAIT);
-  assert.equal(await page.locator('.query-hints li').count(), 1);
+  assert.equal(await page.locator('.query-hints li').count(), 2);
+  // A word of another field: free text searches message only, and says so.
+  await search('vault');
+  assert.equal(await hitCount(), 0);
+  assert.equal(await total('service:vault', ADMIN), 20);
+  await page.getByText('Words without a field (“vault”) are searched in message only; to search another field, write field:word.').waitFor(WAIT);
   await shot('zero-hit-hints');
   await search('globex AND secret');
   assert.equal(await hitCount(), await total('globex AND secret', ADMIN));

@@ -334,6 +334,10 @@ step('issue 22 confusing: the exact hit count, zero-hit hints, "No data" on an e
   await search('acme or request');
   assert.equal(await hitCountBecomes(0), 0);
   await el(byText('li', '“or” is searched as a word: operators are upper-case (OR).'));
+  await search('web');
+  assert.equal(await hitCountBecomes(0), 0);
+  assert.equal(await node.total('service:web', ACME), 15);
+  await el(byText('li', 'Words without a field (“web”) are searched in message only; to search another field, write field:word.'));
   await search('level:error');
   assert.equal(await hitCountBecomes(10), 10);
   assert.equal(await count('.query-hints'), 0);

@@ -42,13 +42,15 @@ describe('zero-hit hints', () => {
   it('knows the identity fields and the fields in range, and ignores phrases', () => {
     expect(queryHints('@group:acme AND http.method:GET AND status:[500 TO 599]', known)).toEqual([]);
     expect(queryHints('message:"see foo:bar and more"', known)).toEqual([]);
+    expect(queryHints('vault', known)).toEqual(['Words without a field (“vault”) are searched in message only; to search another field, write field:word.']);
   });
 
   it('says lower-case operators are words', () => {
     expect(queryHints('sshd and failed or root', known)).toEqual([
       '“and” is searched as a word: operators are upper-case (AND).',
       '“or” is searched as a word: operators are upper-case (OR).',
+      'Words without a field (“sshd”, “failed”, “root”) are searched in message only; to search another field, write field:word.',
     ]);
-    expect(queryHints('sshd AND failed', known)).toEqual([]);
+    expect(queryHints('level:error AND status:[500 TO 599]', known)).toEqual([]);
   });
 });

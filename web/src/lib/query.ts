@@ -85,5 +85,13 @@ export function queryHints(query: string, known: string[]): string[] {
     seen.add(op);
     hints.push(`“${op}” is searched as a word: operators are upper-case (${op.toUpperCase()}).`);
   }
+  // Free words (not `field:value`, not an operator) search `message` only.
+  const words = bare
+    .replace(/(?:^|[\s(!+-])[A-Za-z_@][\w.@-]*:(?:\[[^\]]*\]|\{[^}]*\}|\S*)/g, ' ')
+    .split(/[\s()]+/)
+    .filter((w) => w !== '' && !/^(AND|OR|NOT|and|or|not|&&|\|\||[-+!*])$/.test(w));
+  if (words.length > 0) {
+    hints.push(`Words without a field (${words.map((w) => `“${w}”`).join(', ')}) are searched in message only; to search another field, write field:word.`);
+  }
   return hints;
 }

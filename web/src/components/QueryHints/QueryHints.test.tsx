@@ -30,6 +30,7 @@ describe('QueryHints', () => {
     expect([...root.querySelectorAll('li')].map((l) => l.textContent)).toEqual([
       'No event in this time range has the field “stauts” — did you mean “status”?',
       '“and” is searched as a word: operators are upper-case (AND).',
+      'Words without a field (“x”) are searched in message only; to search another field, write field:word.',
     ]);
   });
 });

@@ -778,6 +778,11 @@ step('issue 22 confusing: the exact hit count, zero-hit hints, "No data" on empt
   assert.equal(await hitCount(), await total('globex AND secret', ADMIN));
   assert.equal(await count('.query-hints'), 0);
   assert.equal(await count('.histogram .no-data'), 0);
+  // The histogram's tooltip: the bucket's time with its zone and its exact count.
+  const over = await page.locator('.histogram .u-over').boundingBox();
+  await page.mouse.move(over.x + over.width - 2, over.y + over.height / 2);
+  await page.locator('.histogram .chart-tip').waitFor(WAIT);
+  assert.match(await page.textContent('.histogram .chart-tip'), /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} (UTC|[+-]\d\d:\d\d) — [\d,]+ hits?$/);
   // Dashboard panels over nothing say "No data" instead of an empty frame.
   const panel = (id, title, chart, agg, x) => ({ id, title, chart, query: 'levle:error', aggs: { a: agg }, options: {}, layout: { x, y: 0, w: 6, h: 3 } });
   const created = await sessionCall('POST', '/api/v1/dashboards', {

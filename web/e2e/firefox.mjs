@@ -342,6 +342,10 @@ step('issue 22 confusing: the exact hit count, zero-hit hints, "No data" on an e
   assert.equal(await hitCountBecomes(10), 10);
   assert.equal(await count('.query-hints'), 0);
   assert.equal(await count('.histogram .no-data'), 0);
+  const over = await (await el('.histogram .u-over')).boundingBox();
+  await page.mouse.move(over.x + over.width - 2, over.y + over.height / 2);
+  const tip = await el('.histogram .chart-tip');
+  assert.match(await tip.evaluate((e) => e.textContent), /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} (UTC|[+-]\d\d:\d\d) — [\d,]+ hits?$/);
   await shot('hints');
 });
 

@@ -1,6 +1,12 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
 const KEY = 'sluice.credentials';
+// A fresh copy of the module for each test: it reads the storage when loaded.
+beforeEach(() => {
+  sessionStorage.clear();
+  localStorage.clear();
+  vi.resetModules();
+});
 afterEach(() => {
   sessionStorage.clear();
   localStorage.clear();

@@ -1,7 +1,7 @@
 // A uPlot chart that fills its container's width: created when `options`
 // change (compare by `optionsKey`), fed new data with `setData`, resized with
 // its container, destroyed on unmount.
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot, { type AlignedData, type Axis, type Options, type Series } from 'uplot';
 import { axisLabel } from '../../lib/time';
 import 'uplot/dist/uPlot.min.css';
@@ -19,6 +19,15 @@ export interface ChartProps {
   /** Say "No data" over the chart when every value is 0 or missing (not
    * for rates, where 0 is a value). */
   noData?: boolean;
+  /** The text shown by the cursor for the point at `idx` (none without). */
+  tooltip?: (idx: number) => string;
+}
+
+/** Where the cursor's tooltip is, and what it says. */
+interface Tip {
+  left: number;
+  top: number;
+  text: string;
 }
 
 /** Whether aligned data has no series value other than 0 or null. */
@@ -27,7 +36,10 @@ export function isEmpty(data: AlignedData): boolean {
 }
 
 /** The chart. */
-export function Chart({ options, optionsKey, data, height, label, noData = false }: ChartProps) {
+export function Chart({ options, optionsKey, data, height, label, noData = false, tooltip }: ChartProps) {
+  const [tip, setTip] = useState<Tip | null>(null);
+  const tipRef = useRef(tooltip);
+  tipRef.current = tooltip;
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   const dataRef = useRef(data);
@@ -39,7 +51,20 @@ export function Chart({ options, optionsKey, data, height, label, noData = false
     const el = box.current;
     if (!el) return undefined;
     const width = Math.max(100, el.clientWidth);
-    const u = new uPlot(optsRef.current(width, height), dataRef.current, el);
+    const opts = optsRef.current(width, height);
+    // The tooltip follows the cursor's point (uPlot's setCursor hook).
+    opts.hooks = {
+      ...opts.hooks,
+      setCursor: [
+        ...(opts.hooks?.setCursor ?? []),
+        (u: uPlot) => {
+          const idx = u.cursor.idx;
+          const text = idx === null || idx === undefined || !tipRef.current ? null : tipRef.current(idx);
+          setTip(text ? { left: (u.cursor.left ?? 0) + u.over.offsetLeft, top: (u.cursor.top ?? 0) + u.over.offsetTop, text } : null);
+        },
+      ],
+    };
+    const u = new uPlot(opts, dataRef.current, el);
     plot.current = u;
     const ro = typeof ResizeObserver === 'undefined' ? null : new ResizeObserver(() => {
       const w = Math.max(100, el.clientWidth);
@@ -61,6 +86,11 @@ export function Chart({ options, optionsKey, data, height, label, noData = false
     <div class="chart-box">
       <div class="chart" ref={box} role="img" aria-label={label} style={{ minHeight: `${height}px` }} />
       {noData && isEmpty(data) ? <p class="no-data">No data</p> : null}
+      {tip ? (
+        <div class="chart-tip" role="tooltip" style={{ left: `${tip.left + 12}px`, top: `${tip.top + 12}px` }}>
+          {tip.text}
+        </div>
+      ) : null}
     </div>
   );
 }

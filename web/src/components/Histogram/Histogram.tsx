@@ -2,6 +2,8 @@
 import { useMemo, useRef } from 'preact/hooks';
 import type { AlignedData, Options } from 'uplot';
 import type { Bucket } from '../../api/types';
+import { exact } from '../../lib/format';
+import { formatTime } from '../../lib/time';
 import { Chart, barSeries, timeAxis } from '../Chart/Chart';
 
 /** Props of [`Histogram`]. */
@@ -34,6 +36,11 @@ export function snapSelection(fromMs: number, toMs: number, intervalMs: number):
 export function xRange(min: number | null, max: number | null, intervalMs: number): [number | null, number | null] {
   if (min === null || max === null) return [min, max];
   return [min, max + Math.max(intervalMs, 1)];
+}
+
+/** `2026-11-26 22:51:00.000 UTC — 12 hits` for a bucket. */
+export function bucketTip(b: Bucket | undefined): string {
+  return b ? `${formatTime(Number(b.key))} — ${exact(b.count)} ${b.count === 1 ? 'hit' : 'hits'}` : '';
 }
 
 /** The histogram. */
@@ -80,6 +87,7 @@ export function Histogram({ buckets, intervalMs, onSelect, height = 120 }: Histo
         height={height}
         label={`Histogram of ${total} hits in ${buckets.length} buckets; drag to zoom`}
         noData
+        tooltip={(i) => bucketTip(buckets[i])}
       />
     </div>
   );

@@ -5,10 +5,11 @@ import type { Options } from 'uplot';
 import type { Panel as PanelDef } from '../../api/dashboards';
 import type { AggregationResult, Bucket } from '../../api/types';
 import { usePanelData, type PanelData } from '../../hooks/usePanelData';
-import { compact, getPath, valueText } from '../../lib/format';
+import { compact, exact, getPath, valueText } from '../../lib/format';
 import { formatTime, type TimeRange } from '../../lib/time';
 import { Chart, barSeries, timeAxis, colour } from '../Chart/Chart';
 import { ErrorBox } from '../ErrorBox/ErrorBox';
+import { bucketTip } from '../Histogram/Histogram';
 import { PieChart } from '../PieChart/PieChart';
 
 /** The first aggregation result of a panel's data. */
@@ -62,6 +63,7 @@ function TimeSeries({ buckets, bars, title }: { buckets: Bucket[]; bars: boolean
       height={160}
       label={`${title}: ${buckets.length} points`}
       noData
+      tooltip={(i) => bucketTip(buckets[i])}
     />
   );
 }
@@ -88,6 +90,7 @@ function Bars({ buckets, title }: { buckets: Bucket[]; title: string }) {
       height={160}
       label={`${title}: ${labels.map((l, i) => `${l} ${buckets[i]?.count ?? 0}`).join(', ')}`}
       noData
+      tooltip={(i) => (buckets[i] ? `${String(buckets[i].key)}: ${exact(buckets[i].count)}` : '')}
     />
   );
 }

@@ -1,13 +1,10 @@
-import { render } from 'preact';
 import { act } from 'preact/test-utils';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { mount, unmountAll } from '../../testing';
 import { QueryHints } from './QueryHints';
 
-let el: HTMLElement | null = null;
 afterEach(() => {
-  if (el) render(null, el);
-  el?.remove();
-  el = null;
+  unmountAll();
   vi.unstubAllGlobals();
 });
 
@@ -21,10 +18,7 @@ describe('QueryHints', () => {
         return Promise.resolve(new Response(JSON.stringify({ fields: [{ name: 'status', types: ['long'] }] }), { status: 200 }));
       }),
     );
-    const root = document.createElement('div');
-    el = root;
-    document.body.appendChild(root);
-    act(() => render(<QueryHints query="stauts:500 and x" range={{ from: 'now-1h', to: 'now' }} />, root));
+    const root = mount(<QueryHints query="stauts:500 and x" range={{ from: 'now-1h', to: 'now' }} />);
     await act(async () => new Promise((r) => setTimeout(r, 0)));
     expect(urls).toEqual(['/api/v1/fields?from=now-1h&to=now']);
     expect([...root.querySelectorAll('li')].map((l) => l.textContent)).toEqual([

@@ -1,6 +1,6 @@
-import { render } from 'preact';
 import { act } from 'preact/test-utils';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { mount, unmountAll } from '../../testing';
 import type { SavedSearch } from '../../api/savedSearches';
 import { SavedSearches, stateOf } from './SavedSearches';
 
@@ -18,11 +18,8 @@ const saved: SavedSearch = {
   can_edit: false,
 };
 
-let el: HTMLElement | null = null;
 afterEach(() => {
-  if (el) render(null, el);
-  el?.remove();
-  el = null;
+  unmountAll();
   vi.unstubAllGlobals();
 });
 
@@ -44,11 +41,8 @@ describe('SavedSearches', () => {
       }),
     );
     const onOpen = vi.fn();
-    const root = document.createElement('div');
-    el = root;
-    document.body.appendChild(root);
     const current = { q: 'level:error', range: { from: 'now-7d', to: 'now' }, cols: ['service'] };
-    act(() => render(<SavedSearches current={current} onOpen={onOpen} />, root));
+    const root = mount(<SavedSearches current={current} onOpen={onOpen} />);
     act(() => (root.querySelector('button') as HTMLButtonElement).click());
     await flush();
     expect(root.querySelector('li[data-saved="5xx on web"]')?.textContent).toContain('by bob');

@@ -1,6 +1,6 @@
-import { render } from 'preact';
 import { act } from 'preact/test-utils';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { mount, unmountAll } from '../../testing';
 import { contextUrl } from '../../api/search';
 import type { Hit } from '../../api/types';
 import { SurroundingEvents, origin } from './SurroundingEvents';
@@ -10,11 +10,8 @@ const hit = (id: string, message: string): Hit => ({
   event: { '@timestamp': '2026-11-26T10:00:05.000000001Z', '@host': 'web 1', '@source': 'syslog', message },
 });
 
-let el: HTMLElement | null = null;
 afterEach(() => {
-  if (el) render(null, el);
-  el?.remove();
-  el = null;
+  unmountAll();
   vi.unstubAllGlobals();
 });
 
@@ -36,10 +33,7 @@ describe('SurroundingEvents', () => {
         return Promise.resolve(new Response(JSON.stringify(body), { status: 200 }));
       }),
     );
-    const root = document.createElement('div');
-    el = root;
-    document.body.appendChild(root);
-    act(() => render(<SurroundingEvents hit={hit('e6', 'six')} />, root));
+    const root = mount(<SurroundingEvents hit={hit('e6', 'six')} />);
     expect(urls).toEqual([]);
     act(() => (root.querySelector('button.show-context') as HTMLButtonElement).click());
     await act(async () => new Promise((r) => setTimeout(r, 0)));

@@ -258,3 +258,142 @@ step('the live feed receives events sent during the test, and only its group', a
   assert.match(shown[0], /acme live 4/);
   await shot('live');
 });
+
+step('issue 22 missing 1: a saved search is saved, found after a reload and opened with its query, range and columns', async () => {
+  await page.goto(`${base}/search?q=${encodeURIComponent('level:error')}&from=now-7d&cols=service`);
+  assert.equal(await hitCount(), await node.total('level:error', ACME));
+  await click(byText('button', 'Saved searches ▾'));
+  await fill('input[name="saved-name"]', 'firefox errors');
+  await click(byText('button', 'Save search'));
+  await el(byText('p', 'Saved “firefox errors”.'));
+  await page.goto(`${base}/search`);
+  await until(hitCountAnswered);
+  await page.reload();
+  await click(byText('button', 'Saved searches ▾'));
+  await click('.saved-list li[data-saved="firefox errors"] .saved-open');
+  await until(() => new URLSearchParams(location.search).get('q') === 'level:error');
+  const params = new URL(page.url()).searchParams;
+  assert.equal(params.get('from'), 'now-7d');
+  assert.equal(params.get('cols'), 'service');
+  assert.equal(await hitCount(), await node.total('level:error', ACME));
+  assert.equal(await count('thead button[aria-label="Remove column service"]'), 1);
+  await shot('saved-search');
+});
+
+step('issue 22 missing 2: the export links download the results of the signed-in group only, CSV with the chosen columns', async () => {
+  // bob (acme): 10 errors with the column service.
+  await page.goto(`${base}/search?q=${encodeURIComponent('level:error')}&from=now-7d&cols=service`);
+  assert.equal(await hitCount(), await node.total('level:error', ACME));
+  const get = (sel) =>
+    page.evaluate(async (sel) => {
+      const r = await fetch(document.querySelector(sel).getAttribute('href'));
+      return { status: r.status, type: r.headers.get('content-type'), text: await r.text() };
+    }, sel);
+  assert.equal(await attr('a.export-csv', 'download'), 'sluice-export.csv');
+  const csv = await get('a.export-csv');
+  assert.equal(csv.status, 200);
+  assert.equal(csv.type, 'text/csv; charset=utf-8');
+  const rows = csv.text.trimEnd().split('\n');
+  assert.equal(rows[0], '@timestamp,service');
+  assert.equal(rows.length, 1 + 10);
+  assert.equal(await node.total('level:error', ACME), 10);
+  const nd = await get('a.export-ndjson');
+  const events = nd.text.trimEnd().split('\n').map((l) => JSON.parse(l));
+  assert.equal(events.length, 10);
+  assert.deepEqual([...new Set(events.map((e) => `${e['@group']} ${e.level}`))], ['acme error']);
+  assert.deepEqual(
+    events.map((e) => e.message).sort(),
+    Array.from({ length: 10 }, (_, i) => `acme request ${i * 3}`).sort(),
+  );
+});
+
+step('issue 22 missing 3: an event shows the events around it from its host and source', async () => {
+  await node.ingest('acme', Array.from({ length: 11 }, (_, i) => ({ message: `ff context ${i}` })));
+  await waitFor('the context lines stored', async () => (await node.total('"ff context"')) === 11);
+  await page.goto(`${base}/search?q=${encodeURIComponent('"ff context 5"')}`);
+  assert.equal(await hitCount(), 1);
+  await click('tr.hit button.expand');
+  await click(byText('button', 'Show surrounding events'));
+  await el('table[aria-label="Surrounding events"] tr[aria-current="true"]');
+  assert.deepEqual(await texts('table[aria-label="Surrounding events"] tr td:nth-child(2)'), Array.from({ length: 11 }, (_, i) => `ff context ${i}`));
+  assert.equal(await page.$eval('table[aria-label="Surrounding events"] tr[aria-current="true"] td:nth-child(2)', (e) => e.textContent.trim()), 'ff context 5');
+  await shot('context');
+});
+
+step('issue 22 confusing: the exact hit count, zero-hit hints, "No data" on an empty histogram', async () => {
+  await node.ingest('acme', Array.from({ length: 1000 }, (_, i) => ({ message: `ff bulk ${i}` })));
+  await waitFor('the bulk events stored', async () => (await node.total('"ff bulk"')) === 1000);
+  const n = await node.total('', ACME);
+  await page.goto(`${base}/search?from=now-7d`);
+  assert.equal(await hitCount(), n);
+  assert.equal(await page.$eval('#hit-count', (e) => e.textContent.trim()), `${n.toLocaleString('en-US')} hits`);
+  await search('levle:error');
+  assert.equal(await hitCountBecomes(0), 0);
+  await el(byText('li', 'No event in this time range has the field “levle” — did you mean “level”?'));
+  await el('.histogram .no-data');
+  await search('acme or request');
+  assert.equal(await hitCountBecomes(0), 0);
+  await el(byText('li', '“or” is searched as a word: operators are upper-case (OR).'));
+  await search('web');
+  assert.equal(await hitCountBecomes(0), 0);
+  assert.equal(await node.total('service:web', ACME), 15);
+  await el(byText('li', 'Words without a field (“web”) are searched in message only; to search another field, write field:word.'));
+  await search('level:error');
+  assert.equal(await hitCountBecomes(10), 10);
+  assert.equal(await count('.query-hints'), 0);
+  assert.equal(await count('.histogram .no-data'), 0);
+  const over = await (await el('.histogram .u-over')).boundingBox();
+  await page.mouse.move(over.x + over.width - 2, over.y + over.height / 2);
+  const tip = await el('.histogram .chart-tip');
+  assert.match(await tip.evaluate((e) => e.textContent), /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} (UTC|[+-]\d\d:\d\d) — [\d,]+ hits?$/);
+  await shot('hints');
+});
+
+step('issue 22 confusing: one 24-hour time format with its zone everywhere, local or UTC as the user chooses', async () => {
+  const q = '"ff context 5"';
+  const r = await sessionCall('GET', `/api/v1/search?query=${encodeURIComponent(q)}`);
+  const ts = JSON.parse(r.text).hits[0].event['@timestamp'];
+  const utc = `${ts.slice(0, 10)} ${ts.slice(11, 23)} UTC`;
+  await page.goto(`${base}/account`);
+  await page.select('select[name="time-zone"]', 'utc');
+  await page.goto(`${base}/search?q=${encodeURIComponent(q)}`);
+  assert.equal(await hitCount(), 1);
+  assert.equal((await page.$eval('tr.hit button.expand', (e) => e.textContent)).replace('▸', '').trim(), utc);
+  await click('tr.hit button.expand');
+  assert.equal(await page.$eval('[data-field="@timestamp"] .value', (e) => e.textContent.trim()), utc);
+  await page.goto(`${base}/account`);
+  await page.select('select[name="time-zone"]', 'local');
+  await page.goto(`${base}/search?q=${encodeURIComponent(q)}`);
+  assert.equal(await hitCount(), 1);
+  assert.match((await page.$eval('tr.hit button.expand', (e) => e.textContent)).replace('▸', '').trim(), /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} [+-]\d\d:\d\d$/);
+});
+
+step('issue 22 confusing: top-value bars are shares of the hits that have the field', async () => {
+  // Most of bob's events (the bulk ones) have no level: the bars compare the
+  // levels among the events that have one.
+  const [withLevel, info, all] = [await node.total('_exists_:level', ACME), await node.total('level:info', ACME), await node.total('', ACME)];
+  assert.ok(all > 2 * withLevel, `${all} ${withLevel}`);
+  await page.goto(`${base}/search?from=now-7d`);
+  assert.equal(await hitCount(), all);
+  await click(`::-p-xpath(//button[contains(@class, "field-name")][text()[normalize-space()="level"]])`);
+  await el('.top-values[data-with-field] .v');
+  assert.equal(await attr('.top-values', 'data-with-field'), String(withLevel));
+  assert.equal(await page.$eval('.top-values .coverage', (e) => e.textContent.trim()), `in ${withLevel.toLocaleString('en-US')} of ${all.toLocaleString('en-US')} hits (${Math.round((withLevel / all) * 100)}%)`);
+  const infoBar = await page.$eval(byText('span', 'info'), (e) => e.parentElement.querySelector('.bar').style.width);
+  assert.equal(infoBar, `${Math.round((info / withLevel) * 100)}%`);
+});
+
+step('issue 22 confusing: a new tab is signed in with the same session; signing out there signs out both', async () => {
+  const tab = await browser.newPage();
+  try {
+    await tab.goto(`${base}/search?from=now-7d`);
+    await tab.waitForFunction(hitCountAnswered, WAIT);
+    assert.equal(await tab.$$eval('form[aria-label="Sign in"]', (f) => f.length), 0);
+    assert.equal(Number(await tab.$eval('#hit-count', (e) => e.getAttribute('data-count'))), await node.total('', ACME));
+    await (await tab.waitForSelector(byText('button', 'Sign out'), WAIT)).click();
+    await tab.waitForSelector('form[aria-label="Sign in"]', WAIT);
+    await el('form[aria-label="Sign in"]');
+  } finally {
+    await tab.close();
+  }
+});

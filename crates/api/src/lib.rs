@@ -2,7 +2,9 @@
 //! `127.0.0.1:8080` by default).
 //!
 //! - `GET|POST /api/v1/search`, `POST /api/v1/aggregate`, `GET /api/v1/fields`,
-//!   `GET /api/v1/tail` (Server-Sent Events): the search API over the node's
+//!   `GET /api/v1/tail` (Server-Sent Events), `GET /api/v1/export` (CSV or
+//!   ndjson downloads, [`export`]), `GET /api/v1/context` (the events around
+//!   one, [`context`]): the search API over the node's
 //!   [`SearchBackend`], for the principal of the caller's bearer token
 //!   ([`auth`]); errors as in [`error`].
 //! - with `[auth]` ([`ApiState::with_users`]): login with password and TOTP,
@@ -31,7 +33,9 @@
 pub mod admin;
 pub mod auth;
 pub mod content;
+pub mod context;
 pub mod error;
+pub mod export;
 pub mod mounts;
 pub mod process;
 pub mod search;
@@ -65,6 +69,8 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("POST", "/api/v1/aggregate"),
     ("GET", "/api/v1/fields"),
     ("GET", "/api/v1/tail"),
+    ("GET", "/api/v1/export"),
+    ("GET", "/api/v1/context"),
     ("GET", "/api/v1/openapi.json"),
     ("GET", "/_node/stats"),
     ("GET", "/metrics"),
@@ -213,6 +219,8 @@ pub fn router(state: ApiState) -> Router {
         .route("/api/v1/aggregate", post(search::aggregate))
         .route("/api/v1/fields", get(search::fields))
         .route("/api/v1/tail", get(search::tail))
+        .route("/api/v1/export", get(export::export))
+        .route("/api/v1/context", get(context::context))
         .route("/api/v1/openapi.json", get(openapi))
         .route("/_node/stats", get(node_stats))
         .route("/metrics", get(prometheus))

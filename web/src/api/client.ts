@@ -1,11 +1,15 @@
 // The one place that talks HTTP: credentials, CSRF, JSON, errors.
 //
-// Two ways to be signed in, both kept in sessionStorage (gone with the tab):
+// Two ways to be signed in:
 // - `token`: a bearer token (`[api.tokens.<name>]` or a user's API token),
-//   sent as `Authorization: Bearer …`;
+//   sent as `Authorization: Bearer …`; kept in sessionStorage (gone with the
+//   tab: a secret is never left in localStorage);
 // - `session`: the HttpOnly session cookie set by the login endpoint (the
 //   browser sends it), plus the CSRF token the login answered, sent as
-//   `X-CSRF-Token` on every request that changes something.
+//   `X-CSRF-Token` on every request that changes something. Nothing secret
+//   is kept (the CSRF token is also in the readable `sluice_csrf` cookie), so
+//   it is in localStorage too: a new tab is signed in with the same session
+//   (issue 22), and signing out in one tab signs out the others.
 import type { ErrorBody, ErrorType } from './types';
 
 /** How this tab is signed in. */
@@ -24,7 +28,11 @@ const listeners = new Set<(c: Credentials | null) => void>();
 function load(): Credentials | null {
   try {
     const raw = globalThis.sessionStorage?.getItem(KEY);
-    return raw ? (JSON.parse(raw) as Credentials) : null;
+    if (raw) return JSON.parse(raw) as Credentials;
+    // Another tab's session (never a token: those stay in their tab).
+    const shared = globalThis.localStorage?.getItem(KEY);
+    const c = shared ? (JSON.parse(shared) as Credentials) : null;
+    return c?.kind === 'session' ? c : null;
   } catch {
     return null;
   }
@@ -37,15 +45,25 @@ export function credentials(): Credentials | null {
 
 /** Replaces the credentials (null signs out) and tells the listeners. */
 export function setCredentials(c: Credentials | null): void {
+  const wasSession = current?.kind === 'session';
   current = c;
   try {
     if (c) sessionStorage.setItem(KEY, JSON.stringify(c));
     else sessionStorage.removeItem(KEY);
+    // The shared copy follows sessions only: a token signed in here leaves the other tabs alone.
+    if (c?.kind === 'session') localStorage.setItem(KEY, JSON.stringify(c));
+    else if (wasSession) localStorage.removeItem(KEY);
   } catch {
     // Storage may be disabled; the credentials still live for this page.
   }
   for (const l of listeners) l(c);
 }
+
+// Signed out (or in as someone else) in another tab: follow it.
+globalThis.addEventListener?.('storage', (e: StorageEvent) => {
+  if (e.key !== KEY || current?.kind !== 'session') return;
+  if (e.newValue === null) setCredentials(null);
+});
 
 /** Calls `f` whenever the credentials change; returns the unsubscribe. */
 export function onCredentials(f: (c: Credentials | null) => void): () => void {

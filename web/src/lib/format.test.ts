@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { bytes, compact, flatten, getPath, valueText } from './format';
+import { bytes, compact, exact, flatten, getPath, valueText } from './format';
 
 describe('format', () => {
+  it('writes counts exactly, grouped', () => {
+    expect(exact(17_123)).toBe('17,123');
+    expect(exact(999)).toBe('999');
+    expect(exact(2_500_000)).toBe('2,500,000');
+  });
+
   it('compacts numbers and bytes', () => {
     expect(compact(999)).toBe('999');
     expect(compact(12_345)).toBe('12.3k');

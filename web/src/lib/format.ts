@@ -10,6 +10,11 @@ export function compact(n: number): string {
   return Number.isInteger(n) ? String(n) : n.toFixed(2);
 }
 
+/** 17123 → "17,123": a count to the unit, grouped for reading. */
+export function exact(n: number): string {
+  return Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: 0 }) : '—';
+}
+
 /** Bytes as KiB/MiB/GiB. */
 export function bytes(n: number): string {
   if (n < 1024) return `${n} B`;

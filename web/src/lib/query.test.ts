@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addFilter, byteToCharIndex, filterText, phrase } from './query';
+import { addFilter, byteToCharIndex, closest, filterText, phrase, queryHints } from './query';
 
 describe('query building', () => {
   it('quotes phrases with escapes', () => {
@@ -25,5 +25,32 @@ describe('query building', () => {
     expect(byteToCharIndex('é(x', 2)).toBe(1);
     expect(byteToCharIndex('😀 (', 5)).toBe(3);
     expect(byteToCharIndex('ab', 99)).toBe(2);
+  });
+});
+
+describe('zero-hit hints', () => {
+  const known = ['status', 'level', 'http.method', 'message'];
+  it('names a field no event has, with the closest known one', () => {
+    expect(queryHints('stauts:500', known)).toEqual(['No event in this time range has the field “stauts” — did you mean “status”?']);
+    expect(queryHints('NOT zzzzzz:1 AND _exists_:levle', known)).toEqual([
+      'No event in this time range has the field “zzzzzz”.',
+      'No event in this time range has the field “levle” — did you mean “level”?',
+    ]);
+    expect(closest('Level', known)).toBe('level');
+  });
+
+  it('knows the identity fields and the fields in range, and ignores phrases', () => {
+    expect(queryHints('@group:acme AND http.method:GET AND status:[500 TO 599]', known)).toEqual([]);
+    expect(queryHints('message:"see foo:bar and more"', known)).toEqual([]);
+    expect(queryHints('vault', known)).toEqual(['Words without a field (“vault”) are searched in message only; to search another field, write field:word.']);
+  });
+
+  it('says lower-case operators are words', () => {
+    expect(queryHints('sshd and failed or root', known)).toEqual([
+      '“and” is searched as a word: operators are upper-case (AND).',
+      '“or” is searched as a word: operators are upper-case (OR).',
+      'Words without a field (“sshd”, “failed”, “root”) are searched in message only; to search another field, write field:word.',
+    ]);
+    expect(queryHints('level:error AND status:[500 TO 599]', known)).toEqual([]);
   });
 });

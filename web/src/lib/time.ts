@@ -58,11 +58,62 @@ export function label(r: TimeRange): string {
 
 const pad = (n: number, w = 2): string => String(n).padStart(w, '0');
 
-/** `2024-05-01 12:30:05.123` in local time. */
-export function formatTime(ms: number): string {
+/** Where times are shown: the browser's zone or UTC (a user setting, kept
+ * in this browser). */
+export type Zone = 'local' | 'utc';
+
+const ZONE_KEY = 'sluice.timeZone';
+
+/** The chosen zone (local unless UTC was chosen). */
+export function timeZone(): Zone {
+  try {
+    return globalThis.localStorage?.getItem(ZONE_KEY) === 'utc' ? 'utc' : 'local';
+  } catch {
+    return 'local';
+  }
+}
+
+/** Chooses the zone for every page of this browser. */
+export function setTimeZone(z: Zone): void {
+  try {
+    localStorage.setItem(ZONE_KEY, z);
+  } catch {
+    // Storage disabled: the choice lasts for this page only.
+  }
+  zoneOverride = z;
+}
+let zoneOverride: Zone | null = null;
+const zone = (): Zone => zoneOverride ?? timeZone();
+
+/** The fields of `ms` in a zone. */
+function parts(ms: number, z: Zone): { y: number; mo: number; d: number; h: number; mi: number; s: number; ms: number; offsetMin: number } {
+  const t = new Date(ms);
+  if (z === 'utc') return { y: t.getUTCFullYear(), mo: t.getUTCMonth() + 1, d: t.getUTCDate(), h: t.getUTCHours(), mi: t.getUTCMinutes(), s: t.getUTCSeconds(), ms: t.getUTCMilliseconds(), offsetMin: 0 };
+  return { y: t.getFullYear(), mo: t.getMonth() + 1, d: t.getDate(), h: t.getHours(), mi: t.getMinutes(), s: t.getSeconds(), ms: t.getMilliseconds(), offsetMin: -t.getTimezoneOffset() };
+}
+
+/** The zone as written after a time: `UTC`, or the local offset `+01:00`. */
+export function zoneLabel(ms: number, z: Zone = zone()): string {
+  if (z === 'utc') return 'UTC';
+  const off = parts(ms, z).offsetMin;
+  return `${off < 0 ? '-' : '+'}${pad(Math.floor(Math.abs(off) / 60))}:${pad(Math.abs(off) % 60)}`;
+}
+
+/** `2024-05-01 12:30:05.123 UTC` (or `… +02:00` in local time): one
+ * 24-hour format everywhere, with its zone. */
+export function formatTime(ms: number, z: Zone = zone()): string {
   if (!Number.isFinite(ms)) return '—';
-  const d = new Date(ms);
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
+  const p = parts(ms, z);
+  return `${p.y}-${pad(p.mo)}-${pad(p.d)} ${pad(p.h)}:${pad(p.mi)}:${pad(p.s)}.${pad(p.ms, 3)} ${zoneLabel(ms, z)}`;
+}
+
+/** A time-axis tick: `HH:mm` (with seconds under a minute's step, the date
+ * from a day's step), 24-hour, in the chosen zone. */
+export function axisLabel(ms: number, stepMs: number, z: Zone = zone()): string {
+  const p = parts(ms, z);
+  if (stepMs >= 864e5) return `${pad(p.mo)}-${pad(p.d)}`;
+  if (stepMs < 6e4) return `${pad(p.h)}:${pad(p.mi)}:${pad(p.s)}`;
+  return `${pad(p.h)}:${pad(p.mi)}`;
 }
 
 /** Value for an `<input type="datetime-local">` (local time, seconds). */

@@ -6,6 +6,7 @@ import { changePassword, createToken, listTokens, revokeToken, totpDisable, totp
 import { ErrorBox } from '../components/ErrorBox/ErrorBox';
 import { Link } from '../components/Nav/Nav';
 import { toApiError, useRequest } from '../hooks/useRequest';
+import { TimeZoneSetting } from '../components/TimeZoneSetting/TimeZoneSetting';
 
 /** `group/subgroup/host`. */
 export function patternText(p: { group: string; subgroup: string; host: string }): string {
@@ -46,6 +47,7 @@ export function AccountPage({ me, onChange }: { me: Me | null; onChange: () => v
       <main id="main" class="account-page">
         <h1>Account</h1>
         <p>You are signed in with an API token; there is no user account behind it.</p>
+        <TimeZoneSetting />
       </main>
     );
   }
@@ -57,6 +59,7 @@ export function AccountPage({ me, onChange }: { me: Me | null; onChange: () => v
       </h1>
       <ErrorBox error={error} />
       {notice ? <p role="status" class="note">{notice}</p> : null}
+      <TimeZoneSetting />
       <section class="card">
         <h2>What you can read</h2>
         <ul>{me.allowed.length ? me.allowed.map((p) => <li key={patternText(p)}><code>{patternText(p)}</code></li>) : <li>nothing yet — ask an administrator for an assignment</li>}</ul>

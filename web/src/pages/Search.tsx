@@ -1,17 +1,21 @@
 // Search: query bar, time picker, histogram (drag to zoom), results newest
 // first with infinite scroll, field sidebar. The URL holds the state
-// (`/search?q=…&from=…&to=…&cols=a,b`), so a search is a shareable link.
+// (`/search?q=…&from=…&to=…&cols=a,b`), so a search is a shareable link;
+// saved searches keep the same three under a name.
 import { useState } from 'preact/hooks';
 import type { SearchRequest } from '../api/types';
 import { ErrorBox } from '../components/ErrorBox/ErrorBox';
+import { ExportLinks } from '../components/ExportLinks/ExportLinks';
 import { FieldSidebar } from '../components/FieldSidebar/FieldSidebar';
 import { Histogram } from '../components/Histogram/Histogram';
 import { QueryBar } from '../components/QueryBar/QueryBar';
+import { QueryHints } from '../components/QueryHints/QueryHints';
 import { ResultList } from '../components/ResultList/ResultList';
+import { SavedSearches } from '../components/SavedSearches/SavedSearches';
 import { TimePicker } from '../components/TimePicker/TimePicker';
 import { useAggregate } from '../hooks/useAggregate';
 import { useSearch } from '../hooks/useSearch';
-import { compact } from '../lib/format';
+import { exact } from '../lib/format';
 import { addFilter } from '../lib/query';
 import { navigate, urlOf, type Loc } from '../lib/router';
 import { DEFAULT_RANGE, absolute, type TimeRange } from '../lib/time';
@@ -77,6 +81,7 @@ export function SearchPage({ loc }: { loc: Loc }) {
       <div class="toolbar">
         <QueryBar value={s.q} onSubmit={(q) => go({ q })} error={result.error} />
         <TimePicker value={s.range} onChange={(range) => go({ range })} />
+        <SavedSearches current={s} onOpen={(saved) => go(saved)} />
       </div>
       {result.error?.type !== 'query_parse_error' ? <ErrorBox error={result.error} /> : null}
       <div class="search-body">
@@ -85,18 +90,24 @@ export function SearchPage({ loc }: { loc: Loc }) {
           <div class="summary-line" aria-live="polite">
             {result.total !== null ? (
               <span id="hit-count" data-count={result.total} data-request={answeredUrl(result.answered)}>
-                {compact(result.total)} hits
+                {exact(result.total)} {result.total === 1 ? 'hit' : 'hits'}
               </span>
             ) : null}
             {result.tookMs !== null ? <span class="muted"> in {result.tookMs} ms</span> : null}
             {result.loading ? <span class="muted"> — searching…</span> : null}
             {result.hits.length > 0 ? <span class="muted"> · showing {result.hits.length}</span> : null}
+            {result.total ? <ExportLinks search={{ query: s.q, from: s.range.from, to: s.range.to, columns: s.cols }} total={result.total} /> : null}
           </div>
           {h?.type === 'date_histogram' && !result.error ? (
             <Histogram buckets={h.buckets} intervalMs={h.interval_ms} onSelect={(f, t) => go({ range: absolute(f, t) })} />
           ) : null}
           <ErrorBox error={hist.error?.type === 'query_parse_error' ? null : hist.error} />
-          {result.total === 0 && !result.loading ? <p class="empty">No events match this search in this time range.</p> : null}
+          {result.total === 0 && !result.loading ? (
+            <>
+              <p class="empty">No events match this search in this time range.</p>
+              <QueryHints query={s.q} range={s.range} />
+            </>
+          ) : null}
           <ResultList
             hits={result.hits}
             columns={s.cols}

@@ -26,7 +26,7 @@ vi.mock('uplot', () => {
   return { default: FakePlot };
 });
 
-const { Chart, barSeries, colour } = await import('./Chart');
+const { Chart, barSeries, colour, isEmpty } = await import('./Chart');
 const { Sparkline } = await import('../Sparkline/Sparkline');
 
 describe('Chart', () => {
@@ -57,5 +57,20 @@ describe('Chart', () => {
     expect(s.stroke).toBe(colour(1));
     expect(typeof s.paths).toBe('function');
     act(() => render(null, el));
+  });
+});
+
+describe('No data', () => {
+  it('is said over a chart whose values are all 0 or missing, when asked', () => {
+    expect(isEmpty([[1, 2], [0, null]])).toBe(true);
+    expect(isEmpty([[], []])).toBe(true);
+    expect(isEmpty([[1, 2], [0, 3]])).toBe(false);
+    const el = document.createElement('div');
+    act(() => render(<Chart options={(w, h) => ({ width: w, height: h, series: [] })} optionsKey="k" data={[[1], [0]]} height={50} label="l" noData />, el));
+    expect(el.querySelector('.no-data')?.textContent).toBe('No data');
+    act(() => render(<Chart options={(w, h) => ({ width: w, height: h, series: [] })} optionsKey="k" data={[[1], [2]]} height={50} label="l" noData />, el));
+    expect(el.querySelector('.no-data')).toBeNull();
+    act(() => render(<Chart options={(w, h) => ({ width: w, height: h, series: [] })} optionsKey="k" data={[[1], [0]]} height={50} label="l" />, el));
+    expect(el.querySelector('.no-data')).toBeNull();
   });
 });

@@ -1,8 +1,9 @@
 // A uPlot chart that fills its container's width: created when `options`
 // change (compare by `optionsKey`), fed new data with `setData`, resized with
 // its container, destroyed on unmount.
-import { useEffect, useRef } from 'preact/hooks';
-import uPlot, { type AlignedData, type Options, type Series } from 'uplot';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import uPlot, { type AlignedData, type Axis, type Options, type Series } from 'uplot';
+import { axisLabel } from '../../lib/time';
 import 'uplot/dist/uPlot.min.css';
 
 /** Props of [`Chart`]. */
@@ -15,10 +16,30 @@ export interface ChartProps {
   height: number;
   /** Accessible description of what the chart shows. */
   label: string;
+  /** Say "No data" over the chart when every value is 0 or missing (not
+   * for rates, where 0 is a value). */
+  noData?: boolean;
+  /** The text shown by the cursor for the point at `idx` (none without). */
+  tooltip?: (idx: number) => string;
+}
+
+/** Where the cursor's tooltip is, and what it says. */
+interface Tip {
+  left: number;
+  top: number;
+  text: string;
+}
+
+/** Whether aligned data has no series value other than 0 or null. */
+export function isEmpty(data: AlignedData): boolean {
+  return data.slice(1).every((series) => Array.from(series as ArrayLike<number | null | undefined>).every((v) => v === null || v === undefined || v === 0));
 }
 
 /** The chart. */
-export function Chart({ options, optionsKey, data, height, label }: ChartProps) {
+export function Chart({ options, optionsKey, data, height, label, noData = false, tooltip }: ChartProps) {
+  const [tip, setTip] = useState<Tip | null>(null);
+  const tipRef = useRef(tooltip);
+  tipRef.current = tooltip;
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   const dataRef = useRef(data);
@@ -30,7 +51,20 @@ export function Chart({ options, optionsKey, data, height, label }: ChartProps) 
     const el = box.current;
     if (!el) return undefined;
     const width = Math.max(100, el.clientWidth);
-    const u = new uPlot(optsRef.current(width, height), dataRef.current, el);
+    const opts = optsRef.current(width, height);
+    // The tooltip follows the cursor's point (uPlot's setCursor hook).
+    opts.hooks = {
+      ...opts.hooks,
+      setCursor: [
+        ...(opts.hooks?.setCursor ?? []),
+        (u: uPlot) => {
+          const idx = u.cursor.idx;
+          const text = idx === null || idx === undefined || !tipRef.current ? null : tipRef.current(idx);
+          setTip(text ? { left: (u.cursor.left ?? 0) + u.over.offsetLeft, top: (u.cursor.top ?? 0) + u.over.offsetTop, text } : null);
+        },
+      ],
+    };
+    const u = new uPlot(opts, dataRef.current, el);
     plot.current = u;
     const ro = typeof ResizeObserver === 'undefined' ? null : new ResizeObserver(() => {
       const w = Math.max(100, el.clientWidth);
@@ -48,7 +82,17 @@ export function Chart({ options, optionsKey, data, height, label }: ChartProps) 
     plot.current?.setData(data);
   }, [data]);
 
-  return <div class="chart" ref={box} role="img" aria-label={label} style={{ minHeight: `${height}px` }} />;
+  return (
+    <div class="chart-box">
+      <div class="chart" ref={box} role="img" aria-label={label} style={{ minHeight: `${height}px` }} />
+      {noData && isEmpty(data) ? <p class="no-data">No data</p> : null}
+      {tip ? (
+        <div class="chart-tip" role="tooltip" style={{ left: `${tip.left + 12}px`, top: `${tip.top + 12}px` }}>
+          {tip.text}
+        </div>
+      ) : null}
+    </div>
+  );
 }
 
 /** The series colours, in order. */
@@ -57,6 +101,12 @@ export const PALETTE = ['#2563eb', '#16a34a', '#dc2626', '#ca8a04', '#9333ea', '
 /** A colour of the palette by index (wrapping). */
 export function colour(i: number): string {
   return PALETTE[i % PALETTE.length] ?? '#2563eb';
+}
+
+/** The x axis of a time chart: 24-hour ticks in the chosen zone (uPlot's
+ * own are 12-hour, local). */
+export function timeAxis(): Axis {
+  return { stroke: '#6b7280', values: (_u, splits, _ai, _space, incr) => splits.map((v) => axisLabel(v, incr)) };
 }
 
 /** A bar series (uPlot's bars path builder). */

@@ -3,6 +3,7 @@
 import type { EventDoc } from '../../api/types';
 import { flatten, valueText } from '../../lib/format';
 import { filterText } from '../../lib/query';
+import { formatTime } from '../../lib/time';
 
 /** Props of [`EventDetail`]. */
 export interface EventDetailProps {
@@ -54,8 +55,8 @@ export function EventDetail({ event, columns, onFilter, onToggleColumn }: EventD
               </td>
               <td class="value">
                 {text !== null ? (
-                  <button type="button" class="link value-link" title="Filter on this value" onClick={() => onFilter(path, text, false)}>
-                    {text}
+                  <button type="button" class="link value-link" title={path === '@timestamp' ? `${text} — filter on this value` : 'Filter on this value'} onClick={() => onFilter(path, text, false)}>
+                    {path === '@timestamp' ? formatTime(Date.parse(text)) : text}
                   </button>
                 ) : elementTexts(v) ? (
                   // An array of scalars: each element filters (a field matches when one of its values does).

@@ -28,6 +28,8 @@ describe('FieldSidebar', () => {
       calls.push({ url, body: init.body ? JSON.parse(String(init.body)) : null });
       // The fields of the sidebar's time range (issue 22: not a sample of the newest events).
       if (url === '/api/v1/fields?from=now-1h&to=now') return respond({ fields: [{ name: 'level', types: ['keyword'] }, { name: '@timestamp', types: ['date'] }] });
+      // The hits that have the field: 8 of the 10.
+      if (String(init.body).includes('_exists_:level')) return respond({ total: 8, took_ms: 1, aggs: {} });
       return respond({ total: 10, took_ms: 1, aggs: { top: { type: 'terms', buckets: [{ key: 'error', count: 7 }, { key: 'warn', count: 2 }], other: 1 } } });
     });
     const el = document.createElement('div');
@@ -37,12 +39,14 @@ describe('FieldSidebar', () => {
     expect([...el.querySelectorAll('.field-name')].map((b) => b.textContent)).toEqual(['k level']);
     act(() => (el.querySelector('.field-name') as HTMLButtonElement).click());
     await flush();
-    expect(calls[1]).toEqual({
-      url: '/api/v1/aggregate',
-      body: { query: 'svc:api', from: 'now-1h', to: 'now', aggs: { top: { type: 'terms', field: 'level', size: 5 } } },
-    });
+    expect(calls.slice(1)).toEqual([
+      { url: '/api/v1/aggregate', body: { query: 'svc:api', from: 'now-1h', to: 'now', aggs: { top: { type: 'terms', field: 'level', size: 5 } } } },
+      { url: '/api/v1/aggregate', body: { query: '(svc:api) AND _exists_:level', from: 'now-1h', to: 'now', aggs: {} } },
+    ]);
     const values = [...el.querySelectorAll('.top-values li')].map((li) => li.textContent);
-    expect(values).toEqual(['error7', 'warn2', 'other: 1']);
+    expect(values).toEqual(['in 8 of 10 hits (80%)', 'error7', 'warn2', 'other: 1']);
+    // Bars are shares of the hits that have the field (7 of 8), not of all hits (7 of 10).
+    expect((el.querySelector('.top-values .bar') as HTMLElement).style.width).toBe('88%');
     act(() => (el.querySelector('.top-values button') as HTMLButtonElement).click());
     expect(onFilter).toHaveBeenCalledWith('level', 'error', false);
   });

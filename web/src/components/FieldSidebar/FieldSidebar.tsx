@@ -4,7 +4,7 @@ import { useState } from 'preact/hooks';
 import type { FieldInfo } from '../../api/types';
 import { useAggregate } from '../../hooks/useAggregate';
 import { useFields } from '../../hooks/useFields';
-import { compact } from '../../lib/format';
+import { compact, exact } from '../../lib/format';
 import type { TimeRange } from '../../lib/time';
 import { ErrorBox } from '../ErrorBox/ErrorBox';
 
@@ -27,13 +27,19 @@ function TopValues({ field, query, range, onFilter }: { field: string; query: st
     to: range.to,
     aggs: { top: { type: 'terms', field, size: TOP_VALUES } },
   });
+  // The share of each value among the hits that have the field (issue 22:
+  // not among all hits, where a field of one source in ten looked rare).
+  const having = useAggregate({ query: withField(query, field), from: range.from, to: range.to, aggs: {} });
   const res = data?.aggs['top'];
   if (error) return <ErrorBox error={error} />;
-  if (!res || res.type !== 'terms') return <p class="muted">{loading ? 'Loading…' : ''}</p>;
-  const total = data.total || 1;
+  if (!res || res.type !== 'terms' || !having.data) return <p class="muted">{loading || having.loading ? 'Loading…' : ''}</p>;
+  const total = having.data.total || 1;
   if (res.buckets.length === 0) return <p class="muted">No values in this search.</p>;
   return (
-    <ul class="top-values" aria-label={`Top values of ${field}`}>
+    <ul class="top-values" aria-label={`Top values of ${field}`} data-with-field={having.data.total}>
+      <li class="muted coverage">
+        in {exact(having.data.total)} of {exact(data.total)} hits ({Math.round((having.data.total / (data.total || 1)) * 100)}%)
+      </li>
       {res.buckets.map((b) => {
         const v = String(b.key);
         return (
@@ -49,6 +55,12 @@ function TopValues({ field, query, range, onFilter }: { field: string; query: st
       {res.other > 0 ? <li class="muted">other: {compact(res.other)}</li> : null}
     </ul>
   );
+}
+
+/** `query` narrowed to the events that have `field`. */
+export function withField(query: string, field: string): string {
+  const q = query.trim();
+  return q === '' || q === '*' ? `_exists_:${field}` : `(${q}) AND _exists_:${field}`;
 }
 
 /** Identity fields first, then the rest by name. */

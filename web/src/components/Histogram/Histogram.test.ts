@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { histogramData, snapSelection, xRange } from './Histogram';
+import { formatTime } from '../../lib/time';
+import { bucketTip, histogramData, snapSelection, xRange } from './Histogram';
 
 describe('Histogram', () => {
   it('turns buckets into uPlot columns', () => {
@@ -18,5 +19,14 @@ describe('Histogram', () => {
   it('ends the x range with the last bucket, so its bar shows', () => {
     expect(xRange(60_000, 180_000, 30_000)).toEqual([60_000, 210_000]);
     expect(xRange(null, null, 30_000)).toEqual([null, null]);
+  });
+});
+
+describe('histogram tooltip', () => {
+  it('says the bucket time with its zone and the exact count', () => {
+    const key = Date.UTC(2026, 10, 26, 22, 51);
+    expect(bucketTip({ key, count: 12_345 })).toBe(`${formatTime(key)} — 12,345 hits`);
+    expect(bucketTip({ key, count: 1 })).toBe(`${formatTime(key)} — 1 hit`);
+    expect(bucketTip(undefined)).toBe('');
   });
 });

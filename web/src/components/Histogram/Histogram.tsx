@@ -2,7 +2,9 @@
 import { useMemo, useRef } from 'preact/hooks';
 import type { AlignedData, Options } from 'uplot';
 import type { Bucket } from '../../api/types';
-import { Chart, barSeries } from '../Chart/Chart';
+import { exact } from '../../lib/format';
+import { formatTime } from '../../lib/time';
+import { Chart, barSeries, timeAxis } from '../Chart/Chart';
 
 /** Props of [`Histogram`]. */
 export interface HistogramProps {
@@ -36,6 +38,11 @@ export function xRange(min: number | null, max: number | null, intervalMs: numbe
   return [min, max + Math.max(intervalMs, 1)];
 }
 
+/** `2026-11-26 22:51:00.000 UTC — 12 hits` for a bucket. */
+export function bucketTip(b: Bucket | undefined): string {
+  return b ? `${formatTime(Number(b.key))} — ${exact(b.count)} ${b.count === 1 ? 'hit' : 'hits'}` : '';
+}
+
 /** The histogram. */
 export function Histogram({ buckets, intervalMs, onSelect, height = 120 }: HistogramProps) {
   const data = useMemo(() => histogramData(buckets), [buckets]);
@@ -52,7 +59,7 @@ export function Histogram({ buckets, intervalMs, onSelect, height = 120 }: Histo
     legend: { show: false },
     cursor: { drag: { x: true, y: false, setScale: false } },
     scales: { x: { time: true, range: (_u, min, max) => xRange(min, max, intervalMs) } },
-    axes: [{ stroke: '#6b7280' }, { stroke: '#6b7280', size: 50 }],
+    axes: [timeAxis(), { stroke: '#6b7280', size: 50 }],
     series: [
       {},
       barSeries('hits', 0, [0.9, 64], 1),
@@ -79,6 +86,8 @@ export function Histogram({ buckets, intervalMs, onSelect, height = 120 }: Histo
         data={data}
         height={height}
         label={`Histogram of ${total} hits in ${buckets.length} buckets; drag to zoom`}
+        noData
+        tooltip={(i) => bucketTip(buckets[i])}
       />
     </div>
   );

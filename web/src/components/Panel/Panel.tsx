@@ -5,10 +5,11 @@ import type { Options } from 'uplot';
 import type { Panel as PanelDef } from '../../api/dashboards';
 import type { AggregationResult, Bucket } from '../../api/types';
 import { usePanelData, type PanelData } from '../../hooks/usePanelData';
-import { compact, getPath, valueText } from '../../lib/format';
+import { compact, exact, getPath, valueText } from '../../lib/format';
 import { formatTime, type TimeRange } from '../../lib/time';
-import { Chart, barSeries, colour } from '../Chart/Chart';
+import { Chart, barSeries, timeAxis, colour } from '../Chart/Chart';
 import { ErrorBox } from '../ErrorBox/ErrorBox';
+import { bucketTip } from '../Histogram/Histogram';
 import { PieChart } from '../PieChart/PieChart';
 
 /** The first aggregation result of a panel's data. */
@@ -46,7 +47,7 @@ function TimeSeries({ buckets, bars, title }: { buckets: Bucket[]; bars: boolean
     ms: 1,
     legend: { show: false },
     scales: { x: { time: true } },
-    axes: [{ stroke: '#6b7280' }, { stroke: '#6b7280', size: 50 }],
+    axes: [timeAxis(), { stroke: '#6b7280', size: 50 }],
     series: [
       {},
       bars
@@ -61,6 +62,8 @@ function TimeSeries({ buckets, bars, title }: { buckets: Bucket[]; bars: boolean
       data={[buckets.map((b) => Number(b.key)), buckets.map((b) => b.count)]}
       height={160}
       label={`${title}: ${buckets.length} points`}
+      noData
+      tooltip={(i) => bucketTip(buckets[i])}
     />
   );
 }
@@ -86,6 +89,8 @@ function Bars({ buckets, title }: { buckets: Bucket[]; title: string }) {
       data={[labels.map((_l, i) => i), buckets.map((b) => b.count)]}
       height={160}
       label={`${title}: ${labels.map((l, i) => `${l} ${buckets[i]?.count ?? 0}`).join(', ')}`}
+      noData
+      tooltip={(i) => (buckets[i] ? `${String(buckets[i].key)}: ${exact(buckets[i].count)}` : '')}
     />
   );
 }

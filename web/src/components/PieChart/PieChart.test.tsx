@@ -15,6 +15,7 @@ describe('PieChart', () => {
     const el = document.createElement('div');
     render(<PieChart slices={[]} />, el);
     expect(el.querySelectorAll('path')).toHaveLength(0);
+    expect(el.textContent).toBe('No data');
     expect(arcPath(50, 50, 40, 20, 0, 2 * Math.PI).match(/M /g)).toHaveLength(2);
     expect(arcPath(50, 50, 40, 20, 0, Math.PI / 2)).toBe('M 50.00 10.00 A 40 40 0 0 1 90.00 50.00 L 70.00 50.00 A 20 20 0 0 0 50.00 30.00 Z');
   });

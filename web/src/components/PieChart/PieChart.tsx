@@ -31,6 +31,7 @@ export function PieChart({ slices, size = 160 }: PieChartProps) {
   const total = slices.reduce((n, s) => n + s.value, 0);
   const r = size / 2;
   let a = 0;
+  if (total === 0) return <p class="no-data pie-empty">No data</p>;
   return (
     <div class="pie">
       <svg width={size} height={size} viewBox={`0 0 ${size} ${size}`} role="img" aria-label={`Pie of ${slices.length} values, ${total} in all`}>

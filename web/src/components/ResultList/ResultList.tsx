@@ -1,11 +1,12 @@
 // Hits newest first: a time column, the chosen field columns (or the
-// message), a row expands to the whole event. More pages load when the end
+// message), a row expands to the whole event and its surrounding events. More pages load when the end
 // of the list scrolls into view (and with a button, for keyboards).
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Hit } from '../../api/types';
 import { getPath, valueText } from '../../lib/format';
 import { formatTime } from '../../lib/time';
 import { EventDetail } from '../EventDetail/EventDetail';
+import { SurroundingEvents } from '../SurroundingEvents/SurroundingEvents';
 
 /** Props of [`ResultList`]. */
 export interface ResultListProps {
@@ -96,6 +97,7 @@ export function ResultList({ hits, columns, more, loading, onMore, onFilter, onT
                 <tr key={`${h.id}-detail`} class="detail-row">
                   <td colSpan={Math.max(2, columns.length + 1)}>
                     <EventDetail event={h.event} columns={columns} onFilter={onFilter} onToggleColumn={onToggleColumn} />
+                    <SurroundingEvents hit={h} />
                   </td>
                 </tr>
               ) : null,

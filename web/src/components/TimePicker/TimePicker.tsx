@@ -1,6 +1,7 @@
 // The time range: a button with the current range opens relative choices
 // (last 15 minutes … 30 days) and an absolute from/to form.
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { useDismiss } from '../../hooks/useDismiss';
 import { RELATIVE, fromLocalInput, label, resolve, toLocalInput, type TimeRange } from '../../lib/time';
 
 /** Props of [`TimePicker`]. */
@@ -18,20 +19,12 @@ export function TimePicker({ value, onChange }: TimePickerProps) {
   const root = useRef<HTMLDivElement>(null);
 
   useEffect(() => {
-    if (!open) return undefined;
+    if (!open) return;
     setFrom(toLocalInput(resolve(value.from)));
     setTo(toLocalInput(resolve(value.to)));
     setErr('');
-    const close = (e: Event): void => {
-      if (e instanceof KeyboardEvent ? e.key === 'Escape' : !root.current?.contains(e.target as Node)) setOpen(false);
-    };
-    document.addEventListener('keydown', close);
-    document.addEventListener('mousedown', close);
-    return () => {
-      document.removeEventListener('keydown', close);
-      document.removeEventListener('mousedown', close);
-    };
   }, [open, value.from, value.to]);
+  useDismiss(open, root, () => setOpen(false));
 
   const pick = (r: TimeRange): void => {
     onChange(r);

@@ -8,8 +8,12 @@
 pub mod balancer;
 pub mod dead_letter;
 pub mod filters;
+pub mod http_client;
 #[cfg(feature = "kafka")]
 pub mod kafka;
+pub mod lines;
+pub mod net;
+pub mod positions;
 pub mod secret;
 pub mod sinks;
 pub mod sources;

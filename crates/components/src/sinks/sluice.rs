@@ -94,8 +94,8 @@ use tokio_util::sync::CancellationToken;
 
 use self::health::{Health, OutlierConfig};
 use self::members::{Member, MemberStatus, Pool};
-use super::tcp::check_address;
 use crate::balancer::{Algorithm, Balancer, Candidate};
+use crate::net::check_address;
 use crate::secret::TokenSource;
 use crate::tls::{connector, ClientTls};
 

@@ -109,7 +109,7 @@ use sluice_net::{HttpTimeouts, Listener, ListenerCounters};
 use tokio::net::TcpListener;
 
 use self::auth::{AuthMode, IngestToken};
-use super::tcp::{LineDecoder, LineFormat, LineState};
+use crate::lines::{LineDecoder, LineFormat, LineState};
 
 /// Registry entry.
 pub const SPEC: SourceSpec = SourceSpec {

@@ -92,7 +92,7 @@ struct Config {
 }
 
 fn default_max_connections() -> usize {
-    super::tcp::DEFAULT_MAX_CONNECTIONS
+    crate::net::DEFAULT_MAX_CONNECTIONS
 }
 
 #[derive(Debug, Deserialize)]

@@ -17,6 +17,8 @@ pub mod positions;
 pub mod secret;
 pub mod sinks;
 pub mod sources;
+pub mod syslog_event;
+pub mod syslog_stream;
 pub mod testkit;
 pub mod tls;
 

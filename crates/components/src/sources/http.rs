@@ -585,26 +585,10 @@ fn nodes(s: &Shared) -> Doc {
 
 // ---------------------------------------------------------------- paths
 
+/// A path segment with its `%XX` escapes decoded (invalid ones kept as
+/// written, invalid UTF-8 replaced).
 fn percent_decode(s: &str) -> String {
-    if !s.contains('%') {
-        return s.to_string();
-    }
-    let hex = |c: u8| (c as char).to_digit(16);
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() {
-            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned()
 }
 
 // ---------------------------------------------------------------- body

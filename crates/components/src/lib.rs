@@ -5,7 +5,6 @@
 //! build) and the list there is the only registry. `sluice components` and the
 //! registry tests read the same lists.
 
-pub mod balancer;
 pub mod dead_letter;
 pub mod filters;
 pub mod http_client;

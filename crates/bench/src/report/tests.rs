@@ -1,5 +1,6 @@
 //! Tests of the `report` module.
 
+use super::html::nice;
 use super::*;
 
 fn ep(name: &str, per_second: Vec<u64>) -> EndpointReport {

@@ -251,9 +251,7 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
             Some((conn, name))
         }
     };
-    let host = c.host.clone().unwrap_or_else(|| {
-        std::fs::read_to_string("/proc/sys/kernel/hostname").map(|s| s.trim().to_string()).unwrap_or_default()
-    });
+    let host = c.host.clone().unwrap_or_else(|| sluice_core::secret::hostname().unwrap_or_default());
     let mode = if c.algorithm == Algorithm::Credit { Mode::Credit } else { Mode::Push };
     let hello = Hello {
         min_version: VERSION,

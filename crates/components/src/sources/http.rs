@@ -85,7 +85,6 @@ mod ndjson;
 mod respond;
 
 use std::collections::BTreeMap;
-use std::hash::{BuildHasher, Hasher};
 use std::io::Read;
 use std::net::SocketAddr;
 use std::pin::Pin;

@@ -263,9 +263,7 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
         }
     }
     let tls = c.tls.as_ref().map(acceptor).transpose().map_err(|(k, m)| cx.error(&join("tls", k), m))?;
-    let name = c.name.clone().unwrap_or_else(|| {
-        std::fs::read_to_string("/proc/sys/kernel/hostname").map(|s| s.trim().to_string()).unwrap_or_default()
-    });
+    let name = c.name.clone().unwrap_or_else(|| sluice_core::secret::hostname().unwrap_or_default());
     Ok(Box::new(SluiceSource {
         address,
         tls,

@@ -245,10 +245,14 @@ pub(super) struct IdGenerator {
 
 impl IdGenerator {
     pub(super) fn new() -> Self {
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u64(std::process::id().into());
-        let r = h.finish().to_le_bytes();
-        Self { salt: [r[0], r[1], r[2]], counter: AtomicU64::new(0) }
+        let mut salt = [0u8; 3];
+        if sluice_core::secret::fill_random(&mut salt).is_err() {
+            // No OS randomness (never seen on Linux): the process id and the
+            // clock still make the salt differ between restarts.
+            let n = u64::from(std::process::id()) ^ sluice_core::event::now_ns() as u64;
+            salt.copy_from_slice(&n.to_le_bytes()[..3]);
+        }
+        Self { salt, counter: AtomicU64::new(0) }
     }
 
     pub(super) fn next(&self) -> String {

@@ -13,6 +13,7 @@ pub mod kafka;
 pub mod lines;
 pub mod net;
 pub mod positions;
+pub mod reference;
 pub mod secret;
 pub mod sinks;
 pub mod sources;

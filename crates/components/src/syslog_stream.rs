@@ -1,6 +1,6 @@
 //! The stream half shared by `syslog_tcp` and `syslog_unix` (stream mode):
 //! frames (newline or octet-counting, [`sluice_parsers::framing`]) decoded
-//! into events by the [`Mapper`], oversized frames kept cut, tagged
+//! into events by the syslog_event mapper, oversized frames kept cut, tagged
 //! `_oversized` and counted, framing errors counted, and a read's events sent
 //! as one batch.
 

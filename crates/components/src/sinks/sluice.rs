@@ -1,7 +1,7 @@
 //! `sluice`: the sending side of the agent protocol
 //! (`docs/specs/agent-protocol.md`): ships batches to N receivers (`sluice`
 //! sources of processors or dispatchers), balancing **per batch** with one
-//! of the algorithms of [`crate::balancer`].
+//! of the algorithms of [`balancer`].
 //!
 //! Why per batch: balancing per connection (what the thesis's Pen did) pins
 //! a busy sender to one receiver; here every batch is placed on its own, and

@@ -26,9 +26,9 @@
 //!   `"split"` emits pieces of `max_line_bytes` (tag `_split`). Counted in
 //!   `long_lines`. Memory stays bounded by `max_line_bytes` + `read_buffer`.
 //! - **Multiline** joining: see [`multiline`].
-//! - **Positions** ([`registry`], `docs/specs/file-positions.md`): under
+//! - **Positions** ([`crate::positions::registry`], `docs/specs/file-positions.md`): under
 //!   `<data_dir>/file_positions/<pipeline>/<id>.json`, advanced only when a
-//!   batch's [`AckToken`] is delivered ([`Output::send_acked`]), over the
+//!   batch's [`AckToken`](sluice_core::AckToken) is delivered ([`Output::send_acked`]), over the
 //!   contiguous acknowledged prefix of each file, and written atomically. A
 //!   restart — even after `kill -9` — resumes at that frontier: nothing is
 //!   lost and only unacknowledged batches are read again.

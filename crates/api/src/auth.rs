@@ -138,15 +138,8 @@ impl Authenticator for StaticTokens {
     }
 }
 
-/// Equality whose time depends only on the longer input's length.
-pub(crate) fn ct_eq(a: &[u8], b: &[u8]) -> bool {
-    let n = a.len().max(b.len());
-    let mut diff = u8::from(a.len() != b.len());
-    for i in 0..n {
-        diff |= a.get(i).copied().unwrap_or(0) ^ b.get(i).copied().unwrap_or(0);
-    }
-    diff == 0
-}
+/// Constant-time equality (one implementation for the tree).
+pub(crate) use sluice_core::secret::ct_eq;
 
 /// Access to the node's counters (`/_node/stats`, `/metrics`): anyone when
 /// [`ApiState::metrics_auth`] is off (`[api] metrics_auth = "none"`), else a

@@ -111,7 +111,7 @@ impl ConnectionConfig {
             return Err(cx.error("brokers", "must list at least one broker (\"host:port\")"));
         }
         for b in self.brokers.split(',') {
-            crate::sinks::tcp::check_address(b.trim()).map_err(|m| cx.error("brokers", m))?;
+            crate::net::check_address(b.trim()).map_err(|m| cx.error("brokers", m))?;
         }
         let mut c = ClientConfig::new();
         c.set("bootstrap.servers", self.brokers.trim());

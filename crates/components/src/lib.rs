@@ -5,14 +5,20 @@
 //! build) and the list there is the only registry. `sluice components` and the
 //! registry tests read the same lists.
 
-pub mod balancer;
 pub mod dead_letter;
 pub mod filters;
+pub mod http_client;
 #[cfg(feature = "kafka")]
 pub mod kafka;
+pub mod lines;
+pub mod net;
+pub mod positions;
+pub mod reference;
 pub mod secret;
 pub mod sinks;
 pub mod sources;
+pub mod syslog_event;
+pub mod syslog_stream;
 pub mod testkit;
 pub mod tls;
 

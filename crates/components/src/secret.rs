@@ -44,7 +44,7 @@ impl TokenSource {
                 if dry_run {
                     return Ok(format!("(created at start: {})", path.display()));
                 }
-                create_token_file(&path).map_err(|m| ("token_file", m))?;
+                sluice_core::secret::create_token_file(&path).map_err(|m| ("token_file", m))?;
                 tracing::info!(path = %path.display(), "generated a token (mode 0600); give senders the same token_file");
             }
         }
@@ -101,35 +101,8 @@ fn under(data_dir: &Path, file: &Path) -> PathBuf {
     out
 }
 
-fn create_token_file(path: &Path) -> Result<(), String> {
-    use std::io::{Read as _, Write as _};
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let mut bytes = [0u8; 32];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut bytes))
-        .map_err(|e| format!("generating a token: {e}"))?;
-    let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("create {}: {e}", dir.display()))?;
-    }
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(|e| format!("create {}: {e}", path.display()))?;
-    f.write_all(format!("{token}\n").as_bytes())
-        .and_then(|()| f.sync_all())
-        .map_err(|e| format!("write {}: {e}", path.display()))
-}
-
-/// Compares two secrets in time independent of where they differ.
-pub fn ct_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
+/// Compares two secrets in constant time (one implementation for the tree).
+pub use sluice_core::secret::ct_eq;
 
 #[cfg(test)]
 mod tests {
@@ -177,12 +150,5 @@ mod tests {
         assert_eq!(f.resolve_or_create(dir.path(), false).unwrap(), first);
         assert_eq!(f.resolve_or_create(dir.path(), true).unwrap(), first);
         assert_eq!(f.resolve(dir.path()).unwrap(), first);
-    }
-
-    #[test]
-    fn ct_eq_compares_whole_strings() {
-        assert!(ct_eq(b"abc", b"abc"));
-        assert!(!ct_eq(b"abc", b"abd"));
-        assert!(!ct_eq(b"abc", b"abcd"));
     }
 }

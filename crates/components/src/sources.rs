@@ -10,7 +10,6 @@ pub mod internal_metrics;
 #[cfg(feature = "kafka")]
 pub mod kafka;
 pub mod sluice;
-pub mod syslog_event;
 pub mod syslog_tcp;
 pub mod syslog_udp;
 pub mod syslog_unix;

@@ -28,6 +28,7 @@ pub mod metrics;
 pub mod mount;
 pub mod path;
 pub mod raw;
+pub mod secret;
 pub mod text;
 pub mod value;
 

@@ -108,15 +108,9 @@ fn default_node_name() -> String {
     hostname().unwrap_or_else(|| "sluice".into())
 }
 
-/// The machine's host name (`/proc/sys/kernel/hostname`, else `$HOSTNAME`):
-/// the default `host` of a source's identity and of the node name.
-pub fn hostname() -> Option<String> {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .or_else(|| std::env::var("HOSTNAME").ok().filter(|s| !s.is_empty()))
-}
+/// The machine's host name: the default `host` of a source's identity and
+/// of the node name.
+pub use sluice_core::secret::hostname;
 fn default_data_dir() -> PathBuf {
     PathBuf::from("data")
 }

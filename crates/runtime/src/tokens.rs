@@ -10,8 +10,7 @@
 //!   the path — never the token — is logged. This gives a single node a
 //!   working admin token on first start without a secret in the config file.
 
-use std::io::{Read as _, Write as _};
-use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 
 use sluice_core::config::ConfigError;
@@ -89,31 +88,12 @@ fn token_file(name: &str, path: &PathBuf) -> Result<String, String> {
             Ok(s)
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let token = random_token().map_err(|e| format!("generating a token: {e}"))?;
-            if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir).map_err(|e| format!("create {}: {e}", dir.display()))?;
-            }
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(path)
-                .map_err(|e| format!("create {}: {e}", path.display()))?;
-            f.write_all(format!("{token}\n").as_bytes())
-                .and_then(|()| f.sync_all())
-                .map_err(|e| format!("write {}: {e}", path.display()))?;
+            let token = sluice_core::secret::create_token_file(path)?;
             tracing::info!(token = name, path = %path.display(), "generated an API token (mode 0600); send it as `Authorization: Bearer <contents of the file>`");
             Ok(token)
         }
         Err(e) => Err(format!("read {}: {e}", path.display())),
     }
-}
-
-/// 32 random bytes as 64 hex characters.
-fn random_token() -> std::io::Result<String> {
-    let mut bytes = [0u8; 32];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 #[cfg(test)]

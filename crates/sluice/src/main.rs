@@ -70,7 +70,11 @@ enum Cmd {
         config: PathBuf,
     },
     /// List the available sources, filters and sinks.
-    Components,
+    Components {
+        /// Print the Markdown table kept in docs/ARCHITECTURE.md instead.
+        #[arg(long)]
+        markdown: bool,
+    },
     /// Manage users (`[auth]` metadata database of the config's node).
     User(users_cli::UserArgs),
     /// Manage user groups.
@@ -163,8 +167,12 @@ fn main() -> ExitCode {
     }
     match cli.cmd {
         Cmd::Validate { config } => validate(&config),
-        Cmd::Components => {
-            components();
+        Cmd::Components { markdown } => {
+            if markdown {
+                print!("{}", sluice_components::reference::markdown_table());
+            } else {
+                components();
+            }
             ExitCode::SUCCESS
         }
         Cmd::Bench { cmd } => bench_cli::main(cmd),

@@ -10,20 +10,12 @@ use crate::error::UsersError;
 /// `n` random bytes from the operating system.
 pub fn random_bytes(n: usize) -> Result<Vec<u8>, UsersError> {
     let mut b = vec![0u8; n];
-    getrandom::fill(&mut b).map_err(|e| UsersError::Internal(format!("no randomness: {e}")))?;
+    sluice_core::secret::fill_random(&mut b).map_err(|e| UsersError::Internal(e.to_string()))?;
     Ok(b)
 }
 
 /// Lower-case hex.
-pub fn hex(bytes: &[u8]) -> String {
-    const D: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(char::from(D[usize::from(b >> 4)]));
-        s.push(char::from(D[usize::from(b & 15)]));
-    }
-    s
-}
+pub use sluice_core::secret::hex;
 
 /// `n` random bytes as hex.
 pub fn random_hex(n: usize) -> Result<String, UsersError> {
@@ -47,15 +39,8 @@ pub fn sha256_parts(parts: &[&[u8]]) -> String {
     hex(&h.finalize())
 }
 
-/// Equality whose time depends only on the longer input's length.
-pub fn ct_eq(a: &[u8], b: &[u8]) -> bool {
-    let n = a.len().max(b.len());
-    let mut diff = u8::from(a.len() != b.len());
-    for i in 0..n {
-        diff |= a.get(i).copied().unwrap_or(0) ^ b.get(i).copied().unwrap_or(0);
-    }
-    diff == 0
-}
+/// Constant-time equality (one implementation for the tree).
+pub use sluice_core::secret::ct_eq;
 
 /// A random password of `len` characters from an unambiguous alphabet.
 pub fn random_password(len: usize) -> Result<String, UsersError> {

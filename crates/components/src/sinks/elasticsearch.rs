@@ -54,9 +54,9 @@ use sluice_core::Event;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
-use super::http::{parse_uri, read_response, ReadError, Response, Uri};
-use super::tcp::peer_closed;
 use crate::dead_letter;
+use crate::http_client::{parse_uri, read_response, ReadError, Response, Uri};
+use crate::net::peer_closed;
 use crate::template::Template;
 
 /// Registry entry.

@@ -30,7 +30,6 @@
 //! rsyslog's `imtcp` with `StreamDriver.Mode="1"` expects. See
 //! [`crate::tls`].
 
-use std::io::Read;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -40,10 +39,10 @@ use sluice_core::component::{BoxError, BuildContext, Sink, SinkSpec};
 use sluice_core::config::{parse_table, ConfigError, HumanDuration};
 use sluice_core::metrics::{ComponentMetrics, Counter};
 use sluice_core::Event;
-use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
 use super::encoding::{encode, Encoding};
+use crate::net::{check_address, peer_closed, Stream};
 use crate::tls::{connector, ClientTls};
 
 /// Registry entry.
@@ -122,83 +121,6 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
         buf: Vec::with_capacity(64 << 10),
         scratch: Vec::new(),
     }))
-}
-
-/// Checks that `address` looks like `host:port` (resolution happens on connect).
-pub(crate) fn check_address(address: &str) -> Result<(), String> {
-    let Some((host, port)) = address.rsplit_once(':') else {
-        return Err(format!("expected \"host:port\", found {address:?}"));
-    };
-    if host.is_empty() {
-        return Err(format!("missing host in {address:?}"));
-    }
-    match port.parse::<u16>() {
-        Ok(p) if p > 0 => Ok(()),
-        _ => Err(format!("invalid port in {address:?}")),
-    }
-}
-
-/// Whether the peer has closed (or reset) the connection. The peer of a log
-/// sink is not expected to send anything; whatever it sent is discarded.
-pub(crate) fn peer_closed(stream: &TcpStream) -> bool {
-    let sock = socket2::SockRef::from(stream);
-    let mut buf = [0u8; 1024];
-    for _ in 0..64 {
-        match (&*sock).read(&mut buf) {
-            Ok(0) => return true,
-            Ok(_) => continue,
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return false,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => return true,
-        }
-    }
-    false
-}
-
-/// A connection, plain or TLS (also the `http` sink's).
-pub(crate) enum Stream {
-    Plain(TcpStream),
-    Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
-}
-
-impl tokio::io::AsyncRead for Stream {
-    fn poll_read(
-        self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &mut tokio::io::ReadBuf<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        match self.get_mut() {
-            Self::Plain(s) => std::pin::Pin::new(s).poll_read(cx, buf),
-            Self::Tls(s) => std::pin::Pin::new(s.as_mut()).poll_read(cx, buf),
-        }
-    }
-}
-
-impl Stream {
-    pub(crate) fn tcp(&self) -> &TcpStream {
-        match self {
-            Self::Plain(s) => s,
-            Self::Tls(s) => s.get_ref().0,
-        }
-    }
-
-    /// Writes all of `buf` (and flushes TLS records).
-    pub(crate) async fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
-        match self {
-            Self::Plain(s) => s.write_all(buf).await,
-            Self::Tls(s) => {
-                s.write_all(buf).await?;
-                s.flush().await
-            }
-        }
-    }
-
-    async fn shutdown(&mut self) -> std::io::Result<()> {
-        match self {
-            Self::Plain(s) => s.shutdown().await,
-            Self::Tls(s) => s.shutdown().await,
-        }
-    }
 }
 
 struct TcpSink {

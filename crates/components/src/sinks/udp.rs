@@ -66,7 +66,7 @@ fn default_max_datagram() -> ByteSize {
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigError> {
     let c: Config = parse_table(value, &cx.path)?;
-    super::tcp::check_address(&c.address).map_err(|m| cx.error("address", m))?;
+    crate::net::check_address(&c.address).map_err(|m| cx.error("address", m))?;
     if c.max_datagram_bytes.0 == 0 || c.max_datagram_bytes.0 > MAX_UDP_PAYLOAD {
         return Err(cx.error("max_datagram_bytes", format!("must be between 1 and {MAX_UDP_PAYLOAD}")));
     }

@@ -42,8 +42,8 @@ use sluice_core::event::now_ns;
 use sluice_core::value::{Object, Value};
 use sluice_core::Event;
 
-use super::file::registry::Registry;
-use super::file::{load_registry, Shared};
+use crate::positions::registry::Registry;
+use crate::positions::{load_registry, Shared};
 
 /// Registry entry.
 pub const SPEC: SourceSpec = SourceSpec {

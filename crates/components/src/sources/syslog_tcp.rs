@@ -3,7 +3,7 @@
 //! RFC 6587 octet counting (`LEN SP MSG`, what rsyslog's
 //! `TCP_Framing="octet-counted"` and syslog-ng's `syslog()` driver send),
 //! detected per frame by [`sluice_parsers::framing::Decoder`] in auto mode,
-//! and mapped to events as described in [`super::syslog_event`].
+//! and mapped to events as described in [`crate::syslog_event`].
 //!
 //! Why: TCP is how syslog is shipped when loss matters, so this source never
 //! reads faster than the pipeline takes: everything decoded from one read is
@@ -52,7 +52,6 @@ use bytes::Buf as _;
 use serde::Deserialize;
 use sluice_core::component::{BoxError, BuildContext, Source, SourceContext, SourceSpec};
 use sluice_core::config::{parse_table, ByteSize, ConfigError};
-use sluice_core::metrics::Counter;
 use sluice_core::value::Value;
 use sluice_net::{Incoming, Listener, ListenerCounters, ReadBuf};
 use sluice_parsers::framing::Decoder;
@@ -62,7 +61,8 @@ use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_rustls::rustls::ServerConfig;
 use tokio_rustls::TlsAcceptor;
 
-use super::syslog_event::{peer_value, DateKeys, Mapper};
+use crate::syslog_event::{peer_value, DateKeys, Mapper};
+use crate::syslog_stream::{send, StreamFraming};
 
 /// Registry entry.
 pub const SPEC: SourceSpec = SourceSpec {
@@ -92,7 +92,7 @@ struct Config {
 }
 
 fn default_max_connections() -> usize {
-    super::tcp::DEFAULT_MAX_CONNECTIONS
+    crate::net::DEFAULT_MAX_CONNECTIONS
 }
 
 #[derive(Debug, Deserialize)]
@@ -169,12 +169,8 @@ struct SyslogTcp {
 }
 
 /// What every connection of one source shares.
-struct Shared {
-    mapper: Mapper,
-    max_message: usize,
-    oversized: Arc<Counter>,
-    framing_errors: Arc<Counter>,
-}
+/// A connection's framing, shared by all connections.
+type Shared = StreamFraming;
 
 #[async_trait]
 impl Source for SyslogTcp {
@@ -265,38 +261,9 @@ async fn read_connection<S: AsyncRead + Unpin>(
         let eof = n == 0;
         cx.metrics.bytes_in.add(n as u64);
         let mut events = Vec::new();
-        let mut pos = 0;
-        loop {
-            let rest = &buf[pos..];
-            let (consumed, item) = if eof { dec.decode_eof(rest) } else { dec.decode(rest) };
-            match item {
-                None => {
-                    pos += consumed;
-                    break;
-                }
-                Some(Ok(frame)) => {
-                    let bytes = &rest[frame.range];
-                    if frame.truncated {
-                        // Kept cut at the limit, tagged and counted.
-                        shared.oversized.inc();
-                        let mut e = shared.mapper.event(bytes, &peer);
-                        e.add_tag("_oversized");
-                        events.push(e);
-                    } else if !bytes.iter().all(u8::is_ascii_whitespace) {
-                        events.push(shared.mapper.event(bytes, &peer));
-                    }
-                }
-                Some(Err(_)) => shared.framing_errors.inc(),
-            }
-            pos += consumed;
-        }
+        let pos = shared.decode(&mut dec, buf, eof, &peer, &mut events);
         buf.advance(pos);
-        if !events.is_empty() {
-            let count = events.len() as u64;
-            cx.metrics.events_in.add(count);
-            cx.out.send(events).await?;
-            cx.metrics.events_out.add(count);
-        }
+        send(cx, events).await?;
         if eof {
             return Ok(());
         }

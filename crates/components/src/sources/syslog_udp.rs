@@ -1,6 +1,6 @@
 //! `syslog_udp`: syslog messages (RFC 5424 or RFC 3164, detected per
 //! message), one per datagram, mapped to events as described in
-//! [`super::syslog_event`]. Trailing NUL bytes are removed first (Python's
+//! [`crate::syslog_event`]. Trailing NUL bytes are removed first (Python's
 //! `logging.handlers.SysLogHandler` ends every datagram with one).
 //!
 //! Why this shape: UDP has no back-pressure, so the only defences against
@@ -52,7 +52,7 @@ use sluice_core::Event;
 use socket2::{Domain, Protocol, Socket, Type};
 use tokio::sync::mpsc;
 
-use super::syslog_event::{peer_value, DateKeys, Mapper, OVERSIZED};
+use crate::syslog_event::{peer_value, DateKeys, Mapper, OVERSIZED};
 
 /// Registry entry.
 pub const SPEC: SourceSpec = SourceSpec {

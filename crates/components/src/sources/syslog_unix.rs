@@ -1,7 +1,7 @@
 //! `syslog_unix`: syslog messages on a local unix socket — the host's
 //! `/dev/log`, where `logger`, glibc's `syslog(3)` and most daemons write —
 //! RFC 5424 or RFC 3164 (detected per message), mapped to events exactly as
-//! `syslog_udp` / `syslog_tcp` do ([`super::syslog_event`]).
+//! `syslog_udp` / `syslog_tcp` do ([`crate::syslog_event`]).
 //!
 //! Two kinds of socket, as on real hosts:
 //! - `mode = "datagram"` (default, what `/dev/log` is): one message per
@@ -41,7 +41,8 @@ use sluice_parsers::framing::Decoder;
 use tokio::io::AsyncReadExt;
 use tokio::net::{UnixDatagram, UnixListener, UnixStream};
 
-use super::syslog_event::{DateKeys, Mapper, OVERSIZED};
+use crate::syslog_event::{DateKeys, Mapper, OVERSIZED};
+use crate::syslog_stream::{send, StreamFraming};
 
 /// Registry entry.
 pub const SPEC: SourceSpec = SourceSpec {
@@ -275,12 +276,8 @@ async fn datagrams(
     }
 }
 
-struct StreamShared {
-    mapper: Mapper,
-    max_message: usize,
-    oversized: Arc<Counter>,
-    framing_errors: Arc<Counter>,
-}
+/// A stream connection's framing, shared by all connections.
+type StreamShared = StreamFraming;
 
 /// Reads one stream connection until EOF or shutdown.
 async fn read_stream(mut stream: UnixStream, cx: &SourceContext, shared: &StreamShared) -> Result<(), BoxError> {
@@ -305,38 +302,9 @@ async fn read_stream(mut stream: UnixStream, cx: &SourceContext, shared: &Stream
         let eof = n == 0;
         cx.metrics.bytes_in.add(n as u64);
         let mut events = Vec::new();
-        let mut pos = 0;
-        loop {
-            let rest = &buf[pos..];
-            let (consumed, item) = if eof { dec.decode_eof(rest) } else { dec.decode(rest) };
-            match item {
-                None => {
-                    pos += consumed;
-                    break;
-                }
-                Some(Ok(frame)) => {
-                    let bytes = &rest[frame.range];
-                    if frame.truncated {
-                        // Kept cut at the limit, tagged and counted (as syslog_tcp).
-                        shared.oversized.inc();
-                        let mut e = shared.mapper.event(bytes, &peer);
-                        e.add_tag(OVERSIZED);
-                        events.push(e);
-                    } else if !bytes.iter().all(u8::is_ascii_whitespace) {
-                        events.push(shared.mapper.event(bytes, &peer));
-                    }
-                }
-                Some(Err(_)) => shared.framing_errors.inc(),
-            }
-            pos += consumed;
-        }
+        let pos = shared.decode(&mut dec, &buf, eof, &peer, &mut events);
         buf.drain(..pos);
-        if !events.is_empty() {
-            let count = events.len() as u64;
-            cx.metrics.events_in.add(count);
-            cx.out.send(events).await?;
-            cx.metrics.events_out.add(count);
-        }
+        send(cx, events).await?;
         if eof {
             return Ok(());
         }

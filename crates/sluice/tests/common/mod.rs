@@ -6,6 +6,10 @@
 //!
 //! Each test binary uses a different subset (`mod common;`), hence the
 //! `dead_code` allowance.
+
+// `tests/common.rs` would be a test target of its own: Cargo's convention
+// for helpers shared by integration tests is this `mod.rs`.
+#![allow(clippy::mod_module_files)]
 #![allow(dead_code)]
 
 pub mod skip;

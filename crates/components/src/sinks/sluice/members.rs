@@ -238,7 +238,7 @@ async fn add(State(s): State<ApiState>, headers: HeaderMap, body: Bytes) -> Resp
         Ok(b) => b,
         Err(m) => return error(StatusCode::BAD_REQUEST, "invalid_request", m),
     };
-    if let Err(m) = super::super::tcp::check_address(&b.address) {
+    if let Err(m) = crate::net::check_address(&b.address) {
         return error(StatusCode::BAD_REQUEST, "invalid_request", format!("address: {m}"));
     }
     let address = b.address.clone();

@@ -21,7 +21,7 @@ use sluice_core::value::{Object, Value};
 use sluice_core::Event;
 
 use super::multiline::{Joined, Joiner, Pending};
-use super::registry::FINGERPRINT_BYTES;
+use crate::positions::registry::FINGERPRINT_BYTES;
 
 /// Tag of an event cut at `max_line_bytes` whose rest was skipped.
 pub const TRUNCATED_TAG: &str = "_truncated";

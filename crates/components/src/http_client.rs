@@ -1,0 +1,351 @@
+//! A small HTTP/1.1 client used by the `http` and `elasticsearch` sinks.
+//!
+//! Requests are written by the caller over a kept [`crate::net::Stream`];
+//! this module parses `http://` / `https://` URIs, checks header names and
+//! values, and reads one response (skipping 1xx) by `Content-Length`,
+//! `chunked` or to end of stream, keeping at most a caller-given number of
+//! body bytes. The workspace has `hyper` only through axum, without its
+//! client feature, and the sinks need nothing more than this (ADR 0075).
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+/// Largest accepted response head.
+const MAX_HEAD: usize = 64 << 10;
+/// The parts of an `http://` URI the client needs.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Uri {
+    /// `host:port` for connecting (IPv6 in brackets).
+    pub connect: String,
+    /// The `Host` header value (authority as written).
+    pub host_header: String,
+    /// Path and query, starting with `/`.
+    pub target: String,
+    /// `https://`.
+    pub tls: bool,
+}
+
+/// Parses an `http://` or `https://` URI; errors name what is wrong.
+pub fn parse_uri(s: &str) -> Result<Uri, String> {
+    let (rest, tls) = match (s.strip_prefix("http://"), s.strip_prefix("https://")) {
+        (Some(r), _) => (r, false),
+        (None, Some(r)) => (r, true),
+        (None, None) => return Err(format!("expected an http:// or https:// URI, found {s:?}")),
+    };
+    let rest = rest.split('#').next().unwrap_or_default();
+    let (authority, target) = match rest.find(['/', '?']) {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let target = if target.starts_with('?') { format!("/{target}") } else { target.to_string() };
+    if target.bytes().any(|b| b.is_ascii_whitespace() || b.is_ascii_control()) {
+        return Err(format!("the path of {s:?} contains spaces or control characters (percent-encode them)"));
+    }
+    if authority.contains('@') {
+        return Err("credentials in the URI are not supported; use auth_token or headers".into());
+    }
+    let (host, port) = if let Some(r) = authority.strip_prefix('[') {
+        let (h, after) = r.split_once(']').ok_or_else(|| format!("unclosed '[' in {s:?}"))?;
+        (format!("[{h}]"), after.strip_prefix(':'))
+    } else {
+        match authority.rsplit_once(':') {
+            Some((h, p)) => (h.to_string(), Some(p)),
+            None => (authority.to_string(), None),
+        }
+    };
+    if host.is_empty() || host == "[]" {
+        return Err(format!("missing host in {s:?}"));
+    }
+    let port = match port {
+        None if tls => 443,
+        None => 80,
+        Some(p) => p.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| format!("invalid port in {s:?}"))?,
+    };
+    Ok(Uri { connect: format!("{host}:{port}"), host_header: authority.to_string(), target, tls })
+}
+
+/// Whether `name` is an HTTP header name (an RFC 9110 token).
+pub fn is_token(name: &str) -> bool {
+    !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+/// Whether a header value holds CR, LF or NUL (header injection).
+pub fn bad_value(v: &str) -> bool {
+    v.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0)
+}
+
+/// A parsed response: its status and the start of its body.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Response {
+    pub status: u16,
+    pub body: Vec<u8>,
+    pub keep_alive: bool,
+}
+
+/// Why reading a response failed.
+#[derive(Debug)]
+pub enum ReadError {
+    /// The connection ended (or was reset) before any byte of a response:
+    /// typically an idle keep-alive connection the server had closed.
+    NothingReceived(String),
+    /// Anything else.
+    Other(String),
+}
+
+impl ReadError {
+    pub fn message(self) -> String {
+        match self {
+            Self::NothingReceived(m) | Self::Other(m) => m,
+        }
+    }
+}
+
+/// The first position of `needle` in `hay`.
+pub fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// Reads more bytes into `buf`; end of stream is an error.
+async fn fill<R: AsyncRead + Unpin>(r: &mut R, buf: &mut Vec<u8>) -> Result<(), String> {
+    buf.reserve(8192);
+    match r.read_buf(buf).await {
+        Ok(0) => Err("connection closed in the middle of the response".into()),
+        Ok(_) => Ok(()),
+        Err(e) => Err(format!("reading the response: {e}")),
+    }
+}
+
+fn keep(snippet: &mut Vec<u8>, bytes: &[u8], max: usize) {
+    let room = max.saturating_sub(snippet.len());
+    snippet.extend_from_slice(&bytes[..room.min(bytes.len())]);
+}
+
+/// Consumes exactly `n` body bytes (from `buf`, then from `r`).
+async fn body_exact<R: AsyncRead + Unpin>(
+    r: &mut R,
+    buf: &mut Vec<u8>,
+    mut n: usize,
+    snippet: &mut Vec<u8>,
+    max: usize,
+) -> Result<(), String> {
+    loop {
+        let take = n.min(buf.len());
+        keep(snippet, &buf[..take], max);
+        buf.drain(..take);
+        n -= take;
+        if n == 0 {
+            return Ok(());
+        }
+        fill(r, buf).await?;
+    }
+}
+
+/// Returns the index of the next CRLF in `buf`, reading as needed.
+async fn line_end<R: AsyncRead + Unpin>(r: &mut R, buf: &mut Vec<u8>) -> Result<usize, String> {
+    loop {
+        if let Some(i) = find(buf, b"\r\n") {
+            return Ok(i);
+        }
+        if buf.len() > MAX_HEAD {
+            return Err("response line too long".into());
+        }
+        fill(r, buf).await?;
+    }
+}
+
+async fn chunked_body<R: AsyncRead + Unpin>(
+    r: &mut R,
+    buf: &mut Vec<u8>,
+    snippet: &mut Vec<u8>,
+    max: usize,
+) -> Result<(), String> {
+    loop {
+        let i = line_end(r, buf).await?;
+        let line = String::from_utf8_lossy(&buf[..i]).into_owned();
+        buf.drain(..i + 2);
+        let size_hex = line.split(';').next().unwrap_or_default().trim();
+        let size = usize::from_str_radix(size_hex, 16).map_err(|_| format!("invalid chunk size {line:?}"))?;
+        if size == 0 {
+            // Trailers, up to the empty line.
+            loop {
+                let i = line_end(r, buf).await?;
+                buf.drain(..i + 2);
+                if i == 0 {
+                    return Ok(());
+                }
+            }
+        }
+        body_exact(r, buf, size, snippet, max).await?;
+        while buf.len() < 2 {
+            fill(r, buf).await?;
+        }
+        if &buf[..2] != b"\r\n" {
+            return Err("missing CRLF after a chunk".into());
+        }
+        buf.drain(..2);
+    }
+}
+
+/// Reads one final response (skipping 1xx) from `r`, keeping at most
+/// `max_body` bytes of its body. `buf` holds bytes already read and keeps
+/// whatever follows the response.
+pub async fn read_response<R: AsyncRead + Unpin>(
+    r: &mut R,
+    buf: &mut Vec<u8>,
+    max_body: usize,
+) -> Result<Response, ReadError> {
+    let mut received = !buf.is_empty();
+    loop {
+        let head_end = loop {
+            if let Some(i) = find(buf, b"\r\n\r\n") {
+                break i;
+            }
+            if buf.len() > MAX_HEAD {
+                return Err(ReadError::Other("response head too large".into()));
+            }
+            buf.reserve(8192);
+            match r.read_buf(buf).await {
+                Ok(0) if !received => {
+                    return Err(ReadError::NothingReceived("connection closed before a response".into()))
+                }
+                Ok(0) => return Err(ReadError::Other("connection closed in the middle of the response head".into())),
+                Ok(_) => received = true,
+                Err(e) if !received => return Err(ReadError::NothingReceived(format!("reading the response: {e}"))),
+                Err(e) => return Err(ReadError::Other(format!("reading the response: {e}"))),
+            }
+        };
+        let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+        buf.drain(..head_end + 4);
+        let mut lines = head.split("\r\n");
+        let status_line = lines.next().unwrap_or_default();
+        let mut parts = status_line.splitn(3, ' ');
+        let version = parts.next().unwrap_or_default();
+        let status = parts.next().and_then(|s| s.parse::<u16>().ok());
+        let (Some(status), true) = (status, version.starts_with("HTTP/1.")) else {
+            return Err(ReadError::Other(format!("invalid status line {status_line:?}")));
+        };
+        let mut keep_alive = version == "HTTP/1.1";
+        let mut length = None;
+        let mut chunked = false;
+        for line in lines {
+            let Some((name, value)) = line.split_once(':') else { continue };
+            let (name, value) = (name.trim(), value.trim());
+            if name.eq_ignore_ascii_case("content-length") {
+                length = Some(value.parse::<usize>().map_err(|_| ReadError::Other(format!("invalid {line:?}")))?);
+            } else if name.eq_ignore_ascii_case("transfer-encoding") {
+                chunked = value.to_ascii_lowercase().split(',').any(|t| t.trim() == "chunked");
+            } else if name.eq_ignore_ascii_case("connection") {
+                let v = value.to_ascii_lowercase();
+                if v.split(',').any(|t| t.trim() == "close") {
+                    keep_alive = false;
+                } else if v.split(',').any(|t| t.trim() == "keep-alive") {
+                    keep_alive = true;
+                }
+            }
+        }
+        if (100..200).contains(&status) {
+            continue;
+        }
+        let mut body = Vec::new();
+        if status == 204 || status == 304 {
+            // No body.
+        } else if chunked {
+            chunked_body(r, buf, &mut body, max_body).await.map_err(ReadError::Other)?;
+        } else if let Some(n) = length {
+            body_exact(r, buf, n, &mut body, max_body).await.map_err(ReadError::Other)?;
+        } else {
+            // Delimited by the end of the connection.
+            keep_alive = false;
+            loop {
+                keep(&mut body, buf, max_body);
+                buf.clear();
+                match r.read_buf(buf).await {
+                    Ok(0) => break,
+                    Ok(_) => {}
+                    Err(e) => return Err(ReadError::Other(format!("reading the response: {e}"))),
+                }
+            }
+        }
+        return Ok(Response { status, body, keep_alive });
+    }
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// How much of a response body the tests keep.
+    const BODY_SNIPPET: usize = 200;
+
+    async fn read(bytes: &[u8]) -> (Result<Response, ReadError>, Vec<u8>) {
+        let mut r = bytes;
+        let mut buf = Vec::new();
+        let res = read_response(&mut r, &mut buf, BODY_SNIPPET).await;
+        buf.extend_from_slice(r);
+        (res, buf)
+    }
+
+    #[tokio::test]
+    async fn response_parsing() {
+        let (r, rest) =
+            read(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 5\r\n\r\nhelloHTTP/1.1").await;
+        assert_eq!(r.unwrap(), Response { status: 201, body: b"hello".to_vec(), keep_alive: true });
+        assert_eq!(rest, b"HTTP/1.1");
+
+        let (r, rest) = read(
+            b"HTTP/1.1 500 Oops\r\ntransfer-encoding: chunked\r\nConnection: close\r\n\r\n3\r\nabc\r\n2;ext\r\nde\r\n0\r\nX-T: 1\r\n\r\nNEXT",
+        )
+        .await;
+        assert_eq!(r.unwrap(), Response { status: 500, body: b"abcde".to_vec(), keep_alive: false });
+        assert_eq!(rest, b"NEXT");
+
+        let (r, _) = read(b"HTTP/1.0 200 OK\r\n\r\nuntil the end").await;
+        assert_eq!(r.unwrap(), Response { status: 200, body: b"until the end".to_vec(), keep_alive: false });
+
+        let (r, _) = read(b"HTTP/1.1 204 No Content\r\n\r\n").await;
+        assert_eq!(r.unwrap(), Response { status: 204, body: vec![], keep_alive: true });
+
+        assert!(matches!(read(b"").await.0, Err(ReadError::NothingReceived(_))));
+        assert!(matches!(read(b"SMTP ready\r\n\r\n").await.0, Err(ReadError::Other(_))));
+        assert!(matches!(
+            read(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort").await.0,
+            Err(ReadError::Other(_))
+        ));
+        assert!(matches!(
+            read(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n").await.0,
+            Err(ReadError::Other(_))
+        ));
+    }
+
+    #[test]
+    fn uris() {
+        let u = parse_uri("http://example.com:9000/a/b?c=d#frag").unwrap();
+        assert_eq!(
+            u,
+            Uri {
+                connect: "example.com:9000".into(),
+                host_header: "example.com:9000".into(),
+                target: "/a/b?c=d".into(),
+                tls: false,
+            }
+        );
+        let u = parse_uri("http://[::1]?q").unwrap();
+        assert_eq!(
+            u,
+            Uri { connect: "[::1]:80".into(), host_header: "[::1]".into(), target: "/?q".into(), tls: false }
+        );
+        let u = parse_uri("https://logs.example/in").unwrap();
+        assert_eq!(
+            u,
+            Uri {
+                connect: "logs.example:443".into(),
+                host_header: "logs.example".into(),
+                target: "/in".into(),
+                tls: true
+            }
+        );
+        assert!(parse_uri("ftp://x/").is_err());
+        assert!(parse_uri("http://:80/").is_err());
+        assert!(parse_uri("http://x:0/").is_err());
+        assert!(parse_uri("http://u:p@x/").is_err());
+        assert!(parse_uri("http://x/a b").is_err());
+    }
+}

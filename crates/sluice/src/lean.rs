@@ -17,11 +17,18 @@
 //! and a node without a `store` sink keep mimalloc's defaults (throughput).
 //!
 //! A node whose config has a `store` sink goes the other way ([`STORE`],
-//! ADR 0005, revision 2026-11-23 b): `MIMALLOC_PURGE_DELAY=-1`, so the pages
-//! tantivy's indexer frees at every segment flush are reused instead of
-//! returned and zeroed again by the kernel on the next fault (≈ 12 % of the
-//! store's CPU in `clear_page_erms`): ≈ +25 % events per CPU-second for
-//! ≈ +100 MiB of RSS. `SLUICE_STORE_ALLOCATOR=0` opts out.
+//! ADR 0005, revisions 2026-11-23 b and 2026-11-26): `MIMALLOC_PURGE_DELAY=10000`
+//! (10 s), so the pages tantivy's indexer frees at every segment flush are
+//! reused instead of returned and zeroed again by the kernel on the next
+//! fault (≈ 12 % of the store's CPU in `clear_page_erms` with mimalloc's
+//! 10 ms): ≈ +15–25 % events per CPU-second. It was `-1` (never return
+//! memory), measured no faster, and a node then kept the memory of a
+//! connection storm for ever. `SLUICE_STORE_ALLOCATOR=0` opts out.
+//!
+//! Whatever the profile, a runtime thread that goes idle gives its freed
+//! memory back ([`collect_when_idle`], issue #18): mimalloc purges only when
+//! the thread that owns the pages allocates or frees again, which an idle
+//! thread does not.
 
 /// The environment `sluice agent` runs with.
 pub const SETTINGS: &[(&str, &str)] = &[("MIMALLOC_ARENA_EAGER_COMMIT", "0"), ("MIMALLOC_PURGE_DELAY", "0")];
@@ -44,7 +51,51 @@ pub struct Profile {
 pub const AGENT: Profile = Profile { settings: SETTINGS, mark: MARK };
 
 /// A node with a `store` sink: keep freed pages (no re-zeroing by the kernel).
-pub const STORE: Profile = Profile { settings: &[("MIMALLOC_PURGE_DELAY", "-1")], mark: "SLUICE_STORE_ALLOCATOR" };
+pub const STORE: Profile = Profile { settings: &[("MIMALLOC_PURGE_DELAY", "10000")], mark: "SLUICE_STORE_ALLOCATOR" };
+
+/// Least time between two collections of one thread's heap by
+/// [`collect_when_idle`].
+pub const COLLECT_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
+
+// The one foreign call of the project (`unsafe_code` is denied elsewhere):
+// mimalloc's C API has no safe Rust wrapper for it (ADR 0005, 2026-11-26).
+#[allow(unsafe_code)]
+extern "C" {
+    /// mimalloc's `mi_collect`: frees the calling thread's empty pages and,
+    /// with `force`, purges (returns to the OS) the freed memory its
+    /// segments and the arenas hold, without waiting for the purge delay.
+    fn mi_collect(force: bool);
+}
+
+/// For `tokio::runtime::Builder::on_thread_park`: when a runtime thread
+/// goes idle, and its heap was not collected in the last [`COLLECT_EVERY`],
+/// its freed memory goes back to the OS (twice: the first pass frees empty
+/// pages, which schedules their purge; the second purges them). A busy
+/// node parks its threads often: this costs one clock read per park and a
+/// heap walk at most every 5 s per thread.
+#[allow(unsafe_code)]
+pub fn collect_when_idle() {
+    use std::cell::Cell;
+    use std::time::Instant;
+    thread_local!(static LAST: Cell<Option<Instant>> = const { Cell::new(None) });
+    let now = Instant::now();
+    let due = LAST.with(|l| match l.get() {
+        Some(t) if now.duration_since(t) < COLLECT_EVERY => false,
+        _ => {
+            l.set(Some(now));
+            true
+        }
+    });
+    if due {
+        // SAFETY: `mi_collect` only walks and frees the calling thread's own
+        // heap and the process-wide arenas under mimalloc's own locks; the
+        // global allocator is mimalloc (main.rs), so it owns every page.
+        unsafe {
+            mi_collect(true);
+            mi_collect(true);
+        }
+    }
+}
 
 /// What [`ensure`] found, when it returns (the re-exec does not).
 #[derive(Debug)]

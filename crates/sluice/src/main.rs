@@ -392,7 +392,13 @@ fn run(role: Role, path: PathBuf, admin_password_file: Option<PathBuf>) -> anyho
     if let Some(n) = cfg.node.runtime_threads {
         rt.worker_threads(n);
     }
-    let rt = rt.enable_all().thread_name("sluice").build()?;
+    rt.enable_all().thread_name("sluice");
+    // Idle runtime threads give freed memory back (issue #18);
+    // `SLUICE_IDLE_COLLECT=0` opts out.
+    if std::env::var_os("SLUICE_IDLE_COLLECT").is_none_or(|v| v != "0") {
+        rt.on_thread_park(lean::collect_when_idle);
+    }
+    let rt = rt.build()?;
     let shutdown_timeout = cfg.node.shutdown_timeout.0;
     let result = rt.block_on(async move {
         let name = cfg.node.name.clone();

@@ -63,6 +63,18 @@ pub fn parse_uri(s: &str) -> Result<Uri, String> {
     Ok(Uri { connect: format!("{host}:{port}"), host_header: authority.to_string(), target, tls })
 }
 
+/// The start of a request head POSTing ndjson to `uri`: request line,
+/// `Host`, `User-Agent` and `Content-Type`, each ended by CRLF (the caller
+/// adds its headers, `Content-Length` and the blank line).
+pub fn ndjson_post_head(uri: &Uri) -> String {
+    format!(
+        "POST {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: sluice/{}\r\nContent-Type: application/x-ndjson\r\n",
+        uri.target,
+        uri.host_header,
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
 /// Whether `name` is an HTTP header name (an RFC 9110 token).
 pub fn is_token(name: &str) -> bool {
     !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))

@@ -55,7 +55,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
 use crate::dead_letter;
-use crate::http_client::{parse_uri, read_response, ReadError, Response, Uri};
+use crate::http_client::{ndjson_post_head, parse_uri, read_response, ReadError, Response, Uri};
 use crate::net::peer_closed;
 use crate::template::Template;
 
@@ -191,12 +191,7 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
     if c.max_batch_bytes.0 == 0 {
         return Err(cx.error("max_batch_bytes", "must be greater than 0"));
     }
-    let mut head = format!(
-        "POST {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: sluice/{}\r\nContent-Type: application/x-ndjson\r\n",
-        uri.target,
-        uri.host_header,
-        env!("CARGO_PKG_VERSION")
-    );
+    let mut head = ndjson_post_head(&uri);
     if let Some(k) = &c.api_key {
         if k.is_empty() || k.bytes().any(|b| b == b'\r' || b == b'\n') {
             return Err(cx.error("api_key", "must be non-empty and contain no line breaks"));

@@ -44,7 +44,7 @@ use sluice_core::metrics::{ComponentMetrics, Counter};
 use sluice_core::Event;
 use tokio::net::TcpStream;
 
-use crate::http_client::{bad_value, is_token, parse_uri, read_response, ReadError, Response, Uri};
+use crate::http_client::{bad_value, is_token, ndjson_post_head, parse_uri, read_response, ReadError, Response, Uri};
 use crate::net::{peer_closed, Stream};
 use crate::tls::{connector, ClientTls};
 
@@ -130,12 +130,7 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
     if c.max_batch_bytes.0 == 0 {
         return Err(cx.error("max_batch_bytes", "must be greater than 0"));
     }
-    let mut head = format!(
-        "POST {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: sluice/{}\r\nContent-Type: application/x-ndjson\r\n",
-        uri.target,
-        uri.host_header,
-        env!("CARGO_PKG_VERSION")
-    );
+    let mut head = ndjson_post_head(&uri);
     if let Some(token) = &c.auth_token {
         if token.is_empty() || bad_value(token) {
             return Err(cx.error("auth_token", "must be non-empty and contain no line breaks"));

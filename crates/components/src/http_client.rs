@@ -7,7 +7,14 @@
 //! body bytes. The workspace has `hyper` only through axum, without its
 //! client feature, and the sinks need nothing more than this (ADR 0075).
 
+use sluice_core::metrics::Counter;
 use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::net::TcpStream;
+
+use crate::net::{peer_closed, Stream};
+
+/// A TLS connector and the name the server's certificate must carry.
+pub type TlsTarget = (tokio_rustls::TlsConnector, tokio_rustls::rustls::pki_types::ServerName<'static>);
 
 /// Largest accepted response head.
 const MAX_HEAD: usize = 64 << 10;
@@ -280,6 +287,79 @@ pub async fn read_response<R: AsyncRead + Unpin>(
         return Ok(Response { status, body, keep_alive });
     }
 }
+/// One kept-alive connection to a server (plain or TLS), opened on demand
+/// and reused while the server keeps it open.
+#[derive(Default)]
+pub struct KeptConn {
+    /// The connection and the bytes read past the previous response.
+    conn: Option<(Stream, Vec<u8>)>,
+}
+
+impl KeptConn {
+    /// Drops the connection (after an error or a timeout).
+    pub fn reset(&mut self) {
+        self.conn = None;
+    }
+
+    /// Sends `req` to `connect` (`host:port`, TLS when `tls` is set) and
+    /// reads one response keeping at most `max_body` body bytes, on the kept
+    /// connection when it is still open, else on a new one. A request on a
+    /// reused connection that the server closed before answering is sent
+    /// again once on a new connection. Counts each attempt in `requests` and
+    /// the bytes written in `bytes_out`.
+    pub async fn exchange(
+        &mut self,
+        connect: &str,
+        tls: Option<&TlsTarget>,
+        req: &[u8],
+        max_body: usize,
+        requests: &Counter,
+        bytes_out: &Counter,
+    ) -> Result<Response, String> {
+        if self.conn.as_ref().is_some_and(|(s, _)| peer_closed(s.tcp())) {
+            self.conn = None;
+        }
+        loop {
+            let ((mut stream, mut rbuf), reused) = match self.conn.take() {
+                Some(c) => (c, true),
+                None => {
+                    let tcp = TcpStream::connect(connect).await.map_err(|e| format!("connect {connect}: {e}"))?;
+                    // Each request is one write, so Nagle would only delay its
+                    // last segment behind the server's delayed ACK.
+                    tcp.set_nodelay(true).map_err(|e| format!("set TCP_NODELAY: {e}"))?;
+                    let stream = match tls {
+                        None => Stream::Plain(tcp),
+                        Some((conn, name)) => Stream::Tls(Box::new(
+                            conn.connect(name.clone(), tcp)
+                                .await
+                                .map_err(|e| format!("tls handshake with {connect}: {e}"))?,
+                        )),
+                    };
+                    ((stream, Vec::new()), false)
+                }
+            };
+            requests.inc();
+            if let Err(e) = stream.write_all(req).await {
+                if reused {
+                    continue;
+                }
+                return Err(format!("sending the request: {e}"));
+            }
+            bytes_out.add(req.len() as u64);
+            match read_response(&mut stream, &mut rbuf, max_body).await {
+                Ok(resp) => {
+                    if resp.keep_alive {
+                        self.conn = Some((stream, rbuf));
+                    }
+                    return Ok(resp);
+                }
+                Err(ReadError::NothingReceived(_)) if reused => continue,
+                Err(e) => return Err(e.message()),
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -51,12 +51,9 @@ use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration};
 use sluice_core::metrics::{ComponentMetrics, Counter};
 use sluice_core::value::{write_json_str, Value};
 use sluice_core::Event;
-use tokio::io::AsyncWriteExt;
-use tokio::net::TcpStream;
 
 use crate::dead_letter;
-use crate::http_client::{ndjson_post_head, parse_uri, read_response, ReadError, Response, Uri};
-use crate::net::peer_closed;
+use crate::http_client::{ndjson_post_head, parse_uri, KeptConn, Response, Uri};
 use crate::template::Template;
 
 /// Registry entry.
@@ -209,7 +206,7 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
         max_retries: c.max_item_retries,
         backoff: c.retry_backoff.0,
         dead_letter: c.dead_letter_path,
-        conn: None,
+        conn: KeptConn::default(),
         counters: Counters {
             requests: m.counter("requests"),
             rejected_requests: m.counter("rejected_requests"),
@@ -229,11 +226,6 @@ struct Counters {
     dead_letter: Arc<Counter>,
 }
 
-struct Conn {
-    stream: TcpStream,
-    rbuf: Vec<u8>,
-}
-
 struct EsSink {
     uri: Uri,
     head: Vec<u8>,
@@ -244,7 +236,7 @@ struct EsSink {
     max_retries: u32,
     backoff: Duration,
     dead_letter: Option<PathBuf>,
-    conn: Option<Conn>,
+    conn: KeptConn,
     counters: Counters,
     metrics: Arc<ComponentMetrics>,
 }
@@ -293,38 +285,9 @@ impl EsSink {
     }
 
     async fn exchange(&mut self, req: &[u8]) -> Result<Response, String> {
-        if self.conn.as_ref().is_some_and(|c| peer_closed(&c.stream)) {
-            self.conn = None;
-        }
-        loop {
-            let (mut conn, reused) = match self.conn.take() {
-                Some(c) => (c, true),
-                None => {
-                    let addr = &self.uri.connect;
-                    let stream = TcpStream::connect(addr).await.map_err(|e| format!("connect {addr}: {e}"))?;
-                    stream.set_nodelay(true).map_err(|e| format!("set TCP_NODELAY: {e}"))?;
-                    (Conn { stream, rbuf: Vec::new() }, false)
-                }
-            };
-            self.counters.requests.inc();
-            if let Err(e) = conn.stream.write_all(req).await {
-                if reused {
-                    continue;
-                }
-                return Err(format!("sending the request: {e}"));
-            }
-            self.metrics.bytes_out.add(req.len() as u64);
-            match read_response(&mut conn.stream, &mut conn.rbuf, MAX_RESPONSE).await {
-                Ok(resp) => {
-                    if resp.keep_alive {
-                        self.conn = Some(conn);
-                    }
-                    return Ok(resp);
-                }
-                Err(ReadError::NothingReceived(_)) if reused => continue,
-                Err(e) => return Err(e.message()),
-            }
-        }
+        self.conn
+            .exchange(&self.uri.connect, None, req, MAX_RESPONSE, &self.counters.requests, &self.metrics.bytes_out)
+            .await
     }
 
     /// Sends `events` as one bulk request; returns each document's outcome.
@@ -340,11 +303,11 @@ impl EsSink {
         let resp = match tokio::time::timeout(self.timeout, self.exchange(&req)).await {
             Ok(Ok(r)) => r,
             Ok(Err(e)) => {
-                self.conn = None;
+                self.conn.reset();
                 return Err(format!("POST {target}: {e}").into());
             }
             Err(_) => {
-                self.conn = None;
+                self.conn.reset();
                 return Err(format!("POST {target}: no response within {:?}", self.timeout).into());
             }
         };
@@ -477,6 +440,7 @@ mod tests {
     use std::net::SocketAddr;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use tokio::net::TcpListener;
+    use tokio::net::TcpStream;
 
     fn events(n: usize) -> Vec<Event> {
         (0..n).map(|i| Event::from_message(format!("doc {i}"))).collect()

@@ -42,10 +42,8 @@ use sluice_core::component::{BoxError, BuildContext, Sink, SinkSpec};
 use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration};
 use sluice_core::metrics::{ComponentMetrics, Counter};
 use sluice_core::Event;
-use tokio::net::TcpStream;
 
-use crate::http_client::{bad_value, is_token, ndjson_post_head, parse_uri, read_response, ReadError, Response, Uri};
-use crate::net::{peer_closed, Stream};
+use crate::http_client::{bad_value, is_token, ndjson_post_head, parse_uri, KeptConn, Response, TlsTarget, Uri};
 use crate::tls::{connector, ClientTls};
 
 /// Registry entry.
@@ -162,7 +160,7 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
         timeout: c.timeout.0,
         max_batch: usize::try_from(c.max_batch_bytes.0).unwrap_or(usize::MAX),
         drop_on_4xx: c.drop_on_4xx,
-        conn: None,
+        conn: KeptConn::default(),
         body: Vec::new(),
         ends: Vec::new(),
         req: Vec::new(),
@@ -173,22 +171,16 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
     }))
 }
 
-struct Conn {
-    stream: Stream,
-    /// Bytes read past the previous response.
-    rbuf: Vec<u8>,
-}
-
 struct HttpSink {
     uri: Uri,
     /// Set for `https://`.
-    tls: Option<(tokio_rustls::TlsConnector, tokio_rustls::rustls::pki_types::ServerName<'static>)>,
+    tls: Option<TlsTarget>,
     /// Request line and fixed headers, each ending with CRLF.
     head: Vec<u8>,
     timeout: Duration,
     max_batch: usize,
     drop_on_4xx: bool,
-    conn: Option<Conn>,
+    conn: KeptConn,
     body: Vec<u8>,
     /// End offset in `body` of each event's line.
     ends: Vec<usize>,
@@ -203,48 +195,16 @@ impl HttpSink {
     /// Sends `self.req` and reads the response, on the kept connection when
     /// it is still open, else on a new one.
     async fn exchange(&mut self) -> Result<Response, String> {
-        if self.conn.as_ref().is_some_and(|c| peer_closed(c.stream.tcp())) {
-            self.conn = None;
-        }
-        loop {
-            let (mut conn, reused) = match self.conn.take() {
-                Some(c) => (c, true),
-                None => {
-                    let addr = &self.uri.connect;
-                    let stream = TcpStream::connect(addr).await.map_err(|e| format!("connect {addr}: {e}"))?;
-                    // Each request is one write, so Nagle would only delay its
-                    // last segment behind the server's delayed ACK.
-                    stream.set_nodelay(true).map_err(|e| format!("set TCP_NODELAY: {e}"))?;
-                    let stream = match &self.tls {
-                        None => Stream::Plain(stream),
-                        Some((conn, name)) => Stream::Tls(Box::new(
-                            conn.connect(name.clone(), stream)
-                                .await
-                                .map_err(|e| format!("tls handshake with {addr}: {e}"))?,
-                        )),
-                    };
-                    (Conn { stream, rbuf: Vec::new() }, false)
-                }
-            };
-            self.requests.inc();
-            if let Err(e) = conn.stream.write_all(&self.req).await {
-                if reused {
-                    continue;
-                }
-                return Err(format!("sending the request: {e}"));
-            }
-            self.metrics.bytes_out.add(self.req.len() as u64);
-            match read_response(&mut conn.stream, &mut conn.rbuf, BODY_SNIPPET).await {
-                Ok(resp) => {
-                    if resp.keep_alive {
-                        self.conn = Some(conn);
-                    }
-                    return Ok(resp);
-                }
-                Err(ReadError::NothingReceived(_)) if reused => continue,
-                Err(e) => return Err(e.message()),
-            }
-        }
+        self.conn
+            .exchange(
+                &self.uri.connect,
+                self.tls.as_ref(),
+                &self.req,
+                BODY_SNIPPET,
+                &self.requests,
+                &self.metrics.bytes_out,
+            )
+            .await
     }
 
     /// POSTs `self.body[start..end]` holding `events` events.
@@ -258,11 +218,11 @@ impl HttpSink {
         let resp = match tokio::time::timeout(self.timeout, self.exchange()).await {
             Ok(Ok(r)) => r,
             Ok(Err(e)) => {
-                self.conn = None;
+                self.conn.reset();
                 return Err(format!("POST {target}: {e}").into());
             }
             Err(_) => {
-                self.conn = None;
+                self.conn.reset();
                 return Err(format!("POST {target}: no response within {:?}", self.timeout).into());
             }
         };

@@ -31,6 +31,14 @@ pub struct Uri {
     pub tls: bool,
 }
 
+impl Uri {
+    /// The URI as requested: scheme, authority and target (no fragment).
+    pub fn url(&self) -> String {
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}{}", self.host_header, self.target)
+    }
+}
+
 /// Parses an `http://` or `https://` URI; errors name what is wrong.
 pub fn parse_uri(s: &str) -> Result<Uri, String> {
     let (rest, tls) = match (s.strip_prefix("http://"), s.strip_prefix("https://")) {
@@ -299,6 +307,30 @@ impl KeptConn {
     /// Drops the connection (after an error or a timeout).
     pub fn reset(&mut self) {
         self.conn = None;
+    }
+
+    /// [`KeptConn::exchange`] to `uri` within `timeout`; on any error the
+    /// connection is dropped and the message names the request
+    /// (`POST http://host/path: …`).
+    #[allow(clippy::too_many_arguments)]
+    pub async fn post(
+        &mut self,
+        uri: &Uri,
+        tls: Option<&TlsTarget>,
+        req: &[u8],
+        max_body: usize,
+        timeout: std::time::Duration,
+        requests: &Counter,
+        bytes_out: &Counter,
+    ) -> Result<Response, String> {
+        let attempt = self.exchange(&uri.connect, tls, req, max_body, requests, bytes_out);
+        let failed = match tokio::time::timeout(timeout, attempt).await {
+            Ok(Ok(r)) => return Ok(r),
+            Ok(Err(e)) => e,
+            Err(_) => format!("no response within {timeout:?}"),
+        };
+        self.reset();
+        Err(format!("POST {}: {failed}", uri.url()))
     }
 
     /// Sends `req` to `connect` (`host:port`, TLS when `tls` is set) and

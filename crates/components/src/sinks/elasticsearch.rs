@@ -53,7 +53,7 @@ use sluice_core::value::{write_json_str, Value};
 use sluice_core::Event;
 
 use crate::dead_letter;
-use crate::http_client::{ndjson_post_head, parse_uri, KeptConn, Response, Uri};
+use crate::http_client::{ndjson_post_head, parse_uri, KeptConn, Uri};
 use crate::template::Template;
 
 /// Registry entry.
@@ -284,12 +284,6 @@ impl EsSink {
         body.push(b'\n');
     }
 
-    async fn exchange(&mut self, req: &[u8]) -> Result<Response, String> {
-        self.conn
-            .exchange(&self.uri.connect, None, req, MAX_RESPONSE, &self.counters.requests, &self.metrics.bytes_out)
-            .await
-    }
-
     /// Sends `events` as one bulk request; returns each document's outcome.
     async fn bulk(&mut self, events: &[&Event]) -> Result<Vec<Outcome>, BoxError> {
         let mut body = Vec::with_capacity(events.len() * 512);
@@ -299,18 +293,11 @@ impl EsSink {
         let mut req = self.head.clone();
         req.extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
         req.extend_from_slice(&body);
-        let target = format!("http://{}{}", self.uri.host_header, self.uri.target);
-        let resp = match tokio::time::timeout(self.timeout, self.exchange(&req)).await {
-            Ok(Ok(r)) => r,
-            Ok(Err(e)) => {
-                self.conn.reset();
-                return Err(format!("POST {target}: {e}").into());
-            }
-            Err(_) => {
-                self.conn.reset();
-                return Err(format!("POST {target}: no response within {:?}", self.timeout).into());
-            }
-        };
+        let resp = self
+            .conn
+            .post(&self.uri, None, &req, MAX_RESPONSE, self.timeout, &self.counters.requests, &self.metrics.bytes_out)
+            .await?;
+        let target = self.uri.url();
         let snippet = || String::from_utf8_lossy(&resp.body[..resp.body.len().min(300)]).into_owned();
         if !(200..300).contains(&resp.status) {
             if (400..500).contains(&resp.status) && resp.status != 429 {

@@ -43,7 +43,7 @@ use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration};
 use sluice_core::metrics::{ComponentMetrics, Counter};
 use sluice_core::Event;
 
-use crate::http_client::{bad_value, is_token, ndjson_post_head, parse_uri, KeptConn, Response, TlsTarget, Uri};
+use crate::http_client::{bad_value, is_token, ndjson_post_head, parse_uri, KeptConn, TlsTarget, Uri};
 use crate::tls::{connector, ClientTls};
 
 /// Registry entry.
@@ -192,40 +192,25 @@ struct HttpSink {
 }
 
 impl HttpSink {
-    /// Sends `self.req` and reads the response, on the kept connection when
-    /// it is still open, else on a new one.
-    async fn exchange(&mut self) -> Result<Response, String> {
-        self.conn
-            .exchange(
-                &self.uri.connect,
-                self.tls.as_ref(),
-                &self.req,
-                BODY_SNIPPET,
-                &self.requests,
-                &self.metrics.bytes_out,
-            )
-            .await
-    }
-
     /// POSTs `self.body[start..end]` holding `events` events.
     async fn post(&mut self, start: usize, end: usize, events: usize) -> Result<(), BoxError> {
         self.req.clear();
         self.req.extend_from_slice(&self.head);
         self.req.extend_from_slice(format!("Content-Length: {}\r\n\r\n", end - start).as_bytes());
         self.req.extend_from_slice(&self.body[start..end]);
-        let scheme = if self.uri.tls { "https" } else { "http" };
-        let target = format!("{scheme}://{}{}", self.uri.host_header, self.uri.target);
-        let resp = match tokio::time::timeout(self.timeout, self.exchange()).await {
-            Ok(Ok(r)) => r,
-            Ok(Err(e)) => {
-                self.conn.reset();
-                return Err(format!("POST {target}: {e}").into());
-            }
-            Err(_) => {
-                self.conn.reset();
-                return Err(format!("POST {target}: no response within {:?}", self.timeout).into());
-            }
-        };
+        let resp = self
+            .conn
+            .post(
+                &self.uri,
+                self.tls.as_ref(),
+                &self.req,
+                BODY_SNIPPET,
+                self.timeout,
+                &self.requests,
+                &self.metrics.bytes_out,
+            )
+            .await?;
+        let target = self.uri.url();
         let status = resp.status;
         let body = String::from_utf8_lossy(&resp.body);
         match status {

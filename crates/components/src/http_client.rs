@@ -7,7 +7,14 @@
 //! body bytes. The workspace has `hyper` only through axum, without its
 //! client feature, and the sinks need nothing more than this (ADR 0075).
 
+use sluice_core::metrics::Counter;
 use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::net::TcpStream;
+
+use crate::net::{peer_closed, Stream};
+
+/// A TLS connector and the name the server's certificate must carry.
+pub type TlsTarget = (tokio_rustls::TlsConnector, tokio_rustls::rustls::pki_types::ServerName<'static>);
 
 /// Largest accepted response head.
 const MAX_HEAD: usize = 64 << 10;
@@ -22,6 +29,14 @@ pub struct Uri {
     pub target: String,
     /// `https://`.
     pub tls: bool,
+}
+
+impl Uri {
+    /// The URI as requested: scheme, authority and target (no fragment).
+    pub fn url(&self) -> String {
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}{}", self.host_header, self.target)
+    }
 }
 
 /// Parses an `http://` or `https://` URI; errors name what is wrong.
@@ -61,6 +76,18 @@ pub fn parse_uri(s: &str) -> Result<Uri, String> {
         Some(p) => p.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| format!("invalid port in {s:?}"))?,
     };
     Ok(Uri { connect: format!("{host}:{port}"), host_header: authority.to_string(), target, tls })
+}
+
+/// The start of a request head POSTing ndjson to `uri`: request line,
+/// `Host`, `User-Agent` and `Content-Type`, each ended by CRLF (the caller
+/// adds its headers, `Content-Length` and the blank line).
+pub fn ndjson_post_head(uri: &Uri) -> String {
+    format!(
+        "POST {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: sluice/{}\r\nContent-Type: application/x-ndjson\r\n",
+        uri.target,
+        uri.host_header,
+        env!("CARGO_PKG_VERSION")
+    )
 }
 
 /// Whether `name` is an HTTP header name (an RFC 9110 token).
@@ -268,6 +295,103 @@ pub async fn read_response<R: AsyncRead + Unpin>(
         return Ok(Response { status, body, keep_alive });
     }
 }
+/// One kept-alive connection to a server (plain or TLS), opened on demand
+/// and reused while the server keeps it open.
+#[derive(Default)]
+pub struct KeptConn {
+    /// The connection and the bytes read past the previous response.
+    conn: Option<(Stream, Vec<u8>)>,
+}
+
+impl KeptConn {
+    /// Drops the connection (after an error or a timeout).
+    pub fn reset(&mut self) {
+        self.conn = None;
+    }
+
+    /// [`KeptConn::exchange`] to `uri` within `timeout`; on any error the
+    /// connection is dropped and the message names the request
+    /// (`POST http://host/path: …`).
+    #[allow(clippy::too_many_arguments)]
+    pub async fn post(
+        &mut self,
+        uri: &Uri,
+        tls: Option<&TlsTarget>,
+        req: &[u8],
+        max_body: usize,
+        timeout: std::time::Duration,
+        requests: &Counter,
+        bytes_out: &Counter,
+    ) -> Result<Response, String> {
+        let attempt = self.exchange(&uri.connect, tls, req, max_body, requests, bytes_out);
+        let failed = match tokio::time::timeout(timeout, attempt).await {
+            Ok(Ok(r)) => return Ok(r),
+            Ok(Err(e)) => e,
+            Err(_) => format!("no response within {timeout:?}"),
+        };
+        self.reset();
+        Err(format!("POST {}: {failed}", uri.url()))
+    }
+
+    /// Sends `req` to `connect` (`host:port`, TLS when `tls` is set) and
+    /// reads one response keeping at most `max_body` body bytes, on the kept
+    /// connection when it is still open, else on a new one. A request on a
+    /// reused connection that the server closed before answering is sent
+    /// again once on a new connection. Counts each attempt in `requests` and
+    /// the bytes written in `bytes_out`.
+    pub async fn exchange(
+        &mut self,
+        connect: &str,
+        tls: Option<&TlsTarget>,
+        req: &[u8],
+        max_body: usize,
+        requests: &Counter,
+        bytes_out: &Counter,
+    ) -> Result<Response, String> {
+        if self.conn.as_ref().is_some_and(|(s, _)| peer_closed(s.tcp())) {
+            self.conn = None;
+        }
+        loop {
+            let ((mut stream, mut rbuf), reused) = match self.conn.take() {
+                Some(c) => (c, true),
+                None => {
+                    let tcp = TcpStream::connect(connect).await.map_err(|e| format!("connect {connect}: {e}"))?;
+                    // Each request is one write, so Nagle would only delay its
+                    // last segment behind the server's delayed ACK.
+                    tcp.set_nodelay(true).map_err(|e| format!("set TCP_NODELAY: {e}"))?;
+                    let stream = match tls {
+                        None => Stream::Plain(tcp),
+                        Some((conn, name)) => Stream::Tls(Box::new(
+                            conn.connect(name.clone(), tcp)
+                                .await
+                                .map_err(|e| format!("tls handshake with {connect}: {e}"))?,
+                        )),
+                    };
+                    ((stream, Vec::new()), false)
+                }
+            };
+            requests.inc();
+            if let Err(e) = stream.write_all(req).await {
+                if reused {
+                    continue;
+                }
+                return Err(format!("sending the request: {e}"));
+            }
+            bytes_out.add(req.len() as u64);
+            match read_response(&mut stream, &mut rbuf, max_body).await {
+                Ok(resp) => {
+                    if resp.keep_alive {
+                        self.conn = Some((stream, rbuf));
+                    }
+                    return Ok(resp);
+                }
+                Err(ReadError::NothingReceived(_)) if reused => continue,
+                Err(e) => return Err(e.message()),
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

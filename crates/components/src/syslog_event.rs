@@ -47,21 +47,7 @@ pub(crate) fn parse_timezone(s: &str) -> Result<FixedOffset, String> {
     if t.eq_ignore_ascii_case("utc") || t == "Z" {
         return FixedOffset::east_opt(0).ok_or_else(err);
     }
-    let (sign, rest) = match t.as_bytes().first() {
-        Some(b'+') => (1, &t[1..]),
-        Some(b'-') => (-1, &t[1..]),
-        _ => return Err(err()),
-    };
-    let digits: String = rest.chars().filter(|c| *c != ':').collect();
-    if !digits.bytes().all(|b| b.is_ascii_digit()) || !(digits.len() == 2 || digits.len() == 4) {
-        return Err(err());
-    }
-    let h: i32 = digits[..2].parse().map_err(|_| err())?;
-    let m: i32 = if digits.len() == 4 { digits[2..].parse().map_err(|_| err())? } else { 0 };
-    if h > 23 || m > 59 {
-        return Err(err());
-    }
-    FixedOffset::east_opt(sign * (h * 3600 + m * 60)).ok_or_else(err)
+    sluice_parsers::date::parse_fixed_offset(t).ok_or_else(err)
 }
 
 /// The `year` / `timezone` keys both sources take (RFC 3164 timestamps have

@@ -117,6 +117,27 @@ pub(crate) fn days_in_month(year: i32, month: u32) -> u32 {
     }
 }
 
+/// A fixed UTC offset written `+HH:MM`, `+HHMM` or `+HH` (or with `-`);
+/// `None` for anything else. Callers add their own names for UTC and their
+/// own error message.
+pub fn parse_fixed_offset(t: &str) -> Option<FixedOffset> {
+    let (sign, rest) = match t.as_bytes().first() {
+        Some(b'+') => (1, &t[1..]),
+        Some(b'-') => (-1, &t[1..]),
+        _ => return None,
+    };
+    let digits: String = rest.chars().filter(|c| *c != ':').collect();
+    if !digits.bytes().all(|b| b.is_ascii_digit()) || !(digits.len() == 2 || digits.len() == 4) {
+        return None;
+    }
+    let hours: i32 = digits[..2].parse().ok()?;
+    let minutes: i32 = if digits.len() == 4 { digits[2..].parse().ok()? } else { 0 };
+    if hours > 23 || minutes > 59 {
+        return None;
+    }
+    FixedOffset::east_opt(sign * (hours * 3600 + minutes * 60))
+}
+
 /// How far ahead of the receiver's clock a timestamp without a year may be
 /// and still be read as this year (senders' clocks run a little fast).
 pub const YEAR_AHEAD_TOLERANCE_SECS: i64 = 86_400;

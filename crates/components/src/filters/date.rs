@@ -71,21 +71,7 @@ fn parse_timezone(s: &str) -> Result<FixedOffset, String> {
         return FixedOffset::east_opt(0).ok_or_else(|| "zero offset".to_string());
     }
     let bad = || format!("unsupported timezone {s:?}: use a fixed offset such as \"+02:00\" or \"UTC\"");
-    let (sign, rest) = match t.as_bytes().first() {
-        Some(b'+') => (1, &t[1..]),
-        Some(b'-') => (-1, &t[1..]),
-        _ => return Err(bad()),
-    };
-    let digits: String = rest.chars().filter(|c| *c != ':').collect();
-    if !digits.bytes().all(|b| b.is_ascii_digit()) || !(digits.len() == 2 || digits.len() == 4) {
-        return Err(bad());
-    }
-    let hours: i32 = digits[..2].parse().map_err(|_| bad())?;
-    let minutes: i32 = if digits.len() == 4 { digits[2..].parse().map_err(|_| bad())? } else { 0 };
-    if hours > 23 || minutes > 59 {
-        return Err(bad());
-    }
-    FixedOffset::east_opt(sign * (hours * 3600 + minutes * 60)).ok_or_else(bad)
+    sluice_parsers::date::parse_fixed_offset(t).ok_or_else(bad)
 }
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Filter>, ConfigError> {

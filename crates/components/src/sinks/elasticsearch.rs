@@ -51,12 +51,9 @@ use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration};
 use sluice_core::metrics::{ComponentMetrics, Counter};
 use sluice_core::value::{write_json_str, Value};
 use sluice_core::Event;
-use tokio::io::AsyncWriteExt;
-use tokio::net::TcpStream;
 
 use crate::dead_letter;
-use crate::http_client::{parse_uri, read_response, ReadError, Response, Uri};
-use crate::net::peer_closed;
+use crate::http_client::{ndjson_post_head, parse_uri, KeptConn, Uri};
 use crate::template::Template;
 
 /// Registry entry.
@@ -191,12 +188,7 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
     if c.max_batch_bytes.0 == 0 {
         return Err(cx.error("max_batch_bytes", "must be greater than 0"));
     }
-    let mut head = format!(
-        "POST {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: sluice/{}\r\nContent-Type: application/x-ndjson\r\n",
-        uri.target,
-        uri.host_header,
-        env!("CARGO_PKG_VERSION")
-    );
+    let mut head = ndjson_post_head(&uri);
     if let Some(k) = &c.api_key {
         if k.is_empty() || k.bytes().any(|b| b == b'\r' || b == b'\n') {
             return Err(cx.error("api_key", "must be non-empty and contain no line breaks"));
@@ -214,7 +206,7 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
         max_retries: c.max_item_retries,
         backoff: c.retry_backoff.0,
         dead_letter: c.dead_letter_path,
-        conn: None,
+        conn: KeptConn::default(),
         counters: Counters {
             requests: m.counter("requests"),
             rejected_requests: m.counter("rejected_requests"),
@@ -234,11 +226,6 @@ struct Counters {
     dead_letter: Arc<Counter>,
 }
 
-struct Conn {
-    stream: TcpStream,
-    rbuf: Vec<u8>,
-}
-
 struct EsSink {
     uri: Uri,
     head: Vec<u8>,
@@ -249,7 +236,7 @@ struct EsSink {
     max_retries: u32,
     backoff: Duration,
     dead_letter: Option<PathBuf>,
-    conn: Option<Conn>,
+    conn: KeptConn,
     counters: Counters,
     metrics: Arc<ComponentMetrics>,
 }
@@ -297,41 +284,6 @@ impl EsSink {
         body.push(b'\n');
     }
 
-    async fn exchange(&mut self, req: &[u8]) -> Result<Response, String> {
-        if self.conn.as_ref().is_some_and(|c| peer_closed(&c.stream)) {
-            self.conn = None;
-        }
-        loop {
-            let (mut conn, reused) = match self.conn.take() {
-                Some(c) => (c, true),
-                None => {
-                    let addr = &self.uri.connect;
-                    let stream = TcpStream::connect(addr).await.map_err(|e| format!("connect {addr}: {e}"))?;
-                    stream.set_nodelay(true).map_err(|e| format!("set TCP_NODELAY: {e}"))?;
-                    (Conn { stream, rbuf: Vec::new() }, false)
-                }
-            };
-            self.counters.requests.inc();
-            if let Err(e) = conn.stream.write_all(req).await {
-                if reused {
-                    continue;
-                }
-                return Err(format!("sending the request: {e}"));
-            }
-            self.metrics.bytes_out.add(req.len() as u64);
-            match read_response(&mut conn.stream, &mut conn.rbuf, MAX_RESPONSE).await {
-                Ok(resp) => {
-                    if resp.keep_alive {
-                        self.conn = Some(conn);
-                    }
-                    return Ok(resp);
-                }
-                Err(ReadError::NothingReceived(_)) if reused => continue,
-                Err(e) => return Err(e.message()),
-            }
-        }
-    }
-
     /// Sends `events` as one bulk request; returns each document's outcome.
     async fn bulk(&mut self, events: &[&Event]) -> Result<Vec<Outcome>, BoxError> {
         let mut body = Vec::with_capacity(events.len() * 512);
@@ -341,18 +293,11 @@ impl EsSink {
         let mut req = self.head.clone();
         req.extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
         req.extend_from_slice(&body);
-        let target = format!("http://{}{}", self.uri.host_header, self.uri.target);
-        let resp = match tokio::time::timeout(self.timeout, self.exchange(&req)).await {
-            Ok(Ok(r)) => r,
-            Ok(Err(e)) => {
-                self.conn = None;
-                return Err(format!("POST {target}: {e}").into());
-            }
-            Err(_) => {
-                self.conn = None;
-                return Err(format!("POST {target}: no response within {:?}", self.timeout).into());
-            }
-        };
+        let resp = self
+            .conn
+            .post(&self.uri, None, &req, MAX_RESPONSE, self.timeout, &self.counters.requests, &self.metrics.bytes_out)
+            .await?;
+        let target = self.uri.url();
         let snippet = || String::from_utf8_lossy(&resp.body[..resp.body.len().min(300)]).into_owned();
         if !(200..300).contains(&resp.status) {
             if (400..500).contains(&resp.status) && resp.status != 429 {
@@ -482,6 +427,7 @@ mod tests {
     use std::net::SocketAddr;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use tokio::net::TcpListener;
+    use tokio::net::TcpStream;
 
     fn events(n: usize) -> Vec<Event> {
         (0..n).map(|i| Event::from_message(format!("doc {i}"))).collect()

@@ -42,10 +42,8 @@ use sluice_core::component::{BoxError, BuildContext, Sink, SinkSpec};
 use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration};
 use sluice_core::metrics::{ComponentMetrics, Counter};
 use sluice_core::Event;
-use tokio::net::TcpStream;
 
-use crate::http_client::{bad_value, is_token, parse_uri, read_response, ReadError, Response, Uri};
-use crate::net::{peer_closed, Stream};
+use crate::http_client::{bad_value, is_token, ndjson_post_head, parse_uri, KeptConn, TlsTarget, Uri};
 use crate::tls::{connector, ClientTls};
 
 /// Registry entry.
@@ -130,12 +128,7 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
     if c.max_batch_bytes.0 == 0 {
         return Err(cx.error("max_batch_bytes", "must be greater than 0"));
     }
-    let mut head = format!(
-        "POST {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: sluice/{}\r\nContent-Type: application/x-ndjson\r\n",
-        uri.target,
-        uri.host_header,
-        env!("CARGO_PKG_VERSION")
-    );
+    let mut head = ndjson_post_head(&uri);
     if let Some(token) = &c.auth_token {
         if token.is_empty() || bad_value(token) {
             return Err(cx.error("auth_token", "must be non-empty and contain no line breaks"));
@@ -167,7 +160,7 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
         timeout: c.timeout.0,
         max_batch: usize::try_from(c.max_batch_bytes.0).unwrap_or(usize::MAX),
         drop_on_4xx: c.drop_on_4xx,
-        conn: None,
+        conn: KeptConn::default(),
         body: Vec::new(),
         ends: Vec::new(),
         req: Vec::new(),
@@ -178,22 +171,16 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
     }))
 }
 
-struct Conn {
-    stream: Stream,
-    /// Bytes read past the previous response.
-    rbuf: Vec<u8>,
-}
-
 struct HttpSink {
     uri: Uri,
     /// Set for `https://`.
-    tls: Option<(tokio_rustls::TlsConnector, tokio_rustls::rustls::pki_types::ServerName<'static>)>,
+    tls: Option<TlsTarget>,
     /// Request line and fixed headers, each ending with CRLF.
     head: Vec<u8>,
     timeout: Duration,
     max_batch: usize,
     drop_on_4xx: bool,
-    conn: Option<Conn>,
+    conn: KeptConn,
     body: Vec<u8>,
     /// End offset in `body` of each event's line.
     ends: Vec<usize>,
@@ -205,72 +192,25 @@ struct HttpSink {
 }
 
 impl HttpSink {
-    /// Sends `self.req` and reads the response, on the kept connection when
-    /// it is still open, else on a new one.
-    async fn exchange(&mut self) -> Result<Response, String> {
-        if self.conn.as_ref().is_some_and(|c| peer_closed(c.stream.tcp())) {
-            self.conn = None;
-        }
-        loop {
-            let (mut conn, reused) = match self.conn.take() {
-                Some(c) => (c, true),
-                None => {
-                    let addr = &self.uri.connect;
-                    let stream = TcpStream::connect(addr).await.map_err(|e| format!("connect {addr}: {e}"))?;
-                    // Each request is one write, so Nagle would only delay its
-                    // last segment behind the server's delayed ACK.
-                    stream.set_nodelay(true).map_err(|e| format!("set TCP_NODELAY: {e}"))?;
-                    let stream = match &self.tls {
-                        None => Stream::Plain(stream),
-                        Some((conn, name)) => Stream::Tls(Box::new(
-                            conn.connect(name.clone(), stream)
-                                .await
-                                .map_err(|e| format!("tls handshake with {addr}: {e}"))?,
-                        )),
-                    };
-                    (Conn { stream, rbuf: Vec::new() }, false)
-                }
-            };
-            self.requests.inc();
-            if let Err(e) = conn.stream.write_all(&self.req).await {
-                if reused {
-                    continue;
-                }
-                return Err(format!("sending the request: {e}"));
-            }
-            self.metrics.bytes_out.add(self.req.len() as u64);
-            match read_response(&mut conn.stream, &mut conn.rbuf, BODY_SNIPPET).await {
-                Ok(resp) => {
-                    if resp.keep_alive {
-                        self.conn = Some(conn);
-                    }
-                    return Ok(resp);
-                }
-                Err(ReadError::NothingReceived(_)) if reused => continue,
-                Err(e) => return Err(e.message()),
-            }
-        }
-    }
-
     /// POSTs `self.body[start..end]` holding `events` events.
     async fn post(&mut self, start: usize, end: usize, events: usize) -> Result<(), BoxError> {
         self.req.clear();
         self.req.extend_from_slice(&self.head);
         self.req.extend_from_slice(format!("Content-Length: {}\r\n\r\n", end - start).as_bytes());
         self.req.extend_from_slice(&self.body[start..end]);
-        let scheme = if self.uri.tls { "https" } else { "http" };
-        let target = format!("{scheme}://{}{}", self.uri.host_header, self.uri.target);
-        let resp = match tokio::time::timeout(self.timeout, self.exchange()).await {
-            Ok(Ok(r)) => r,
-            Ok(Err(e)) => {
-                self.conn = None;
-                return Err(format!("POST {target}: {e}").into());
-            }
-            Err(_) => {
-                self.conn = None;
-                return Err(format!("POST {target}: no response within {:?}", self.timeout).into());
-            }
-        };
+        let resp = self
+            .conn
+            .post(
+                &self.uri,
+                self.tls.as_ref(),
+                &self.req,
+                BODY_SNIPPET,
+                self.timeout,
+                &self.requests,
+                &self.metrics.bytes_out,
+            )
+            .await?;
+        let target = self.uri.url();
         let status = resp.status;
         let body = String::from_utf8_lossy(&resp.body);
         match status {

@@ -168,8 +168,7 @@ struct SyslogTcp {
     max_connections: usize,
 }
 
-/// What every connection of one source shares.
-/// A connection's framing, shared by all connections.
+/// What every connection of one source shares: its framing and counters.
 type Shared = StreamFraming;
 
 #[async_trait]

@@ -407,6 +407,10 @@ address = "127.0.0.1:{tcp}"
 [pipelines.main.sources.udp]
 type = "syslog_udp"
 address = "127.0.0.1:{udp}"
+# The 500 datagrams arrive in one burst: room for all of them, so a loaded
+# machine's scheduling cannot make the kernel drop any (UDP drops under load
+# are measured in BENCHMARKS.md, not here).
+receive_buffer_bytes = "4MiB"
 [pipelines.main.sinks.out]
 type = "file"
 path = "{o}"

@@ -3,6 +3,7 @@
 
 pub mod date;
 pub mod es_bulk;
+pub mod gelf;
 pub mod framing;
 pub mod grok;
 pub mod http_auth;

@@ -161,15 +161,17 @@ pub fn decode(json: &[u8], max_depth: usize) -> Result<Message, GelfError> {
                     fields.insert("gelf_timestamp", v);
                 }
             },
-            "level" => match v.as_i64().and_then(|n| u8::try_from(n).ok()).and_then(|n| severity_name(n).map(|s| (n, s))) {
-                Some((n, name)) => {
-                    fields.insert("level", name);
-                    fields.insert("level_number", i64::from(n));
+            "level" => {
+                match v.as_i64().and_then(|n| u8::try_from(n).ok()).and_then(|n| severity_name(n).map(|s| (n, s))) {
+                    Some((n, name)) => {
+                        fields.insert("level", name);
+                        fields.insert("level_number", i64::from(n));
+                    }
+                    None => {
+                        fields.insert("level", v);
+                    }
                 }
-                None => {
-                    fields.insert("level", v);
-                }
-            },
+            }
             "_id" => extra.push((Str::new("gelf_id"), v)),
             k if k.len() > 1 && k.starts_with('_') => extra.push((Str::new(&k[1..]), v)),
             _ => {
@@ -421,8 +423,7 @@ mod tests {
 
     #[test]
     fn refuses_too_many_chunks_bad_headers_and_oversized_sets() {
-        let mut r =
-            Reassembler::new(ChunkLimits { max_message_bytes: 4, max_pending: 2, ..ChunkLimits::default() });
+        let mut r = Reassembler::new(ChunkLimits { max_message_bytes: 4, max_pending: 2, ..ChunkLimits::default() });
         let t = Instant::now();
         assert!(matches!(r.push(&chunk(1, 0, 129, b"A"), t), Err(GelfError::BadChunk(_))));
         assert!(matches!(r.push(&chunk(1, 0, 0, b"A"), t), Err(GelfError::BadChunk(_))));

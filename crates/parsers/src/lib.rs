@@ -3,8 +3,8 @@
 
 pub mod date;
 pub mod es_bulk;
-pub mod gelf;
 pub mod framing;
+pub mod gelf;
 pub mod grok;
 pub mod http_auth;
 pub mod kv;

@@ -36,7 +36,7 @@ use sluice_core::component::{BoxError, BuildContext, Source, SourceContext, Sour
 use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration};
 use sluice_core::event::{now_ns, Identity};
 use sluice_core::metrics::{ComponentMetrics, Counter};
-use sluice_core::{Event, Value};
+use sluice_core::Event;
 use sluice_net::{Incoming, Listener, ListenerCounters, ReadBuf};
 use sluice_parsers::gelf::{self, Chunk, ChunkLimits, Reassembler, CHUNK_MAGIC};
 use tokio::net::{TcpListener, TcpStream, UdpSocket};
@@ -487,6 +487,7 @@ fn trim(f: &[u8]) -> &[u8] {
 mod tests {
     use super::*;
     use crate::testkit::{source_context, Capture};
+    use sluice_core::Value;
 
     fn decoder(m: Arc<ComponentMetrics>) -> Decoder {
         Decoder {

@@ -7,9 +7,9 @@
 //!   and counted (`chunks_expired`), a bad chunk header or an oversized set
 //!   in `chunks_invalid`. A payload starting with the gzip or zlib magic is
 //!   inflated, never past `max_decompressed_bytes` (no zip bombs).
-//! - `mode = "tcp"`: frames end at a NUL byte (`framing = "null"`, what
-//!   Graylog and the GELF libraries send) or a newline (`framing =
-//!   "newline"`); at most `max_connections` at once ([`sluice_net::listener`]),
+//! - `mode = "tcp"`: frames end at a NUL byte (what Graylog and the GELF
+//!   libraries send) or a newline (JSON holds neither raw), split by
+//!   [`sluice_parsers::framing`]; at most `max_connections` at once ([`sluice_net::listener`]),
 //!   a connection quiet for `idle_timeout` is closed (`idle_closed`), a
 //!   frame longer than `max_message_bytes` is cut there and counted
 //!   (`oversized_frames`) and the rest of it skipped.
@@ -38,6 +38,7 @@ use sluice_core::event::{now_ns, Identity};
 use sluice_core::metrics::{ComponentMetrics, Counter};
 use sluice_core::Event;
 use sluice_net::{Incoming, Listener, ListenerCounters, ReadBuf};
+use sluice_parsers::framing;
 use sluice_parsers::gelf::{self, Chunk, ChunkLimits, Reassembler, CHUNK_MAGIC};
 use tokio::net::{TcpListener, TcpStream, UdpSocket};
 
@@ -57,14 +58,6 @@ enum Mode {
     Tcp,
 }
 
-/// TCP frame delimiter.
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-enum Framing {
-    Null,
-    Newline,
-}
-
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Config {
@@ -72,9 +65,6 @@ struct Config {
     mode: Mode,
     /// Listen address, e.g. `0.0.0.0:12201`.
     address: String,
-    /// TCP frame delimiter: `null` (default) or `newline`.
-    #[serde(default = "default_framing")]
-    framing: Framing,
     /// Largest message (a datagram, a reassembled chunk set, a TCP frame).
     #[serde(default = "default_max_message")]
     max_message_bytes: ByteSize,
@@ -110,9 +100,6 @@ struct Config {
     host: String,
 }
 
-fn default_framing() -> Framing {
-    Framing::Null
-}
 fn default_max_message() -> ByteSize {
     ByteSize(1 << 20)
 }
@@ -160,7 +147,6 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
     Ok(Box::new(Gelf {
         mode: c.mode,
         address,
-        framing: c.framing,
         max_message: c.max_message_bytes.0 as usize,
         limits: ChunkLimits {
             max_chunks: c.max_chunks,
@@ -179,7 +165,6 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
 struct Gelf {
     mode: Mode,
     address: SocketAddr,
-    framing: Framing,
     max_message: usize,
     limits: ChunkLimits,
     max_connections: usize,
@@ -345,7 +330,6 @@ impl Gelf {
         let mut listener = Listener::new(listener, &cx.id, self.max_connections, ListenerCounters::of(&cx.metrics));
         let conn = Arc::new(Conn {
             decoder: self.decoder(local, &cx),
-            delimiter: if self.framing == Framing::Null { 0 } else { b'\n' },
             max_frame: self.max_message,
             idle: self.idle,
             idle_closed: cx.metrics.counter("idle_closed"),
@@ -385,7 +369,6 @@ struct UdpCounters {
 /// One TCP connection's reader settings.
 struct Conn {
     decoder: Decoder,
-    delimiter: u8,
     max_frame: usize,
     idle: Duration,
     idle_closed: Arc<Counter>,
@@ -398,7 +381,7 @@ const READ_CHUNK: usize = 256 * 1024;
 impl Conn {
     async fn read(&self, mut stream: TcpStream, cx: &SourceContext) -> Result<(), BoxError> {
         let mut buf = ReadBuf::new(READ_CHUNK);
-        let mut skipping = false;
+        let mut dec = framing::Decoder::with_mode(self.max_frame, framing::Mode::Newline);
         loop {
             let n = tokio::select! {
                 _ = cx.shutdown.cancelled() => 0,
@@ -414,7 +397,7 @@ impl Conn {
             cx.metrics.bytes_in.add(n as u64);
             let mut events = Vec::new();
             let data = buf.bytes();
-            let consumed = self.frames(data, eof, &mut skipping, &mut events);
+            let consumed = self.frames(data, eof, &mut dec, &mut events);
             let _ = data.split_to(consumed);
             if !events.is_empty() {
                 let count = events.len() as u64;
@@ -428,50 +411,33 @@ impl Conn {
         }
     }
 
-    /// Decodes the complete frames of `data` (and the rest at `eof`);
-    /// returns the bytes consumed.
-    fn frames(&self, data: &[u8], eof: bool, skipping: &mut bool, out: &mut Vec<Event>) -> usize {
+    /// Decodes the complete frames of `data` (and the rest at `eof`) with
+    /// the shared stream framing (a frame ends at NUL or `\n`: JSON never
+    /// holds either raw); returns the bytes consumed.
+    fn frames(&self, data: &[u8], eof: bool, dec: &mut framing::Decoder, out: &mut Vec<Event>) -> usize {
         let mut pos = 0;
-        while pos < data.len() {
+        loop {
             let rest = &data[pos..];
-            let end = memchr::memchr(self.delimiter, rest);
-            if *skipping {
-                match end {
-                    Some(i) => {
-                        *skipping = false;
-                        pos += i + 1;
-                        continue;
+            let (consumed, item) = if eof { dec.decode_eof(rest) } else { dec.decode(rest) };
+            match item {
+                None => return pos + consumed,
+                Some(Ok(frame)) => {
+                    let bytes = trim(&rest[frame.range]);
+                    if frame.truncated {
+                        self.oversized.inc();
+                        let mut e = self.decoder.event(bytes);
+                        e.add_tag("_oversized");
+                        out.push(e);
+                    } else if !bytes.is_empty() {
+                        out.push(self.decoder.event(bytes));
                     }
-                    None => return data.len(),
                 }
+                // Newline framing has no octet counts; a frame cut by the
+                // end of the stream is still delivered by `decode_eof`.
+                Some(Err(_)) => {}
             }
-            let len = match end {
-                Some(i) if i <= self.max_frame => i,
-                _ if rest.len() > self.max_frame => {
-                    self.oversized.inc();
-                    let mut e = self.decoder.event(&rest[..self.max_frame]);
-                    e.add_tag("_oversized");
-                    out.push(e);
-                    match end {
-                        Some(i) => pos += i + 1,
-                        None => {
-                            *skipping = true;
-                            return data.len();
-                        }
-                    }
-                    continue;
-                }
-                Some(i) => i,
-                None if eof => rest.len(),
-                None => return pos,
-            };
-            let frame = trim(&rest[..len]);
-            if !frame.is_empty() {
-                out.push(self.decoder.event(frame));
-            }
-            pos += (len + 1).min(rest.len());
+            pos += consumed;
         }
-        pos
     }
 }
 
@@ -518,24 +484,23 @@ mod tests {
     }
 
     #[test]
-    fn tcp_frames_split_at_nul_with_oversized_cut() {
+    fn tcp_frames_split_at_nul_or_newline_with_oversized_cut() {
         let (_cx, _s, m) = source_context(Arc::new(Capture::default()));
         let c = Conn {
             decoder: decoder(Arc::clone(&m)),
-            delimiter: 0,
             max_frame: 40,
             idle: Duration::from_secs(1),
             idle_closed: m.counter("idle_closed"),
             oversized: m.counter("oversized_frames"),
         };
-        let input = b"{\"short_message\":\"a\"}\0\n{\"short_message\":\"b\"}\0{\"short_message\":\"a very long message that is cut\"}\0{\"short_message\":\"c\"}";
+        let input = b"{\"short_message\":\"a\"}\0\n{\"short_message\":\"b\"}\0{\"short_message\":\"a very long message that is cut\"}\n{\"short_message\":\"c\"}";
         for cut in 0..input.len() {
             let mut out = Vec::new();
-            let mut skipping = false;
-            let n = c.frames(&input[..cut], false, &mut skipping, &mut out);
+            let mut dec = framing::Decoder::with_mode(40, framing::Mode::Newline);
+            let n = c.frames(&input[..cut], false, &mut dec, &mut out);
             let mut rest = input[n..cut].to_vec();
             rest.extend_from_slice(&input[cut..]);
-            let n2 = c.frames(&rest, true, &mut skipping, &mut out);
+            let n2 = c.frames(&rest, true, &mut dec, &mut out);
             assert_eq!(n2, rest.len());
             let msgs: Vec<_> = out.iter().map(|e| e.message().unwrap_or("").to_owned()).collect();
             assert_eq!(msgs.len(), 4, "cut at {cut}: {msgs:?}");

@@ -480,7 +480,15 @@ mod tests {
         assert!(bad.fields().get("gelf_error").and_then(Value::as_str).unwrap().starts_with("gelf: not JSON"));
         let none = d.event(br#"{"host":"h1"}"#);
         assert_eq!(none.message(), Some(r#"{"host":"h1"}"#));
-        assert_eq!(m.events_failed.get(), 2);
+        // A zip bomb (10 MiB of zeros in ~10 KiB) is refused at the limit, visibly.
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        std::io::Write::write_all(&mut z, &vec![0u8; 10 << 20]).unwrap();
+        let bomb = d.event(&z.finish().unwrap());
+        assert!(bomb.has_tag("_gelfparsefailure"));
+        let why = "gelf: the decompressed payload exceeds 1048576 bytes";
+        assert_eq!(bomb.message(), Some(why));
+        assert_eq!(bomb.fields().get("gelf_error").and_then(Value::as_str), Some(why));
+        assert_eq!(m.events_failed.get(), 3);
     }
 
     #[test]
@@ -554,5 +562,42 @@ mod tests {
         assert_eq!(m.counter("chunks_duplicate").get(), 1);
         assert_eq!(m.counter("chunks_expired").get(), 1);
         assert_eq!(m.events_failed.get(), 0);
+    }
+
+    #[tokio::test]
+    async fn tcp_closes_idle_connections_and_refuses_beyond_max_connections() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = probe.local_addr().unwrap();
+        drop(probe);
+        let cfg = format!("mode = \"tcp\"\naddress = \"{addr}\"\nmax_connections = 1\nidle_timeout = \"300ms\"");
+        let src = crate::testkit::build_source(&SPEC, &cfg).unwrap();
+        let cap = Arc::new(Capture::default());
+        let (cx, shutdown, m) = source_context(Arc::clone(&cap));
+        let task = tokio::spawn(src.run(cx));
+        let mut first = loop {
+            match TcpStream::connect(addr).await {
+                Ok(s) => break s,
+                Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+            }
+        };
+        first.write_all(b"{\"short_message\":\"one\"}\0").await.unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while cap.events.lock().is_empty() && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        // A second connection while the first is open is closed at once.
+        let mut second = TcpStream::connect(addr).await.unwrap();
+        let mut b = [0u8; 1];
+        let r = tokio::time::timeout(Duration::from_secs(5), second.read(&mut b)).await.expect("second closed");
+        assert!(matches!(r, Ok(0) | Err(_)), "{r:?}");
+        // The first, silent, is closed after the idle timeout.
+        let r = tokio::time::timeout(Duration::from_secs(5), first.read(&mut b)).await.expect("idle closed");
+        assert!(matches!(r, Ok(0) | Err(_)), "{r:?}");
+        shutdown.cancel();
+        task.await.unwrap().unwrap();
+        assert_eq!(cap.events.lock().len(), 1);
+        assert_eq!(m.counter("idle_closed").get(), 1);
+        assert_eq!(m.counter("refused_connections").get(), 1);
     }
 }

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Creates (once) a project-local Python venv at .cache/venv holding the
 # official Elasticsearch client, used by the http source's real-client test
-# (crates/components/tests/es_bulk_python.rs), and prints the venv's python.
+# (crates/components/tests/es_bulk_python.rs), and pygelf, used by the gelf
+# source's real-client test (crates/sluice/tests/gelf_e2e.rs); prints the
+# venv's python.
 # Idempotent and safe to run concurrently (flock); progress goes to stderr,
 # only the interpreter path goes to stdout.
 set -euo pipefail
@@ -19,5 +21,9 @@ fi
 if ! "$py" -c 'import sys, elasticsearch; sys.exit(0 if elasticsearch.__versionstr__.startswith("8.") else 1)' 2>/dev/null; then
   echo "python-env: installing elasticsearch>=8,<9 into $venv" >&2
   "$py" -m pip install --quiet --disable-pip-version-check 'elasticsearch>=8,<9' >&2
+fi
+if ! "$py" -c 'import pygelf' 2>/dev/null; then
+  echo "python-env: installing pygelf==0.4.3 into $venv" >&2
+  "$py" -m pip install --quiet --disable-pip-version-check 'pygelf==0.4.3' >&2
 fi
 echo "$py"

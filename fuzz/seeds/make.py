@@ -10,14 +10,16 @@ samples, the thesis's reference event; conditions and queries are the
 languages' documented examples (crates/core/src/condition.rs,
 docs/specs/ui-api.md).
 """
+import gzip
 import json
 import os
 import shutil
+import zlib
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 SEEDS = os.path.join(ROOT, "fuzz", "seeds")
 TD = os.path.join(ROOT, "testdata")
-TEXT_TARGETS = ["syslog_5424", "syslog_3164", "kv", "date", "octet_framing", "json_event", "condition", "grok", "query_parse", "es_bulk", "http_auth"]
+TEXT_TARGETS = ["syslog_5424", "syslog_3164", "kv", "date", "octet_framing", "json_event", "condition", "grok", "query_parse", "es_bulk", "http_auth", "gelf"]
 
 
 def lines(path, n=None):
@@ -142,6 +144,21 @@ def main():
     }
     for name, body in bulks.items():
         write("es_bulk", name, body)
+
+    # gelf: first byte even → one payload (plain, zlib, gzip); odd → chunk
+    # datagrams, each prefixed by its length (one byte), out of order.
+    gelf_msg = json.dumps({"version": "1.1", "host": "web-1", "short_message": json.loads(thesis).get("message", "x"),
+                           "timestamp": 1463561074.737, "level": 3, "_user": "ann", "_id": "r1"}, separators=(",", ":")).encode()
+    write("gelf", "plain.bin", b"\x00" + gelf_msg)
+    write("gelf", "zlib.bin", b"\x00" + zlib.compress(gelf_msg))
+    write("gelf", "gzip.bin", b"\x00" + gzip.compress(gelf_msg, mtime=0))
+    write("gelf", "not-json.bin", b"\x00" + linux[0].encode())
+    write("gelf", "deep.bin", b"\x00" + b'{"short_message":"x","_a":' + b"[" * 40 + b"1" + b"]" * 40 + b"}")
+    z = zlib.compress(gelf_msg)
+    parts = [z[i:i + 100] for i in range(0, len(z), 100)]
+    chunks = [b"\x1e\x0f" + bytes(range(1, 9)) + bytes([i, len(parts)]) + part for i, part in enumerate(parts)]
+    order = list(range(len(chunks)))[::-1] + [0]
+    write("gelf", "chunks.bin", b"\x01" + b"".join(bytes([len(chunks[i])]) + chunks[i] for i in order))
 
     # http_auth: Authorization header values (Bearer, ApiKey raw and base64 id:key, Basic).
     auths = {

@@ -4,6 +4,7 @@ use sluice_core::component::SourceSpec;
 
 pub mod evtx;
 pub mod file;
+pub mod gelf;
 pub mod generator;
 pub mod http;
 pub mod internal_metrics;
@@ -19,6 +20,7 @@ pub mod tcp;
 pub const SPECS: &[&SourceSpec] = &[
     &evtx::SPEC,
     &file::SPEC,
+    &gelf::SPEC,
     &generator::SPEC,
     &http::SPEC,
     &internal_metrics::SPEC,

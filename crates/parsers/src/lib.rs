@@ -4,6 +4,7 @@
 pub mod date;
 pub mod es_bulk;
 pub mod framing;
+pub mod gelf;
 pub mod grok;
 pub mod http_auth;
 pub mod kv;

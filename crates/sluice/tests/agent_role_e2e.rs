@@ -2,7 +2,7 @@
 //! (docs/adr/0011-agent-memory.md): `sluice agent` re-executes itself once
 //! with mimalloc's give-memory-back options (same pid, name restored), a
 //! user's own value of one is kept, a user can opt out, `sluice run` keeps mimalloc's defaults (a node with a
-//! `store` sink runs with `MIMALLOC_PURGE_DELAY=-1` instead, ADR 0005); and the agent's
+//! `store` sink runs with `MIMALLOC_PURGE_DELAY=10000` instead, ADR 0005); and the agent's
 //! defaults — one pipeline worker, one persisted-queue shard — apply only to
 //! keys the config leaves out. The memory itself is measured by
 //! bench/agent_resources.py (BENCHMARKS.md), not asserted here.
@@ -205,10 +205,10 @@ fn a_node_with_a_store_sink_keeps_freed_pages_unless_opted_out() {
     std::fs::create_dir_all(dir.path("logs")).unwrap();
     let sink = format!("type = \"store\"\npath = \"{}/store\"", dir.root().display());
     let cfg = config_with(dir.root(), "store.toml", &sink);
-    // Re-executed in place with the store's profile (ADR 0005, revision b).
+    // Re-executed in place with the store's profile (ADR 0005, revisions b and 2026-11-26).
     let mut node = Proc::start(dir.root(), &["run", cfg.to_str().unwrap()], &[]);
     node.wait_started();
-    assert_eq!(lean_vars(&node.environ()), ["MIMALLOC_PURGE_DELAY=-1", "SLUICE_STORE_ALLOCATOR=1"]);
+    assert_eq!(lean_vars(&node.environ()), ["MIMALLOC_PURGE_DELAY=10000", "SLUICE_STORE_ALLOCATOR=1"]);
     let name: String = Path::new(&bin()).file_name().unwrap().to_string_lossy().chars().take(15).collect();
     assert_eq!(node.comm(), name);
     drop(node);

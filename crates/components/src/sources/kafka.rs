@@ -147,6 +147,10 @@ fn default_batch_size() -> usize {
 fn default_batch_delay() -> HumanDuration {
     HumanDuration(Duration::from_millis(20))
 }
+/// Every this many commit ticks, the assigned partitions' frontiers are
+/// committed again whether they moved or not (`recommit_assigned`).
+const RECOMMIT_EVERY: u64 = 10;
+
 fn default_commit_interval() -> HumanDuration {
     HumanDuration(Duration::from_secs(1))
 }
@@ -404,6 +408,7 @@ impl KafkaSource {
         consumer.subscribe(&topics).map_err(|e| format!("kafka source {}: subscribe {topics:?}: {e}", cx.id))?;
         tracing::info!(pipeline = %cx.pipeline, source = %cx.id, topics = ?topics, "kafka consumer subscribed");
         let mut last_commit = Instant::now();
+        let mut ticks: u64 = 0;
         let mut topic_names: HashMap<String, Arc<str>> = HashMap::new();
         while !cx.shutdown.is_cancelled() {
             let started = handoff.pending.lock().started;
@@ -428,7 +433,12 @@ impl KafkaSource {
             }
             if last_commit.elapsed() >= self.commit_interval {
                 last_commit = Instant::now();
-                self.commit(&consumer, &frontiers, CommitMode::Async);
+                ticks += 1;
+                if ticks.is_multiple_of(RECOMMIT_EVERY) {
+                    self.recommit_assigned(&consumer, &frontiers);
+                } else {
+                    self.commit(&consumer, &frontiers, CommitMode::Async);
+                }
             }
         }
         // Shutdown: leave the group; the revocation commits what was acknowledged.
@@ -471,12 +481,38 @@ impl KafkaSource {
         pending.started.get_or_insert_with(Instant::now);
     }
 
+    /// Commits every acknowledged frontier of the partitions assigned now,
+    /// changed or not: an asynchronous commit whose outcome never came back
+    /// (the group coordinator moved while a broker restarted) must not leave
+    /// a partition's committed offset behind for ever. Idempotent; only the
+    /// assigned partitions, so another member's offsets are never touched.
+    fn recommit_assigned(&self, consumer: &BaseConsumer<Ctx>, frontiers: &Frontiers) {
+        let Ok(assigned) = consumer.assignment() else { return };
+        let keys: Vec<PartKey> =
+            assigned.elements().iter().map(|e| (Arc::<str>::from(e.topic()), e.partition())).collect();
+        if keys.is_empty() {
+            return;
+        }
+        let due = frontiers.due(Some(&keys), true);
+        self.commit_offsets(consumer, frontiers, &due, CommitMode::Async);
+    }
+
     fn commit(&self, consumer: &BaseConsumer<Ctx>, frontiers: &Frontiers, mode: CommitMode) {
         let due = frontiers.due(None, matches!(mode, CommitMode::Sync));
+        self.commit_offsets(consumer, frontiers, &due, mode);
+    }
+
+    fn commit_offsets(
+        &self,
+        consumer: &BaseConsumer<Ctx>,
+        frontiers: &Frontiers,
+        due: &[(PartKey, i64)],
+        mode: CommitMode,
+    ) {
         if due.is_empty() {
             return;
         }
-        match consumer.commit(&tpl_of(&due), mode) {
+        match consumer.commit(&tpl_of(due), mode) {
             Ok(()) => self.counters.commits.inc(),
             Err(e) => {
                 self.counters.commit_failures.inc();

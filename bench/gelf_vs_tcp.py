@@ -14,6 +14,7 @@ events. Rounds alternate gelf / ndjson; the median per source is printed.
 Usage: python3 bench/gelf_vs_tcp.py [--bin target/debug/sluice] [--events 200000] [--rounds 3]
 """
 import argparse
+from benchlib import cpu_seconds, free_port
 import json
 import os
 import socket
@@ -24,20 +25,6 @@ import time
 import urllib.request
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        parts = f.read().rsplit(")", 1)[1].split()
-    return (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def events_out(api, pipeline):

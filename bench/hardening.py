@@ -22,31 +22,17 @@ usage: bench/hardening.py connections [--bin BIN] [--n 10000] [--kind tcp|syslog
 Prints one JSON object.
 """
 import argparse, json, os, resource, shutil, socket, subprocess, sys, tempfile, time, urllib.request
+from benchlib import cpu_seconds, free_port, rss_bytes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "target", "release", "sluice")
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
 def rss_mb(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
+    return rss_bytes(pid) / (1 << 20)
 
 
-def cpu_s(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        rest = f.read().rsplit(")", 1)[1].split()
-    return (int(rest[11]) + int(rest[12])) / os.sysconf("SC_CLK_TCK")
+cpu_s = cpu_seconds
 
 
 def wait_port(port, proc, timeout=60):

@@ -26,6 +26,7 @@ Usage:
 Prints the Markdown table; rows in OUT/sizing.json.
 """
 import argparse
+from benchlib import rss_bytes as rss
 import json
 import os
 import subprocess
@@ -60,17 +61,6 @@ def node_stats(url):
 def node_pid(url):
     n = next(iter(req(f"{url}/_nodes/_local/process")["nodes"].values()))
     return n["process"]["id"]
-
-
-def rss(pid):
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
 
 
 class Sampler(threading.Thread):

@@ -61,6 +61,16 @@ fn tail_hits(raw: &[u8]) -> Vec<serde_json::Value> {
     String::from_utf8_lossy(raw).lines().filter_map(|l| l.strip_prefix("data: ")).map(json).collect()
 }
 
+/// `sluice run CFG`, once its `http` source answers on the API port `api`
+/// (mounted with `address = "api"` and `auth = "none"`).
+fn start_node(dir: &Dir, cfg: &std::path::Path, api: u16) -> Proc {
+    let mut p = Proc::start(&["run", cfg.to_str().unwrap()], &dir.path("log"), "sluice");
+    wait_until("the mounted /ndjson", &mut p, || {
+        TcpStream::connect(("127.0.0.1", api)).is_ok() && http(api, "POST", "/ndjson", &[], b"").0 == 200
+    });
+    p
+}
+
 #[test]
 fn issue_18_poison_events_leave_search_fields_and_tail_working() {
     let dir = Dir::new("issue18-poison");
@@ -95,10 +105,7 @@ commit_interval = "200ms"
         ),
     )
     .unwrap();
-    let mut p = Proc::start(&["run", cfg.to_str().unwrap()], &dir.path("log"), "sluice");
-    wait_until("the mounted /ndjson", &mut p, || {
-        TcpStream::connect(("127.0.0.1", api)).is_ok() && http(api, "POST", "/ndjson", &[], b"").0 == 200
-    });
+    let mut p = start_node(&dir, &cfg, api);
     let token = std::fs::read_to_string(dir.path("admin.token")).unwrap().trim().to_string();
     let auth = format!("Bearer {token}");
     let tail = open_tail(api, &auth);
@@ -498,13 +505,7 @@ commit_interval = "2s"
         ),
     )
     .unwrap();
-    let start = || {
-        let mut p = Proc::start(&["run", cfg.to_str().unwrap()], &dir.path("log"), "sluice");
-        wait_until("the mounted /ndjson", &mut p, || {
-            TcpStream::connect(("127.0.0.1", api)).is_ok() && http(api, "POST", "/ndjson", &[], b"").0 == 200
-        });
-        p
-    };
+    let start = || start_node(&dir, &cfg, api);
     let mut p = start();
     let token = std::fs::read_to_string(dir.path("admin.token")).unwrap().trim().to_string();
     let auth = format!("Bearer {token}");

@@ -133,7 +133,20 @@ fn committed_total(brokers: &str, group: &str, topic: &str, partitions: i32) -> 
     for p in 0..partitions {
         tpl.add_partition(topic, p);
     }
-    let got = c.committed_offsets(tpl, Duration::from_secs(10)).unwrap();
+    // Just after a broker restart the group coordinator is still being
+    // elected: `NotCoordinator` / `CoordinatorLoadInProgress` are transient
+    // answers (CI saw one), so ask again for up to 30 s.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let got = loop {
+        match c.committed_offsets(tpl.clone(), Duration::from_secs(10)) {
+            Ok(got) => break got,
+            Err(e) if Instant::now() < deadline => {
+                println!("committed offsets of {group}: {e}; asking again");
+                std::thread::sleep(Duration::from_millis(500));
+            }
+            Err(e) => panic!("committed offsets of {group}: {e}"),
+        }
+    };
     got.elements()
         .iter()
         .map(|e| match e.offset() {

@@ -11,8 +11,10 @@ deps_build
 deps_node
 # pkg-config, socat, logger, curl, python3-venv, openssl: test helpers;
 # java + maven: the Kafka broker of scripts/kafka.sh and the OpenSearch node
-# of scripts/opensearch.sh (unzip unpacks it).
-deps_apt pkg-config socat bsdutils curl python3-venv openssl openjdk-17-jre-headless maven unzip
+# of scripts/opensearch.sh (unzip unpacks it); prometheus: its `promtool
+# check metrics` reads /metrics in crates/sluice/tests/api_e2e.rs (the
+# package also ships the Prometheus server; the tests do not start it).
+deps_apt pkg-config socat bsdutils curl python3-venv openssl openjdk-17-jre-headless maven unzip prometheus
 # Real syslog senders (rsyslog, syslog-ng) for the end-to-end syslog tests.
 scripts/syslog-clients.sh install >/dev/null
 # A real OpenLDAP slapd for the LDAP login tests (crates/users/tests/ldap.rs

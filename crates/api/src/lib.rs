@@ -36,13 +36,13 @@ pub mod content;
 pub mod context;
 pub mod error;
 pub mod export;
+pub mod exposition;
 pub mod mounts;
 pub mod process;
 pub mod search;
 pub mod session;
 pub mod ui;
 
-use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -59,6 +59,7 @@ use sluice_users::Users;
 
 pub use auth::{AuthError, Authenticated, Authenticator, MetricsAccess, StaticTokens};
 pub use error::ApiError;
+pub use exposition::prometheus_text;
 pub use mounts::reserve_routes;
 pub use session::UserAuth;
 
@@ -371,143 +372,6 @@ async fn prometheus(_: MetricsAccess, State(s): State<ApiState>) -> impl IntoRes
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], prometheus_text(&s))
 }
 
-/// Reads one pipeline counter for a Prometheus series.
-type PipelineSeries = fn(&sluice_core::metrics::PipelineMetrics) -> u64;
-/// Reads one component counter for a Prometheus series.
-type ComponentSeries = fn(&sluice_core::metrics::ComponentMetrics) -> u64;
-
-fn esc(v: &str) -> String {
-    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
-}
-
-/// The `/metrics` document.
-pub fn prometheus_text(s: &ApiState) -> String {
-    let mut out = String::new();
-    let p = process::sample();
-    let _ = writeln!(
-        out,
-        "# TYPE sluice_process_resident_memory_bytes gauge\nsluice_process_resident_memory_bytes {}",
-        p.rss_bytes
-    );
-    let _ = writeln!(
-        out,
-        "# TYPE sluice_process_cpu_seconds_total counter\nsluice_process_cpu_seconds_total {}",
-        p.cpu_seconds
-    );
-    let _ = writeln!(out, "# TYPE sluice_process_threads gauge\nsluice_process_threads {}", p.threads);
-    let _ = writeln!(out, "# TYPE sluice_process_open_fds gauge\nsluice_process_open_fds {}", p.open_files);
-    let l = &s.listener;
-    for (name, kind, v) in [
-        ("sluice_api_connections_total", "counter", l.connections.get()),
-        ("sluice_api_refused_connections_total", "counter", l.refused.get()),
-        ("sluice_api_accept_errors_total", "counter", l.accept_errors.get()),
-        ("sluice_api_timeouts_total", "counter", s.timeouts.get()),
-        ("sluice_api_open_connections", "gauge", l.open.get()),
-    ] {
-        let _ = writeln!(out, "# TYPE {name} {kind}\n{name} {v}");
-    }
-    let pipes = s.registry.pipelines();
-    let series: [(&str, &str, PipelineSeries); 5] = [
-        ("sluice_pipeline_events_in_total", "counter", |p| p.events_in.get()),
-        ("sluice_pipeline_events_out_total", "counter", |p| p.events_out.get()),
-        ("sluice_pipeline_events_filtered_total", "counter", |p| p.events_filtered.get()),
-        ("sluice_pipeline_queue_events", "gauge", |p| p.queue_events.get()),
-        ("sluice_pipeline_queue_bytes", "gauge", |p| p.queue_bytes.get()),
-    ];
-    for (name, kind, f) in series {
-        let _ = writeln!(out, "# TYPE {name} {kind}");
-        for pm in &pipes {
-            let _ = writeln!(out, "{name}{{pipeline=\"{}\"}} {}", esc(&pm.name), f(pm));
-        }
-    }
-    let _ = writeln!(out, "# TYPE sluice_pipeline_batch_latency_seconds summary");
-    for pm in &pipes {
-        let (n, p50, p90, p99, _) = pm.batch_latency.summary();
-        for (q, v) in [("0.5", p50), ("0.9", p90), ("0.99", p99)] {
-            let _ = writeln!(
-                out,
-                "sluice_pipeline_batch_latency_seconds{{pipeline=\"{}\",quantile=\"{q}\"}} {}",
-                esc(&pm.name),
-                v as f64 / 1e6
-            );
-        }
-        let _ = writeln!(out, "sluice_pipeline_batch_latency_seconds_count{{pipeline=\"{}\"}} {n}", esc(&pm.name));
-    }
-    let comps = s.registry.components();
-    let cseries: [(&str, ComponentSeries); 7] = [
-        ("sluice_component_events_in_total", |c| c.events_in.get()),
-        ("sluice_component_events_out_total", |c| c.events_out.get()),
-        ("sluice_component_events_failed_total", |c| c.events_failed.get()),
-        ("sluice_component_events_dropped_total", |c| c.events_dropped.get()),
-        ("sluice_component_bytes_in_total", |c| c.bytes_in.get()),
-        ("sluice_component_bytes_out_total", |c| c.bytes_out.get()),
-        ("sluice_component_errors_total", |c| c.errors.get()),
-    ];
-    for (name, f) in cseries {
-        let _ = writeln!(out, "# TYPE {name} counter");
-        for (p, c) in &comps {
-            let _ = writeln!(
-                out,
-                "{name}{{pipeline=\"{}\",kind=\"{}\",id=\"{}\",type=\"{}\"}} {}",
-                esc(p),
-                c.kind,
-                esc(&c.id),
-                esc(&c.type_name),
-                f(c)
-            );
-        }
-    }
-    let _ = writeln!(out, "# TYPE sluice_component_counter_total counter");
-    for (p, c) in &comps {
-        for (k, v) in c.extra() {
-            let _ = writeln!(
-                out,
-                "sluice_component_counter_total{{pipeline=\"{}\",kind=\"{}\",id=\"{}\",name=\"{k}\"}} {v}",
-                esc(p),
-                c.kind,
-                esc(&c.id)
-            );
-        }
-    }
-    // Labelled gauges (consumer lag per topic partition, …), one family per name.
-    let mut families: std::collections::BTreeMap<&'static str, Vec<String>> = std::collections::BTreeMap::new();
-    for (p, c) in &comps {
-        for (name, series) in c.labelled() {
-            let lines = families.entry(name).or_default();
-            for s in series {
-                let mut labels = format!("pipeline=\"{}\",kind=\"{}\",id=\"{}\"", esc(p), c.kind, esc(&c.id));
-                for (l, v) in &s.labels {
-                    let _ = write!(labels, ",{l}=\"{}\"", esc(v));
-                }
-                lines.push(format!("sluice_component_{name}{{{labels}}} {}", s.value));
-            }
-        }
-    }
-    for (name, lines) in families {
-        let _ = writeln!(out, "# TYPE sluice_component_{name} gauge");
-        for l in lines {
-            let _ = writeln!(out, "{l}");
-        }
-    }
-    for (name, v) in backend_counters(s) {
-        let kind = if name.ends_with("_total") { "counter" } else { "gauge" };
-        let _ = writeln!(out, "# TYPE {name} {kind}\n{name} {v}");
-    }
-    let _ = writeln!(out, "# TYPE sluice_component_gauge gauge");
-    for (p, c) in &comps {
-        for (k, v) in c.gauges() {
-            let _ = writeln!(
-                out,
-                "sluice_component_gauge{{pipeline=\"{}\",kind=\"{}\",id=\"{}\",name=\"{k}\"}} {v}",
-                esc(p),
-                c.kind,
-                esc(&c.id)
-            );
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -588,10 +452,18 @@ mod tests {
     async fn prometheus_text_has_series() {
         let t = prometheus_text(&state());
         assert!(t.contains("sluice_pipeline_events_in_total{pipeline=\"main\"} 10"), "{t}");
-        assert!(t.contains("sluice_component_counter_total{pipeline=\"main\",kind=\"source\",id=\"in\",name=\"oversized_frames\"} 2"), "{t}");
+        assert!(t.contains("# HELP sluice_pipeline_events_in_total "), "{t}");
+        assert!(t.contains("# TYPE sluice_pipeline_events_in_total counter\n"), "{t}");
         assert!(
-            t.contains("sluice_component_consumer_lag{pipeline=\"main\",kind=\"source\",id=\"in\",topic=\"logs\",partition=\"3\"} 42"),
+            t.contains("sluice_component_oversized_frames_total{pipeline=\"main\",kind=\"source\",component=\"in\",type=\"tcp\"} 2"),
             "{t}"
         );
+        assert!(
+            t.contains("sluice_component_consumer_lag{pipeline=\"main\",kind=\"source\",component=\"in\",type=\"tcp\",topic=\"logs\",partition=\"3\"} 42"),
+            "{t}"
+        );
+        assert!(t.contains("# TYPE sluice_pipeline_batch_latency_seconds histogram\n"), "{t}");
+        assert!(t.contains("sluice_pipeline_batch_latency_seconds_bucket{pipeline=\"main\",le=\"+Inf\"} "), "{t}");
+        assert!(!t.contains("sluice_component_counter_total"), "{t}");
     }
 }

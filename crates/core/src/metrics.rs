@@ -228,6 +228,15 @@ impl LatencyHistogram {
         let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX).clamp(1, 3_600_000_000);
         let _ = self.0.lock().record(us);
     }
+    /// For a Prometheus histogram: (count, sum in µs, and for each upper
+    /// bound in `bounds_us` the number of observations at or below it).
+    /// The sum is the histogram's mean × count (hdrhistogram keeps 3
+    /// significant digits, so it is that exact).
+    pub fn buckets(&self, bounds_us: &[u64]) -> (u64, f64, Vec<u64>) {
+        let h = self.0.lock();
+        let cumulative = bounds_us.iter().map(|&b| if h.is_empty() { 0 } else { h.count_between(0, b) }).collect();
+        (h.len(), h.mean() * h.len() as f64, cumulative)
+    }
     /// (count, p50, p90, p99, max) in microseconds.
     pub fn summary(&self) -> (u64, u64, u64, u64, u64) {
         let h = self.0.lock();

@@ -143,6 +143,29 @@ fn lines(path: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(path).unwrap_or_default().lines().map(json).collect()
 }
 
+/// `promtool check metrics` (Debian's `prometheus` package, installed by
+/// scripts/setup.sh) reads `text` without a single complaint: names, help
+/// texts, types, units and suffixes as Prometheus wants them (issue #19).
+fn promtool_accepts(text: &str) {
+    let child = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => {
+            common::skip::skip("tool", "promtool_accepts", &format!("promtool: {e} (scripts/setup.sh installs it)"));
+            return;
+        }
+    };
+    child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && said.trim().is_empty(), "promtool check metrics: {said}\n{text}");
+}
+
 #[test]
 fn http_source_bulk_ndjson_stats_and_api_share_one_port() {
     let dir = Dir::new("api-port");
@@ -195,6 +218,13 @@ fn http_source_bulk_ndjson_stats_and_api_share_one_port() {
     let (status, body) = http(port, "GET", "/metrics", &[], b"");
     assert_eq!(status, 200);
     assert!(body.contains("sluice_pipeline_events_in_total{pipeline=\"main\"} 5"), "{body}");
+    assert!(
+        body.contains(
+            "sluice_component_events_out_total{pipeline=\"main\",kind=\"source\",component=\"http\",type=\"http\"} 5"
+        ),
+        "{body}"
+    );
+    promtool_accepts(&body);
 
     // The generated admin token: mode 0600, accepted; the node has no store yet.
     let token_file = dir.path("admin.token");

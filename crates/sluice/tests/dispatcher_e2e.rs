@@ -453,7 +453,10 @@ fn drain_and_add_processors_at_run_time_without_loss_or_duplicates() {
     assert_eq!(m0["gauges"]["state"], 4, "removed: {m0}");
     let (_, prom) = http(d.api, "GET", "/metrics", None, "");
     assert!(
-        prom.contains(&format!("sluice_component_gauge{{pipeline=\"dispatch\",kind=\"sink\",id=\"processors@{}\",name=\"share_permille\"}}", addrs[2])),
+        prom.contains(&format!(
+            "sluice_component_share_permille{{pipeline=\"dispatch\",kind=\"sink\",component=\"processors@{}\",",
+            addrs[2]
+        )),
         "share gauge in /metrics"
     );
 

@@ -506,15 +506,33 @@ step('issue 22 item 8: "set password" asks in a form with a hidden input, not pr
   assert.equal(back.status, 200, back.text);
 });
 
-step('issue 22 item 8: LDAP settings start from an example of their fields; empty ones get a clear error', async () => {
+step('issue 22 item 8: LDAP settings are a form (examples as placeholders); an empty one gets a clear error, a filled one is saved', async () => {
   await page.getByRole('tab', { name: 'LDAP & policy' }).click();
-  const box = page.getByLabel('Settings (JSON)');
-  await page.waitForFunction(() => document.querySelector('textarea')?.value.includes('"url"'), null, WAIT);
-  assert.equal(JSON.parse(await box.inputValue()).url, 'ldaps://ldap.example.com');
-  await box.fill('');
+  const url = page.getByLabel('LDAP URL', { exact: true });
+  await url.waitFor(WAIT);
+  assert.equal(await url.getAttribute('placeholder'), 'ldaps://ldap.example.com');
+  assert.equal(await page.locator('textarea').count(), 0, 'no JSON text box');
   await page.getByRole('button', { name: 'Save LDAP settings' }).click();
-  await page.getByText('The LDAP settings are not valid JSON (they are empty)').waitFor(WAIT);
+  await page.getByText('Fill in the LDAP URL (for example ldaps://ldap.example.com).').waitFor(WAIT);
   assert.equal(await page.getByText('Unexpected end of JSON input').count(), 0);
+  // Local users still sign in locally: an LDAP server that is not there
+  // only matters to LDAP users, so the later steps are unaffected.
+  await url.fill('ldap://127.0.0.1:9');
+  await page.getByLabel('TLS', { exact: true }).selectOption('none');
+  await page.getByLabel('Bind DN template', { exact: true }).fill('uid={username},ou=people,dc=example,dc=com');
+  await page.getByRole('button', { name: 'Add group mapping' }).click();
+  await page.getByLabel('LDAP group 1').fill('admins');
+  await page.getByLabel('Type of mapping 1').selectOption('admin');
+  await page.getByRole('button', { name: 'Save LDAP settings' }).click();
+  await page.getByText('LDAP settings saved.').waitFor(WAIT);
+  const got = await sessionCall('GET', '/api/v1/settings/ldap');
+  assert.equal(got.status, 200, got.text);
+  const { source, settings } = JSON.parse(got.text);
+  assert.deepEqual(
+    [source, settings.url, settings.tls, settings.bind_dn, settings.group_map],
+    ['database', 'ldap://127.0.0.1:9', 'none', 'uid={username},ou=people,dc=example,dc=com', [{ ldap: 'admins', groups: [], type: 'admin' }]],
+  );
+  assert.equal((await sessionCall('DELETE', '/api/v1/settings/ldap')).status, 204);
 });
 
 step('issue 22 item 6: a read-only dashboard has no "Unsaved changes"', async () => {

@@ -21,10 +21,9 @@ export function AccountPage({ me, onChange }: { me: Me | null; onChange: () => v
   const [pw, setPw] = useState('');
   const [code, setCode] = useState('');
   const [codes, setCodes] = useState<string[] | null>(null);
-  const [tick, setTick] = useState(0);
   const [tokName, setTokName] = useState('');
   const [secret, setSecret] = useState<string | null>(null);
-  const tokens = useRequest(me ? `tokens#${tick}` : null, (s) => listTokens(false, s));
+  const tokens = useRequest(me ? 'tokens' : null, (s) => listTokens(false, s));
   // The password form's own error: a wrong current password is said there,
   // not as the sign-in's "invalid username or password" at the top.
   const [pwError, setPwError] = useState('');
@@ -37,7 +36,7 @@ export function AccountPage({ me, onChange }: { me: Me | null; onChange: () => v
       () => {
         setNotice(ok);
         onChange();
-        setTick((t) => t + 1);
+        tokens.reload();
       },
       (e: unknown) => setError(toApiError(e)),
     );

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CHARTS_FOR, draftOf, panelFromDraft, type PanelDraft } from './Dashboards';
+import { CHARTS_FOR, draftOf, panelFromDraft, type PanelDraft } from './model';
 
 const base = { id: 'p1', layout: { x: 0, y: 0, w: 6, h: 3 } };
 const draft: PanelDraft = { title: 'Top hosts', query: 'level:error', chart: 'pie', metric: 'terms', field: '@host', size: 5, stat: 'avg' };

@@ -1,0 +1,39 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { resetBackend } from '../../api/dashboards';
+import { click, flush, mount, stubFetch, typeInto, unmountAll } from '../../testing';
+import { DashboardPage } from './DashboardPage';
+import { board } from './fixtures';
+
+afterEach(() => {
+  unmountAll();
+  vi.unstubAllGlobals();
+  resetBackend();
+});
+
+describe('one dashboard', () => {
+  it('a read-only dashboard says whose it is and never reports unsaved changes', async () => {
+    stubFetch(() => [200, { ...board, can_edit: false }]);
+    const root = mount(<DashboardPage id={7} edit={false} />);
+    await flush();
+    expect(root.querySelector('h1')?.textContent).toBe('Web errors');
+    expect(root.textContent).toContain('read-only (owned by admin)');
+    typeInto(root.querySelector('[aria-label="Auto-refresh"]'), '30s');
+    expect(root.textContent).not.toContain('Unsaved changes.');
+    expect([...root.querySelectorAll('button')].some((b) => b.textContent === 'Edit')).toBe(false);
+  });
+
+  it('the owner edits the title, sees it unsaved, and saves it with the version it read', async () => {
+    const calls = stubFetch((c) => [200, c.method === 'PUT' ? { ...board, ...(c.body as object), version: 4 } : board]);
+    const root = mount(<DashboardPage id={7} edit />);
+    await flush();
+    typeInto(root.querySelector('[aria-label="Dashboard title"]'), 'Web 5xx');
+    expect(root.querySelector('[role=status]')?.textContent).toBe('Unsaved changes.');
+    click([...root.querySelectorAll('button')].find((b) => b.textContent === 'Save') ?? null);
+    await flush();
+    const put = calls.find((c) => c.method === 'PUT');
+    expect(put?.path).toBe('/api/v1/dashboards/7');
+    expect(put?.body).toMatchObject({ title: 'Web 5xx', version: 3, panels: [] });
+    expect(root.querySelector('h1')?.textContent).toBe('Web 5xx');
+    expect(root.textContent).not.toContain('Unsaved changes.');
+  });
+});

@@ -79,10 +79,13 @@ export interface LdapSettings {
   search_bind_dn: string | null;
   search_bind_password_set?: boolean;
   search_bind_password?: string;
-  group_attribute: string | null;
+  /** Omitted: the server's default (`memberOf`). */
+  group_attribute?: string;
   group_search_base: string | null;
-  group_search_filter: string | null;
-  group_name_attribute: string | null;
+  /** Omitted: the server's default (`(member={dn})`). */
+  group_search_filter?: string;
+  /** Omitted: the server's default (`cn`). */
+  group_name_attribute?: string;
   default_type: UserType;
   group_map: { ldap: string; groups: string[]; type: UserType | null }[];
   timeout: string;

@@ -17,7 +17,6 @@ const stored: LdapSettings = {
   search_filter: '(uid={username})',
   search_bind_dn: 'cn=reader,dc=example,dc=com',
   search_bind_password_set: true,
-  group_attribute: null,
   group_search_base: 'ou=groups,dc=example,dc=com',
   group_search_filter: '(member={dn})',
   group_name_attribute: 'cn',
@@ -42,6 +41,7 @@ describe('LDAP form model', () => {
 
   it('names what to fix instead of saving something the server refuses', () => {
     const empty = formOf(null);
+    expect(Object.keys(settingsOf({ ...empty, url: 'ldaps://x', bind_dn: 'uid={username}', group_attribute: '' }))).not.toContain('group_attribute');
     expect(() => settingsOf(empty)).toThrow('Fill in the LDAP URL (for example ldaps://ldap.example.com).');
     expect(() => settingsOf({ ...empty, url: 'ldap.example.com' })).toThrow('must start with ldap:// or ldaps://');
     expect(() => settingsOf({ ...empty, url: 'ldaps://x' })).toThrow('either the bind DN template');

@@ -104,14 +104,19 @@ export function settingsOf(f: LdapForm): LdapSettings {
     search_base: opt(f.search_base),
     search_filter: opt(f.search_filter),
     search_bind_dn: opt(f.search_bind_dn),
-    group_attribute: opt(f.group_attribute),
     group_search_base: opt(f.group_search_base),
-    group_search_filter: opt(f.group_search_filter),
-    group_name_attribute: opt(f.group_name_attribute),
     default_type: f.default_type,
     group_map,
     timeout: f.timeout.trim() || '5s',
   };
+  // These three have server-side defaults: an empty input leaves the key
+  // out (the server refuses null for them).
+  const group_attribute = opt(f.group_attribute);
+  if (group_attribute !== null) out.group_attribute = group_attribute;
+  const group_search_filter = opt(f.group_search_filter);
+  if (group_search_filter !== null) out.group_search_filter = group_search_filter;
+  const group_name_attribute = opt(f.group_name_attribute);
+  if (group_name_attribute !== null) out.group_name_attribute = group_name_attribute;
   if (f.search_bind_password !== '') out.search_bind_password = f.search_bind_password;
   return out;
 }

@@ -174,6 +174,10 @@ step("another group's data cannot be seen", async () => {
   assert.equal(await total('globex', ADMIN), 20);
 });
 
+/** A panel's place on the grid as the page shows it: `x/w/y/h` (cells, 1-based lines). */
+const gridPlace = (title) =>
+  page.locator(`section.panel[aria-label="${title}"]`).evaluate((e) => `${e.style.gridColumn} | ${e.style.gridRow}`);
+
 step('a dashboard with two panels is saved and found again after a reload', async () => {
   await page.getByRole('link', { name: 'Dashboards' }).click();
   await page.getByLabel('New dashboard').fill('E2E board');
@@ -188,6 +192,9 @@ step('a dashboard with two panels is saved and found again after a reload', asyn
   await page.getByLabel('Field', { exact: true }).fill('level');
   await page.getByLabel('pie', { exact: true }).check();
   await page.getByRole('button', { name: 'Apply' }).click();
+  // Issue 22: a new panel takes the free half beside the first, not a row below.
+  assert.equal(await gridPlace('Events over time'), '1 / span 6 | 1 / span 3');
+  assert.equal(await gridPlace('Levels'), '7 / span 6 | 1 / span 3');
   // Drag the pie to the top left: the other panel moves down.
   const header = page.locator('section.panel[aria-label="Levels"] header');
   const box = await header.boundingBox();
@@ -210,10 +217,6 @@ step('a dashboard with two panels is saved and found again after a reload', asyn
   assert.equal(pie.split('/')[0].trim(), '1');
   await shot('dashboard');
 });
-
-/** A panel's place on the grid as the page shows it: `x/w/y/h` (cells, 1-based lines). */
-const gridPlace = (title) =>
-  page.locator(`section.panel[aria-label="${title}"]`).evaluate((e) => `${e.style.gridColumn} | ${e.style.gridRow}`);
 
 /** Clicks Save, waits for the saved view, reloads and waits for both panels. */
 async function saveAndReload() {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bottomOf, hasOverlap, moveTo, resizeTo, settle, step, type Box } from './layout';
+import { bottomOf, firstFreeSlot, hasOverlap, moveTo, resizeTo, settle, step, type Box } from './layout';
 
 const byId = (bs: Box[]): Record<string, [number, number, number, number]> =>
   Object.fromEntries(bs.map((b) => [b.id, [b.x, b.y, b.w, b.h]]));
@@ -10,6 +10,18 @@ const two: Box[] = [
 ];
 
 describe('grid layout', () => {
+  it('places new panels side by side, then on the next free row (issue 22)', () => {
+    expect(firstFreeSlot([], 6, 3)).toEqual({ x: 0, y: 0 });
+    const one: Box[] = [{ id: 'a', x: 0, y: 0, w: 6, h: 3 }];
+    expect(firstFreeSlot(one, 6, 3)).toEqual({ x: 6, y: 0 });
+    const two: Box[] = [...one, { id: 'b', x: 6, y: 0, w: 6, h: 3 }];
+    expect(firstFreeSlot(two, 6, 3)).toEqual({ x: 0, y: 3 });
+    // A hole to the right of a narrow panel is used.
+    expect(firstFreeSlot([{ id: 'a', x: 0, y: 0, w: 4, h: 3 }, { id: 'b', x: 0, y: 3, w: 12, h: 2 }], 6, 3)).toEqual({ x: 4, y: 0 });
+    // Wider than the grid: clamped, below everything.
+    expect(firstFreeSlot(two, 20, 3)).toEqual({ x: 0, y: 3 });
+  });
+
   it('pushes an overlapped panel down when another moves onto it', () => {
     const r = moveTo(two, 'b', 0, 0);
     expect(byId(r)).toEqual({ b: [0, 0, 6, 3], a: [0, 3, 6, 3] });

@@ -96,6 +96,23 @@ export function bottomOf(boxes: Box[]): number {
   return boxes.reduce((m, b) => Math.max(m, b.y + b.h), 0);
 }
 
+/**
+ * Where a new `w`×`h` panel goes: the first free place in reading order
+ * (top row first, left to right), so new panels sit side by side and fill
+ * the right half before starting a row below.
+ */
+export function firstFreeSlot(boxes: Box[], w: number, h: number): { x: number; y: number } {
+  const width = Math.min(GRID_COLUMNS, Math.max(MIN_W, w));
+  const bottom = bottomOf(boxes);
+  for (let y = 0; y <= bottom; y++) {
+    for (let x = 0; x + width <= GRID_COLUMNS; x++) {
+      const b = { id: '', x, y, w: width, h };
+      if (!boxes.some((o) => overlaps(o, b))) return { x, y };
+    }
+  }
+  return { x: 0, y: bottom };
+}
+
 /** Whether any two boxes overlap (for tests and assertions). */
 export function hasOverlap(boxes: Box[]): boolean {
   return boxes.some((a, i) => boxes.some((b, j) => i < j && overlaps(a, b)));

@@ -4,7 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { ApiError } from '../../api/client';
 import { getDashboard, newPanelId, refreshSeconds, saveDashboard, GRID_COLUMNS, type Dashboard, type Panel } from '../../api/dashboards';
 import { DashboardGrid } from '../../components/DashboardGrid/DashboardGrid';
-import { bottomOf } from '../../components/DashboardGrid/layout';
+import { firstFreeSlot } from '../../components/DashboardGrid/layout';
 import { ErrorBox } from '../../components/ErrorBox/ErrorBox';
 import { PanelView } from '../../components/Panel/Panel';
 import { TimePicker } from '../../components/TimePicker/TimePicker';
@@ -76,11 +76,19 @@ export function DashboardPage({ id, edit }: { id: number; edit: boolean }) {
       },
     );
   };
-  const addPanel = (): void =>
+  const addPanel = (): void => {
+    const w = GRID_COLUMNS / 2;
+    const h = 3;
+    const at = firstFreeSlot(
+      d.panels.map((p) => ({ id: p.id, ...p.layout })),
+      w,
+      h,
+    );
     setPanelEdit({
       isNew: true,
-      panel: { id: newPanelId(), title: '', query: '', chart: 'timeseries', options: { metric: 'histogram' }, layout: { x: 0, y: bottomOf(d.panels.map((p) => ({ id: p.id, ...p.layout }))), w: GRID_COLUMNS / 2, h: 3 } },
+      panel: { id: newPanelId(), title: '', query: '', chart: 'timeseries', options: { metric: 'histogram' }, layout: { ...at, w, h } },
     });
+  };
 
   return (
     <main id="main" class="dashboard-page" tabIndex={-1}>

@@ -18,7 +18,9 @@ export function mount(vnode: ComponentChild): HTMLElement {
 /** Unmounts and removes everything [`mount`] rendered. */
 export function unmountAll(): void {
   for (const el of mounted.splice(0)) {
-    render(null, el);
+    // Inside act(): the unmounted hooks' effect cleanups run now, not after
+    // the next test has started.
+    act(() => render(null, el));
     el.remove();
   }
 }

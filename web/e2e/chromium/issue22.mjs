@@ -54,13 +54,19 @@ step('issue 22 item 6: the owner is asked before leaving a dashboard with unsave
   await reloading;
   assert.equal(asked[1], 'beforeunload');
   assert.equal(await page.getByLabel('Dashboard title').inputValue(), 'E2E board renamed');
+  // The browser's Back asks too; dismissed, the page and its edits stay.
+  await page.goBack({ timeout: 3000 }).catch(() => {});
+  await waitFor('a confirm dialog on Back', async () => asked.length === 3);
+  assert.equal(asked[2], 'confirm');
+  await waitFor('the dashboard URL back', async () => /^\/dashboards\/\d+$/.test(new URL(page.url()).pathname));
+  assert.equal(await page.getByLabel('Dashboard title').inputValue(), 'E2E board renamed');
   page.off('dialog', onDialog);
   // Saved, leaving asks nothing.
   await page.getByRole('button', { name: 'Save' }).click();
   await page.getByRole('button', { name: 'Edit', exact: true }).waitFor(WAIT);
   await page.getByRole('link', { name: 'Search' }).click();
   await page.waitForURL(/\/search/, WAIT);
-  assert.equal(asked.length, 2);
+  assert.equal(asked.length, 3);
 });
 
 step('issue 22 item 3: the field list has the fields of every event in range, not of the newest 1,000', async () => {

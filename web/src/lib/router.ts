@@ -17,6 +17,20 @@ function current(): Loc {
 
 /** The question to ask before leaving the current page, if any (see [`useLeaveGuard`]). */
 let leaveQuestion: string | null = null;
+/** The URL of the page the question guards (where Back returns to on "stay"). */
+let guardedUrl: string | null = null;
+
+/** The browser's Back/Forward: asks the leave question first (when the
+ * path changes); on "stay", puts the guarded page's URL back. One listener
+ * for the whole app, installed by the first [`useLocation`]. */
+function onPopState(): void {
+  if (leaveQuestion !== null && guardedUrl !== null && new URL(guardedUrl, location.href).pathname !== location.pathname && !confirm(leaveQuestion)) {
+    history.pushState(null, '', guardedUrl);
+    return;
+  }
+  for (const s of subscribers) s();
+}
+let popStateListening = false;
 
 /** Goes to `url` (path + query); `replace` does not add a history entry.
  * Leaving the page (another path) while a [`useLeaveGuard`] is armed asks
@@ -26,6 +40,8 @@ export function navigate(url: string, replace = false): void {
   if (leaveQuestion !== null && new URL(url, location.href).pathname !== location.pathname && !confirm(leaveQuestion)) return;
   if (replace) history.replaceState(null, '', url);
   else history.pushState(null, '', url);
+  // A change within the guarded page (its query) is where "stay" returns.
+  if (leaveQuestion !== null) guardedUrl = location.pathname + location.search;
   for (const s of subscribers) s();
 }
 
@@ -43,10 +59,12 @@ export function useLocation(): Loc {
   useEffect(() => {
     const update = (): void => setLoc(current());
     subscribers.add(update);
-    addEventListener('popstate', update);
+    if (!popStateListening) {
+      addEventListener('popstate', onPopState);
+      popStateListening = true;
+    }
     return () => {
       subscribers.delete(update);
-      removeEventListener('popstate', update);
     };
   }, []);
   return loc;
@@ -69,13 +87,15 @@ export function match(pattern: string, path: string): Record<string, string> | n
 
 /**
  * While `question` is not null (unsaved changes), leaving the page asks it:
- * an in-app navigation with `confirm()`, a reload or closing the tab with
- * the browser's own "leave site?" dialog (`beforeunload`).
+ * an in-app navigation or the browser's Back/Forward with `confirm()`, a
+ * reload or closing the tab with the browser's own "leave site?" dialog
+ * (`beforeunload`).
  */
 export function useLeaveGuard(question: string | null): void {
   useEffect(() => {
     if (question === null) return undefined;
     leaveQuestion = question;
+    guardedUrl = location.pathname + location.search;
     const onBeforeUnload = (e: BeforeUnloadEvent): void => {
       e.preventDefault();
       // Older browsers show the dialog only when returnValue is set.
@@ -83,7 +103,10 @@ export function useLeaveGuard(question: string | null): void {
     };
     addEventListener('beforeunload', onBeforeUnload);
     return () => {
-      if (leaveQuestion === question) leaveQuestion = null;
+      if (leaveQuestion === question) {
+        leaveQuestion = null;
+        guardedUrl = null;
+      }
       removeEventListener('beforeunload', onBeforeUnload);
     };
   }, [question]);

@@ -39,9 +39,10 @@ pub enum NodeError {
     /// The config has errors (all of them).
     #[error("invalid config:\n{}", .0.iter().map(|e| format!("  {e}")).collect::<Vec<_>>().join("\n"))]
     Config(Vec<ConfigError>),
-    /// A pipeline could not start (queue could not be opened, …).
-    #[error("{0}")]
-    Start(String),
+    /// A pipeline could not start (queue could not be opened, …) or take
+    /// its new config in place.
+    #[error(transparent)]
+    Start(#[from] crate::pipeline::PipelineError),
 }
 
 impl Node {

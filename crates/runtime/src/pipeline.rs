@@ -101,8 +101,44 @@ impl Output for Stamp {
     }
 }
 
+/// Why a pipeline could not start or take a new config; each names the
+/// pipeline (and the component, where one is at fault).
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    /// The persisted queue could not be opened.
+    #[error("pipeline {pipeline}: cannot open queue {}: {source}", dir.display())]
+    Queue {
+        /// The pipeline.
+        pipeline: String,
+        /// The queue's directory.
+        dir: std::path::PathBuf,
+        /// Why.
+        #[source]
+        source: sluice_queue::QueueError,
+    },
+    /// A worker thread could not be started.
+    #[error("pipeline {pipeline}: cannot start worker: {source}")]
+    Worker {
+        /// The pipeline.
+        pipeline: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A sink refused the keys a reload changes in place.
+    #[error("pipelines.{pipeline}.sinks.{component}: {message}")]
+    LiveUpdate {
+        /// The pipeline.
+        pipeline: String,
+        /// The sink's id.
+        component: String,
+        /// The sink's reason.
+        message: String,
+    },
+}
+
 /// Opens the queue and starts workers, sinks and sources.
-pub fn start(built: BuiltPipeline, node: &NodeConfig) -> Result<RunningPipeline, String> {
+pub fn start(built: BuiltPipeline, node: &NodeConfig) -> Result<RunningPipeline, PipelineError> {
     let cfg = built.config;
     let name = cfg.name.clone();
     let metrics = built.metrics;
@@ -111,7 +147,7 @@ pub fn start(built: BuiltPipeline, node: &NodeConfig) -> Result<RunningPipeline,
         QueueConfig::Persisted(p) => {
             let dir = p.path.clone().unwrap_or_else(|| node.data_dir.join("queue").join(&name));
             let (q, report) = PipelineQueue::persisted(p, dir.clone(), cfg.workers, Arc::clone(&metrics))
-                .map_err(|e| format!("pipeline {name}: cannot open queue {}: {e}", dir.display()))?;
+                .map_err(|source| PipelineError::Queue { pipeline: name.clone(), dir: dir.clone(), source })?;
             tracing::info!(
                 pipeline = %name,
                 records = report.records_recovered,
@@ -157,7 +193,7 @@ pub fn start(built: BuiltPipeline, node: &NodeConfig) -> Result<RunningPipeline,
         let h = std::thread::Builder::new()
             .name(format!("{name}-worker-{i}"))
             .spawn(move || worker(&work, &filters, &routes, &metrics, batch_size, delay, has_dead_letter_sink))
-            .map_err(|e| format!("pipeline {name}: cannot start worker: {e}"))?;
+            .map_err(|source| PipelineError::Worker { pipeline: name.clone(), source })?;
         workers.push(h);
     }
     drop(routes);
@@ -222,7 +258,7 @@ impl RunningPipeline {
     /// differs from the running one only in keys its sinks can change live
     /// ([`LiveConfig`]); returns whether it did. Nothing is applied when
     /// anything else changed.
-    pub fn try_live_update(&mut self, new: &toml::Value) -> Result<bool, String> {
+    pub fn try_live_update(&mut self, new: &toml::Value) -> Result<bool, PipelineError> {
         if self.live.is_empty() {
             return Ok(false);
         }
@@ -245,7 +281,11 @@ impl RunningPipeline {
             let old = self.raw.get("sinks").and_then(|s| s.get(id.as_str()));
             let Some(table) = new.get("sinks").and_then(|s| s.get(id.as_str())) else { continue };
             if old != Some(table) {
-                l.apply(table).map_err(|e| format!("pipelines.{}.sinks.{id}: {e}", self.name))?;
+                l.apply(table).map_err(|message| PipelineError::LiveUpdate {
+                    pipeline: self.name.clone(),
+                    component: id.clone(),
+                    message,
+                })?;
                 tracing::info!(pipeline = %self.name, sink = %id, "reload: sink updated in place");
             }
         }

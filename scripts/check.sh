@@ -61,6 +61,9 @@ step "without default features: cargo check of the binary, sluice-components' un
 cargo check -p sluice --no-default-features --locked
 cargo test -p sluice-components --no-default-features --lib --locked 2>&1 | tee -a "$root/.cache/test.log"
 
+step "perf gate: instructions per operation of the hot paths against bench/perf-baseline.txt (scripts/perf-gate.sh)"
+scripts/perf-gate.sh
+
 step "web: browser tests (real sluice + headless Chromium and Firefox)"
 cargo build -p sluice --locked -q
 scripts/web.sh e2e 2>&1 | tee "$root/.cache/web-e2e.log"

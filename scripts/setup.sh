@@ -14,7 +14,8 @@ deps_node
 # of scripts/opensearch.sh (unzip unpacks it); prometheus: its `promtool
 # check metrics` reads /metrics in crates/sluice/tests/api_e2e.rs (the
 # package also ships the Prometheus server; the tests do not start it).
-deps_apt pkg-config socat bsdutils curl python3-venv openssl openjdk-17-jre-headless maven unzip prometheus
+# valgrind: the instruction counts of scripts/perf-gate.sh.
+deps_apt pkg-config socat bsdutils curl python3-venv openssl openjdk-17-jre-headless maven unzip prometheus valgrind
 # Real syslog senders (rsyslog, syslog-ng) for the end-to-end syslog tests.
 scripts/syslog-clients.sh install >/dev/null
 # A real OpenLDAP slapd for the LDAP login tests (crates/users/tests/ldap.rs

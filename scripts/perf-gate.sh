@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# The instruction-count regression gate (issue #23): the hot paths of
+# crates/sluice/examples/hotpaths.rs (JSON decode, grok COMBINEDAPACHELOG,
+# syslog 5424, queue append + read, agent protocol round trip, store
+# indexing of 10,000 events) run under valgrind's cachegrind, which counts
+# the instructions the program executes — the same number on a quiet or a
+# busy machine, unlike wall-clock or CPU time. Each path runs twice, with
+# 0 and with N operations; (instructions(N) - instructions(0)) / N is the
+# cost of one operation, setup excluded.
+#
+# usage: scripts/perf-gate.sh            compare with bench/perf-baseline.txt;
+#                                        exit 1 when a path costs more than
+#                                        5 % more instructions than its baseline
+#        scripts/perf-gate.sh --update   measure and rewrite the baseline
+#
+# Updating the baseline on purpose (a change that makes a path slower for a
+# reason, or faster): run `scripts/perf-gate.sh --update`, look at the diff
+# of bench/perf-baseline.txt, and commit it with the change, saying why in
+# the commit message. The counts depend on the compiler and the build
+# profile (the dev profile, optimized; Cargo.toml): the baseline records the
+# rustc that measured it, and a different rustc is reported.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+baseline=bench/perf-baseline.txt
+limit_pct=5
+update=0
+[ "${1:-}" = "--update" ] && update=1
+
+command -v valgrind >/dev/null || {
+  echo "perf-gate: valgrind is missing; run: apt-get install -y valgrind (scripts/setup.sh installs it)" >&2
+  exit 1
+}
+cargo build -q -p sluice --example hotpaths --locked
+bin="${CARGO_TARGET_DIR:-target}/debug/examples/hotpaths"
+
+# Instructions executed by `hotpaths $1 $2`.
+irefs() {
+  valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null "$bin" "$1" "$2" 2>&1 >/dev/null |
+    awk '/I +refs:/ { gsub(",", "", $NF); print $NF }'
+}
+
+# path and operations per run (each run takes a few seconds under valgrind).
+paths="json-decode 2000
+grok-combined 1000
+syslog-5424 5000
+queue-append-read 500
+protocol-roundtrip 100
+store-index 100"
+
+rustc_v=$(rustc -V)
+declare -A base
+if [ -f "$baseline" ]; then
+  while read -r name per_op _; do
+    case "$name" in \#* | "") continue ;; esac
+    base[$name]=$per_op
+  done <"$baseline"
+  measured_with=$(sed -n 's/^# rustc: //p' "$baseline")
+  if [ "$update" = 0 ] && [ -n "$measured_with" ] && [ "$measured_with" != "$rustc_v" ]; then
+    echo "perf-gate: note: the baseline was measured with $measured_with, this is $rustc_v" >&2
+  fi
+fi
+
+out=""
+failed=0
+printf '%-20s %14s %14s %8s\n' path "instr/op" baseline change
+while read -r name n; do
+  a=$(irefs "$name" 0)
+  b=$(irefs "$name" "$n")
+  [ -n "$a" ] && [ -n "$b" ] || { echo "perf-gate: $name: no instruction count from valgrind" >&2; exit 1; }
+  per_op=$(((b - a) / n))
+  out+="$name $per_op $n"$'\n'
+  want=${base[$name]:-}
+  if [ -z "$want" ]; then
+    printf '%-20s %14d %14s %8s\n' "$name" "$per_op" "-" "new"
+    [ "$update" = 1 ] || failed=1
+    continue
+  fi
+  pct=$(awk -v a="$per_op" -v b="$want" 'BEGIN { printf "%+.1f", (a - b) * 100 / b }')
+  verdict=""
+  if [ "$per_op" -gt $((want + want * limit_pct / 100)) ]; then
+    verdict="  REGRESSION (more than +$limit_pct %)"
+    failed=1
+  elif [ "$per_op" -lt $((want - want * 10 / 100)) ]; then
+    verdict="  faster: update the baseline (scripts/perf-gate.sh --update)"
+  fi
+  printf '%-20s %14d %14d %7s%%%s\n' "$name" "$per_op" "$want" "$pct" "$verdict"
+done <<<"$paths"
+
+if [ "$update" = 1 ]; then
+  {
+    echo "# Instructions per operation of each hot path (scripts/perf-gate.sh)."
+    echo "# path  instructions/op  operations per run"
+    echo "# measured: $(date -u +%Y-%m-%d), dev profile"
+    echo "# rustc: $rustc_v"
+    printf '%s' "$out"
+  } >"$baseline"
+  echo "perf-gate: wrote $baseline"
+  exit 0
+fi
+if [ "$failed" = 1 ]; then
+  echo "perf-gate: FAILED: a hot path costs more than $limit_pct % more instructions than bench/perf-baseline.txt (or has no baseline)." >&2
+  echo "perf-gate: if that is intended, run scripts/perf-gate.sh --update and commit the new baseline with the reason." >&2
+  exit 1
+fi
+echo "perf-gate: every hot path within $limit_pct % of its baseline"

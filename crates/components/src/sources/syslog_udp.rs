@@ -15,7 +15,8 @@
 //! (found by the socket's inode) is polled every second into `kernel_drops`.
 //! Nothing is buffered without bound.
 //!
-//! Workers share one socket by default (several threads in `recv_from` on the
+//! `workers` defaults to the number of cores (at most 8). Workers share one
+//! socket by default (several threads in `recv_from` on the
 //! same fd — the kernel hands each datagram to one of them). With
 //! `reuse_port = true` each worker binds its own `SO_REUSEPORT` socket; the
 //! kernel then spreads senders by address hash, which helps many senders but
@@ -94,8 +95,11 @@ struct Config {
     timezone: Option<String>,
 }
 
+/// One receive thread per core (at most 8): with one, a busy machine
+/// dropped datagrams at 100k/s in 1 of 7 runs where two held in 10 of 10
+/// (BENCHMARKS.md, issue #23).
 fn default_workers() -> usize {
-    1
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
 }
 fn default_max_message() -> ByteSize {
     ByteSize(64 << 10)
@@ -436,6 +440,13 @@ mod tests {
   123: 0100007F:0035 00000000:0000 07 00000000:00000000 00:00000000 00000000   101        0 18433 2 ffff8f3a0a2d2000 0
   456: 00000000:3E80 00000000:0000 07 00000000:00034000 00:00000000 00000000     0        0 991234 2 ffff8f3a0a2d2400 4711
 ";
+
+    #[test]
+    fn receive_workers_default_to_the_cores() {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(super::default_workers(), cores.min(8));
+        assert!(super::default_workers() >= 1);
+    }
 
     #[test]
     fn proc_net_udp_drops_by_inode() {

@@ -3,6 +3,7 @@
 //! request start and how many there are (so the embedded store and
 //! OpenSearch answer the same buckets for the same request).
 
+use crate::api::{AggregationResult, Bucket};
 use crate::backend::BackendError;
 
 /// Round intervals an automatic histogram chooses from, milliseconds.
@@ -117,4 +118,18 @@ pub fn histogram_layout(
         )));
     }
     Ok(HistogramLayout { interval_ms, origin_ns: lo.div_euclid(iv) * iv, buckets: n as usize })
+}
+
+/// The response of a date histogram.
+pub fn histogram_result(layout: &HistogramLayout, counts: Vec<u64>) -> AggregationResult {
+    let iv = layout.interval_ns();
+    let buckets = counts
+        .into_iter()
+        .enumerate()
+        .map(|(i, count)| Bucket {
+            key: serde_json::Value::from((layout.origin_ns + i as i64 * iv).div_euclid(1_000_000)),
+            count,
+        })
+        .collect();
+    AggregationResult::DateHistogram { interval_ms: layout.interval_ms, buckets }
 }

@@ -34,8 +34,8 @@ use crate::store::Store;
 use crate::translate::full_query;
 
 pub use sluice_query::histogram::{
-    auto_interval_ms, bucket_count, histogram_layout, parse_interval, HistogramLayout, AUTO_INTERVALS_MS,
-    DEFAULT_BUCKETS, MAX_BUCKETS,
+    auto_interval_ms, bucket_count, histogram_layout, histogram_result, parse_interval, HistogramLayout,
+    AUTO_INTERVALS_MS, DEFAULT_BUCKETS, MAX_BUCKETS,
 };
 
 /// Encodes a cursor.
@@ -121,20 +121,6 @@ pub(crate) fn stats_column(field: &str, name: &str) -> Result<String, BackendErr
         return Err(BackendError::BadRequest(format!("{name}: {field} is not numeric")));
     }
     Ok(col)
-}
-
-/// The response of a date histogram.
-pub(crate) fn histogram_result(layout: &HistogramLayout, counts: Vec<u64>) -> AggregationResult {
-    let iv = layout.interval_ns();
-    let buckets = counts
-        .into_iter()
-        .enumerate()
-        .map(|(i, count)| Bucket {
-            key: serde_json::Value::from((layout.origin_ns + i as i64 * iv).div_euclid(1_000_000)),
-            count,
-        })
-        .collect();
-    AggregationResult::DateHistogram { interval_ms: layout.interval_ms, buckets }
 }
 
 /// The response of a terms aggregation.

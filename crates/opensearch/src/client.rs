@@ -13,6 +13,13 @@ use sluice_query::BackendError;
 
 use crate::config::{Auth, OpenSearchConfig};
 
+/// A request body.
+#[derive(Clone, Copy)]
+enum Body<'a> {
+    Json(&'a Value),
+    Ndjson(&'a [u8]),
+}
+
 /// A client for one cluster.
 pub struct Client {
     http: reqwest::Client,
@@ -90,6 +97,15 @@ impl Client {
 
     /// Sends `body` (if any) to `path` and returns the JSON answer.
     pub async fn request(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Value, BackendError> {
+        self.send(method, path, body.map(Body::Json)).await
+    }
+
+    /// `POST {path}` with an ndjson body (`_bulk`).
+    pub async fn post_ndjson(&self, path: &str, body: &[u8]) -> Result<Value, BackendError> {
+        self.send(Method::POST, path, Some(Body::Ndjson(body))).await
+    }
+
+    async fn send(&self, method: Method, path: &str, body: Option<Body<'_>>) -> Result<Value, BackendError> {
         let n = self.endpoints.len();
         let start = self.current.load(Ordering::Relaxed);
         let mut last = String::new();
@@ -100,8 +116,12 @@ impl Client {
             if let Some(a) = &self.auth {
                 req = req.header(reqwest::header::AUTHORIZATION, a);
             }
-            if let Some(b) = body {
-                req = req.json(b);
+            match body {
+                Some(Body::Json(b)) => req = req.json(b),
+                Some(Body::Ndjson(b)) => {
+                    req = req.header(reqwest::header::CONTENT_TYPE, "application/x-ndjson").body(b.to_vec())
+                }
+                None => {}
             }
             match req.send().await {
                 Ok(resp) => {
@@ -132,6 +152,11 @@ impl Client {
     /// `GET {path}`.
     pub async fn get(&self, path: &str) -> Result<Value, BackendError> {
         self.request(Method::GET, path, None).await
+    }
+
+    /// `DELETE {path}`.
+    pub async fn delete(&self, path: &str) -> Result<Value, BackendError> {
+        self.request(Method::DELETE, path, None).await
     }
 
     /// `PUT {path}` with a JSON body.

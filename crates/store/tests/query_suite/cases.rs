@@ -197,6 +197,8 @@ pub fn aggregations_are_exact(store: Engine) {
     assert_eq!(buckets.len(), 2);
     assert!(buckets.iter().all(|b| b.count == 2000));
     assert_eq!(*other, 2000);
+    // Ties by value ascending (docs/query-semantics.md).
+    assert_eq!((&buckets[0].key, &buckets[1].key), (&serde_json::json!("apache"), &serde_json::json!("linux")));
     let AggregationResult::Terms { buckets, other } = &r.aggs["apps"] else { panic!() };
     let m: BTreeMap<String, u64> = buckets.iter().map(|b| (b.key.as_str().unwrap().to_string(), b.count)).collect();
     assert_eq!(m, BTreeMap::from([("apache".into(), 2000), ("linux".into(), 2000), ("openssh".into(), 2000)]));
@@ -361,4 +363,17 @@ pub fn principal_filter_cannot_be_widened(store: Engine) {
     assert_eq!(store.search_sync(&apache, &search(q, 1)).unwrap().total, 2000);
     assert_eq!(count(&store, &apache, Query::Exists { field: "ssh_only".into() }), 0);
     assert_eq!(count(&store, &apache, term(None, "sshd")), 0);
+}
+
+/// Words split on every character that is not a letter or digit (issue
+/// #20: OpenSearch's standard tokenizer keeps `pam_unix` and
+/// `1.hinet-ip.hinet.net` together; the `sluice_text` analyser must not).
+pub fn words_split_on_every_non_alphanumeric_character(store: Engine) {
+    let (store, c) = setup(store);
+    let p = all();
+    let has = |w: &str| c.lines.iter().filter(|(_, _, l)| tokens(l).iter().any(|t| t == w)).count() as u64;
+    for w in ["pam", "unix", "hinet", "net", "rhost"] {
+        assert!(has(w) > 0, "{w} is in the corpus");
+        assert_eq!(count(&store, &p, term(None, w)), has(w), "term {w}");
+    }
 }

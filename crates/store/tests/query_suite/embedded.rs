@@ -32,3 +32,8 @@ fn principal_filter_cannot_be_widened() {
 fn fields_come_from_every_event_in_range() {
     cases::fields_come_from_every_event_in_range(Engine::embedded());
 }
+
+#[test]
+fn words_split_on_every_non_alphanumeric_character() {
+    cases::words_split_on_every_non_alphanumeric_character(Engine::embedded());
+}

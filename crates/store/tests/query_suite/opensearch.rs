@@ -33,3 +33,8 @@ fn principal_filter_cannot_be_widened() {
 fn fields_come_from_every_event_in_range() {
     cases::fields_come_from_every_event_in_range(Engine::opensearch("fields_come_from_every_e"));
 }
+
+#[test]
+fn words_split_on_every_non_alphanumeric_character() {
+    cases::words_split_on_every_non_alphanumeric_character(Engine::opensearch("words_split"));
+}

@@ -77,6 +77,25 @@ install() {
   mv "$HOME_DIR.tmp/opensearch-$VER" "$HOME_DIR"; rmdir "$HOME_DIR.tmp"
 }
 
+# The integ-test zip has no analysis-common module; sluice's index mapping
+# (crates/opensearch/src/mapping.rs: the `pattern` tokenizer and `length`
+# filter, as in every full distribution) needs it. Its jar is on Maven
+# Central (org.opensearch.plugin:analysis-common); the module descriptor is
+# written here. A node started before it was added must be restarted.
+install_analysis_common() {
+  local M=$HOME_DIR/modules/analysis-common
+  [ -f "$M/plugin-descriptor.properties" ] && return 0
+  rm -rf "$M.tmp"; mkdir -p "$M.tmp"
+  (cd "$M.tmp" && mvn -B -q -Dmaven.repo.local="$BASE/m2" \
+    org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy \
+    -Dartifact="org.opensearch.plugin:analysis-common:$VER:jar" -DoutputDirectory=.)
+  printf '%s\n' "description=Adds analyzers (pattern tokenizer, length filter...)" "version=$VER" \
+    "name=analysis-common" "classname=org.opensearch.analysis.common.CommonAnalysisPlugin" "java.version=11" \
+    "opensearch.version=$VER" "custom.foldername=" "extended.plugins=" "has.native.controller=false" \
+    > "$M.tmp/plugin-descriptor.properties"
+  mv "$M.tmp" "$M"
+}
+
 configure() {
   mkdir -p "$D/data" "$D/logs"
   rm -rf "$D/config"; cp -r "$HOME_DIR/config" "$D/config"
@@ -106,7 +125,7 @@ start() {
     echo "opensearch.sh: set OPENSEARCH_PORT and OPENSEARCH_TRANSPORT_PORT for instance $INSTANCE" >&2; exit 2
   fi
   if port_open "$PORT"; then echo "opensearch.sh: port $PORT is taken by another process" >&2; exit 1; fi
-  install; configure
+  install; install_analysis_common; configure
   local jh=${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")}
   local wrap=()
   if [ "$(id -u)" = 0 ]; then
@@ -148,7 +167,7 @@ stop() {
 }
 
 case "$ACTION" in
-  install) install ;;
+  install) install; install_analysis_common ;;
   start)
     # Tests of several binaries may ask at the same moment: one starts the
     # node, the others wait for it and find it running (the node itself must

@@ -18,6 +18,7 @@
 pub mod api;
 pub mod ast;
 pub mod backend;
+pub mod histogram;
 pub mod matcher;
 pub mod parser;
 pub mod principal;

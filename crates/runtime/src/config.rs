@@ -26,6 +26,20 @@ pub struct Config {
     pub auth: Option<sluice_users::AuthConfig>,
     /// `[pipelines.<name>]`, by name.
     pub pipelines: BTreeMap<String, PipelineConfig>,
+    /// `[search]`: the engine the search API reads (default: the embedded store).
+    pub search: SearchConfig,
+}
+
+/// `[search]`: which engine answers `/api/v1/search`, `/aggregate`,
+/// `/fields` and `/tail` (ADR 0086).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[serde(tag = "backend", rename_all = "snake_case", deny_unknown_fields)]
+pub enum SearchConfig {
+    /// The embedded store a `store` sink of this node writes (today's behaviour).
+    #[default]
+    Embedded,
+    /// An OpenSearch cluster (`endpoints`, `index`, `auth`, `ca_file`…).
+    Opensearch(sluice_opensearch::OpenSearchConfig),
 }
 
 /// `[node]`: process-wide settings.
@@ -432,8 +446,9 @@ pub fn parse_config(text: &str) -> Result<Config, Vec<ConfigError>> {
     let mut errors = Vec::new();
     let Some(table) = root.as_table() else { return Err(vec![ConfigError::new("", "expected a table")]) };
     for key in table.keys() {
-        if !["node", "api", "auth", "pipelines"].contains(&key.as_str()) {
-            errors.push(ConfigError::new(key.clone(), "unknown section (expected node, api, auth or pipelines)"));
+        if !["node", "api", "auth", "search", "pipelines"].contains(&key.as_str()) {
+            errors
+                .push(ConfigError::new(key.clone(), "unknown section (expected node, api, auth, search or pipelines)"));
         }
     }
     let node = match table.get("node") {
@@ -461,6 +476,15 @@ pub fn parse_config(text: &str) -> Result<Config, Vec<ConfigError>> {
         },
         None => None,
     };
+    let search = match table.get("search") {
+        Some(v) => parse_table::<SearchConfig>(v.clone(), "search").map_err(|e| errors.push(e)).unwrap_or_default(),
+        None => SearchConfig::default(),
+    };
+    if let SearchConfig::Opensearch(o) = &search {
+        if let Err(e) = o.validate() {
+            errors.push(ConfigError::new(format!("search.{}", e.key), e.msg));
+        }
+    }
     let mut pipelines = BTreeMap::new();
     match table.get("pipelines").map(|p| p.as_table()) {
         None => errors.push(ConfigError::new("pipelines", "no pipelines defined")),
@@ -480,7 +504,7 @@ pub fn parse_config(text: &str) -> Result<Config, Vec<ConfigError>> {
         }
     }
     if errors.is_empty() {
-        Ok(Config { node, api, auth, pipelines })
+        Ok(Config { node, api, auth, pipelines, search })
     } else {
         Err(errors)
     }
@@ -630,6 +654,29 @@ mod tests {
         assert!(api("metrics_auth = \"token\"").metrics_need_token());
         let e = errs("[api]\nmetrics_auth = \"maybe\"\n");
         assert!(e.iter().any(|m| m.contains("metrics_auth") && m.contains("token")), "{e:?}");
+    }
+
+    /// Issue #20: `[search]` picks the engine; errors name the key.
+    #[test]
+    fn search_backend_is_chosen_by_config() {
+        let pipes =
+            "[pipelines.main.sources.g]\ntype = \"generator\"\n[pipelines.main.sinks.b]\ntype = \"blackhole\"\n";
+        let search = |s: &str| parse_config(&format!("{s}\n{pipes}")).map(|c| c.search);
+        assert_eq!(search("").unwrap(), SearchConfig::Embedded);
+        assert_eq!(search("[search]\nbackend = \"embedded\"").unwrap(), SearchConfig::Embedded);
+        let SearchConfig::Opensearch(o) =
+            search("[search]\nbackend = \"opensearch\"\nendpoints = [\"http://10.0.0.1:9200\"]\nindex = \"logs-*\"\nauth = { type = \"basic\", user = \"u\", password_file = \"/etc/p\" }")
+                .unwrap()
+        else {
+            panic!("opensearch expected")
+        };
+        assert_eq!((o.endpoints[0].as_str(), o.index.as_str()), ("http://10.0.0.1:9200", "logs-*"));
+        let e = errs(&format!("[search]\nbackend = \"opensearch\"\nendpoints = []\n{pipes}"));
+        assert!(e.iter().any(|m| m.starts_with("search.endpoints")), "{e:?}");
+        let e = errs(&format!("[search]\nbackend = \"opensearch\"\nendpoints = [\"h:1\"]\nindx = \"x\"\n{pipes}"));
+        assert!(e.iter().any(|m| m.contains("indx")), "{e:?}");
+        let e = errs(&format!("[search]\nbackend = \"elastic\"\n{pipes}"));
+        assert!(e.iter().any(|m| m.starts_with("search") && m.contains("elastic")), "{e:?}");
     }
 
     #[test]

@@ -436,6 +436,14 @@ fn run(role: Role, path: PathBuf, admin_password_file: Option<PathBuf>) -> anyho
             None => None,
         };
         let api_cfg = cfg.api.clone();
+        // `[search] backend = "opensearch"`: built once, before the node starts
+        // (a secret or CA file that cannot be read stops the start).
+        let opensearch = match &cfg.search {
+            sluice_runtime::config::SearchConfig::Opensearch(o) => {
+                Some(sluice_opensearch::OpenSearch::new(o).context("[search] backend = \"opensearch\"")?)
+            }
+            sluice_runtime::config::SearchConfig::Embedded => None,
+        };
         let node = Node::start_with_mounts(cfg, Arc::clone(&mounts)).await?;
         if let Some((listener, local, tokens)) = api {
             if tokens.is_empty() && users.is_none() {
@@ -455,12 +463,16 @@ fn run(role: Role, path: PathBuf, admin_password_file: Option<PathBuf>) -> anyho
             };
             // The search API answers from the store the first `store` sink
             // opened (shared instance); without one it answers 503 `no_store`.
-            let state = match store_path.as_deref().and_then(sluice_store::Store::get) {
-                Some(store) => {
+            let state = match (opensearch, store_path.as_deref().and_then(sluice_store::Store::get)) {
+                (Some(os), _) => {
+                    tracing::info!(index = %os.index(), "search API serves OpenSearch");
+                    state.with_backend(Arc::new(os))
+                }
+                (None, Some(store)) => {
                     tracing::info!(path = %store_path.as_deref().unwrap_or(std::path::Path::new("")).display(), "search API serves the embedded store");
                     state.with_backend(store)
                 }
-                None => state,
+                (None, None) => state,
             };
             tracing::info!(address = %local, max_connections = api_cfg.max_connections, "api listening");
             let listener = sluice_net::Listener::new(listener, "api", api_cfg.max_connections, state.listener.clone());

@@ -1,0 +1,449 @@
+//! Cases of the embedded store alone: the background commit, and issue #26's
+//! planned paths (time-ordered segments, early termination, terms by
+//! ordinal, the result cache) against the store's reference evaluation and
+//! brute-force counts.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use sluice_core::{Event, Identity, Value};
+use sluice_query::api::{Aggregate, Search};
+use sluice_query::{Aggregation, AggregationResult, Bound, Literal, Order, Principal, Query, SourcePattern, TimeRange};
+use sluice_store::{reference, PartitionSpan, Store, StoreOptions};
+
+use super::corpus::{all, event_of, load, search, term, tokens, Corpus, BASE, SEC};
+
+fn count(store: &Store, p: &Principal, q: Query) -> u64 {
+    store.search_sync(p, &search(q, 1)).unwrap().total
+}
+
+/// The background commit (every `commit_interval`, 1 s by default) makes an
+/// appended event searchable with no explicit `commit()`. The outcome is
+/// asserted, not the speed: a generous deadline (a store that never commits
+/// fails), the exact count, and how long it took printed.
+#[test]
+fn new_events_become_searchable_without_an_explicit_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path(), StoreOptions::default()).unwrap(); // commit_interval 1s
+    assert_eq!(count(&store, &all(), term(None, "needle")), 0);
+    let mut e = Event::from_message("fresh needle");
+    e.identity = Arc::new(Identity::new("g", "s", "h"));
+    store.append(&[e], &mut None).unwrap();
+    let t0 = std::time::Instant::now();
+    while count(&store, &all(), term(None, "needle")) == 0 {
+        assert!(t0.elapsed() < Duration::from_secs(60), "not searchable 60 s after the append (no background commit)");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    println!("searchable after {:?} (commit_interval 1 s)", t0.elapsed());
+    assert_eq!(count(&store, &all(), term(None, "needle")), 1);
+}
+
+// ---------------------------------------------------------------------------
+// Issue #26: the planned paths (segments in time order with early
+// termination, one pass per segment for aggregations, terms by ordinal, the
+// result cache) answer exactly what the reference evaluation answers.
+
+/// Time of line `i`: pairs of lines share a second, and the three files
+/// share it too (six events per timestamp: ties broken by `_seq`), spread
+/// over 10,000 s so that hourly partitions hold 2–3 hours.
+fn spread_ts(i: usize) -> i64 {
+    BASE + ((i * 37) % 2000 / 2) as i64 * 10 * SEC
+}
+
+/// The corpus in an hourly-partitioned store, in many segments: two thirds
+/// in time order (segments with disjoint time ranges), the rest in
+/// scrambled order (segments overlapping everything).
+fn setup_segmented(cache_bytes: usize) -> (tempfile::TempDir, Arc<Store>, Corpus, Vec<Event>) {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = StoreOptions {
+        partition: PartitionSpan::Hour,
+        commit_interval: Duration::from_secs(3600),
+        result_cache_bytes: cache_bytes,
+        ..StoreOptions::default()
+    };
+    let store = Store::open(dir.path(), opts).unwrap();
+    let c = load();
+    let mut events: Vec<Event> = c
+        .lines
+        .iter()
+        .map(|(group, i, line)| {
+            let mut e = event_of(group, *i, line, 0);
+            e.timestamp = spread_ts(*i);
+            // The last but one token: 700-odd distinct values.
+            let t = tokens(line);
+            if let Some(w) = t.len().checked_sub(2).and_then(|i| t.get(i)) {
+                e.fields_mut().insert("word", Value::from(w.as_str()));
+            }
+            e
+        })
+        .collect();
+    let (ordered, scrambled) = events.split_at_mut(4000);
+    ordered.sort_by_key(|e| e.timestamp);
+    for chunk in ordered.chunks(250).chain(scrambled.chunks(500)) {
+        store.append(chunk, &mut None).unwrap();
+        store.commit().unwrap();
+    }
+    (dir, store, c, events)
+}
+
+fn principals() -> Vec<Principal> {
+    vec![
+        all(),
+        Principal::new("a", vec![SourcePattern::new("apache", "*", "*")]),
+        Principal::new("h", vec![SourcePattern::new("linux", "*", "h2"), SourcePattern::new("open*", "web", "h0")]),
+        Principal::new("n", vec![]),
+    ]
+}
+
+fn suite_queries() -> Vec<Query> {
+    let num = |v: f64| Literal::Number(v);
+    vec![
+        Query::All,
+        term(None, "error"),
+        term(None, "sshd"),
+        Query::Phrase { field: None, text: "authentication failure".into() },
+        Query::Wildcard { field: None, pattern: "fail*".into() },
+        Query::And(vec![term(None, "sshd"), term(None, "root")]),
+        Query::Or(vec![term(None, "error"), term(None, "session")]),
+        Query::Not(Box::new(term(None, "sshd"))),
+        term(Some("@group"), "linux"),
+        term(Some("app"), "apache"),
+        term(Some("http.status"), "500"),
+        term(Some("flag"), "true"),
+        Query::Exists { field: "odd".into() },
+        Query::Range { field: "n".into(), lower: Bound::Inclusive(num(100.0)), upper: Bound::Inclusive(num(199.0)) },
+        term(None, "nosuchword"),
+    ]
+}
+
+fn ranges() -> Vec<TimeRange> {
+    let at = |s: i64| Some(BASE + s * SEC);
+    vec![
+        TimeRange::default(),
+        TimeRange { from_ns: at(0), to_ns: at(10_000) },
+        TimeRange { from_ns: at(1234), to_ns: at(7777) },
+        TimeRange { from_ns: at(3000), to_ns: at(3100) },
+        TimeRange { from_ns: at(2500), to_ns: None },
+        TimeRange { from_ns: None, to_ns: at(4000) },
+    ]
+}
+
+/// A response without its timing.
+fn untimed_search(mut r: sluice_query::SearchResponse) -> sluice_query::SearchResponse {
+    r.took_ms = 0;
+    r
+}
+
+fn untimed_agg(r: Result<sluice_query::AggregateResponse, sluice_query::BackendError>) -> String {
+    match r {
+        Ok(mut r) => {
+            r.took_ms = 0;
+            format!("{r:?}")
+        }
+        Err(e) => format!("error: {e}"),
+    }
+}
+
+#[test]
+fn issue_26_planned_search_equals_reference_with_paging_both_orders() {
+    let (_d, store, _c, _) = setup_segmented(64 << 20);
+    assert!(store.partitions().len() >= 3, "{:?}", store.partitions());
+    let mut pages = 0;
+    for p in principals() {
+        for q in suite_queries() {
+            for range in ranges() {
+                for order in [Order::Newest, Order::Oldest] {
+                    for size in [1, 7, 333] {
+                        let mut s = Search { query: q.clone(), range, size, search_after: None, fields: None, order };
+                        // Every page of small sizes would be slow in debug builds: the first four.
+                        for _ in 0..4 {
+                            let want = untimed_search(reference::search(&store, &p, &s).unwrap());
+                            let got = untimed_search(store.search_sync(&p, &s).unwrap());
+                            assert_eq!(got, want, "{} {q:?} {range:?} {order:?} size {size}", p.name);
+                            // Again: now partly from the result cache.
+                            let again = untimed_search(store.search_sync(&p, &s).unwrap());
+                            assert_eq!(again, want, "cached: {} {q:?} {range:?} {order:?} size {size}", p.name);
+                            pages += 1;
+                            match want.next {
+                                Some(n) => s.search_after = Some(n),
+                                None => break,
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(pages > 2000, "{pages}");
+}
+
+#[test]
+fn issue_26_oldest_first_pages_every_hit_once_in_ascending_order() {
+    let (_d, store, _c, events) = setup_segmented(64 << 20);
+    let mut s = Search {
+        query: term(None, "sshd"),
+        range: TimeRange::default(),
+        size: 97,
+        search_after: None,
+        fields: None,
+        order: Order::Oldest,
+    };
+    let want = events.iter().filter(|e| e.message().is_some_and(|m| tokens(m).contains(&"sshd".into()))).count();
+    let mut seen = HashSet::new();
+    let mut last: Option<(i64, u64)> = None;
+    loop {
+        let page = store.search_sync(&all(), &s).unwrap();
+        assert_eq!(page.total as usize, want);
+        for h in &page.hits {
+            let ts = sluice_core::codec::parse_timestamp(h.event["@timestamp"].as_str().unwrap()).unwrap();
+            let key = (ts, h.id.parse::<u64>().unwrap());
+            assert!(last.is_none_or(|l| key > l), "oldest first: {key:?} after {last:?}");
+            last = Some(key);
+            assert!(seen.insert(h.id.clone()), "hit {} twice", h.id);
+        }
+        match page.next {
+            Some(n) => s.search_after = Some(n),
+            None => break,
+        }
+    }
+    assert_eq!(seen.len(), want);
+}
+
+fn suite_aggs() -> BTreeMap<String, Aggregation> {
+    let t = |f: &str, size| Aggregation::Terms { field: f.into(), size };
+    [
+        ("auto", Aggregation::DateHistogram { interval: None, buckets: None }),
+        ("minute", Aggregation::DateHistogram { interval: Some("1m".into()), buckets: None }),
+        ("groups", t("@group", Some(2))),
+        ("hosts", t("@host", None)),
+        ("apps", t("app", None)),
+        ("status", t("http.status", None)),
+        ("flags", t("flag", None)),
+        ("numbers", t("n", Some(5))),
+        ("words", t("word", Some(10))),
+        ("words_all", t("word", Some(100_000))),
+        ("none", t("word", Some(0))),
+        ("missing", t("nosuchfield", None)),
+        ("n", Aggregation::Stats { field: "n".into() }),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
+}
+
+#[test]
+fn issue_26_planned_aggregations_equal_reference() {
+    let (_d, store, _c, _) = setup_segmented(64 << 20);
+    for p in principals() {
+        for q in suite_queries() {
+            for range in ranges() {
+                let a = Aggregate { query: q.clone(), range, aggs: suite_aggs() };
+                let want = untimed_agg(reference::aggregate(&store, &p, &a));
+                assert_eq!(untimed_agg(store.aggregate_sync(&p, &a)), want, "{} {q:?} {range:?}", p.name);
+                assert_eq!(untimed_agg(store.aggregate_sync(&p, &a)), want, "cached: {} {q:?} {range:?}", p.name);
+                // One aggregation alone reads other cache entries than all together.
+                for (name, one) in suite_aggs() {
+                    let a = Aggregate { query: q.clone(), range, aggs: BTreeMap::from([(name, one)]) };
+                    let want = untimed_agg(reference::aggregate(&store, &p, &a));
+                    assert_eq!(untimed_agg(store.aggregate_sync(&p, &a)), want, "{} {q:?} {range:?} {a:?}", p.name);
+                }
+            }
+        }
+    }
+    // Errors are the reference's errors.
+    let a = Aggregate {
+        query: Query::All,
+        range: TimeRange::default(),
+        aggs: BTreeMap::from([(
+            "s".to_string(),
+            Aggregation::DateHistogram { interval: Some("100ms".into()), buckets: None },
+        )]),
+    };
+    let e = untimed_agg(store.aggregate_sync(&all(), &a));
+    assert!(e.starts_with("error: s: interval 100ms gives"), "{}", &e[..e.len().min(300)]);
+    assert_eq!(e, untimed_agg(reference::aggregate(&store, &all(), &a)));
+}
+
+/// Top `size` of (value, count) by count descending then value, and the rest.
+fn brute_top<K: Ord + Clone>(counts: &BTreeMap<K, u64>, size: usize) -> (Vec<(K, u64)>, u64) {
+    let mut v: Vec<(K, u64)> = counts.iter().map(|(k, n)| (k.clone(), *n)).collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let other = v.iter().skip(size).map(|x| x.1).sum();
+    v.truncate(size);
+    (v, other)
+}
+
+#[test]
+fn issue_26_high_cardinality_terms_equal_brute_force_counts() {
+    let (_d, store, _c, events) = setup_segmented(64 << 20);
+    let range = TimeRange { from_ns: Some(BASE + 1234 * SEC), to_ns: Some(BASE + 7777 * SEC) };
+    let apache = Principal::new("a", vec![SourcePattern::new("apache", "*", "*")]);
+    for p in [all(), apache] {
+        let visible: Vec<&Event> = events
+            .iter()
+            .filter(|e| p.may_read(&e.identity))
+            .filter(|e| range.from_ns.is_none_or(|f| e.timestamp >= f) && range.to_ns.is_none_or(|t| e.timestamp < t))
+            .collect();
+        let mut words: BTreeMap<String, u64> = BTreeMap::new();
+        let mut numbers: BTreeMap<i64, u64> = BTreeMap::new();
+        for e in &visible {
+            if let Some(w) = e.fields().get("word").and_then(Value::as_str) {
+                *words.entry(w.to_string()).or_default() += 1;
+            }
+            if let Some(Value::Int(n)) = e.fields().get("n") {
+                *numbers.entry(*n).or_default() += 1;
+            }
+        }
+        if p.name == "admin" {
+            assert!(words.len() > 300, "{} distinct words", words.len());
+        }
+        let a = Aggregate {
+            query: Query::All,
+            range,
+            aggs: BTreeMap::from([
+                ("w".to_string(), Aggregation::Terms { field: "word".into(), size: Some(10) }),
+                ("n".to_string(), Aggregation::Terms { field: "n".into(), size: Some(10) }),
+            ]),
+        };
+        for pass in ["computed", "cached"] {
+            let r = store.aggregate_sync(&p, &a).unwrap();
+            assert_eq!(r.total, visible.len() as u64, "{pass}");
+            let AggregationResult::Terms { buckets, other } = &r.aggs["w"] else { panic!() };
+            let got: Vec<(String, u64)> =
+                buckets.iter().map(|b| (b.key.as_str().unwrap().to_string(), b.count)).collect();
+            assert_eq!((got, *other), brute_top(&words, 10), "{pass} {}", p.name);
+            let AggregationResult::Terms { buckets, other } = &r.aggs["n"] else { panic!() };
+            let got: Vec<(i64, u64)> = buckets.iter().map(|b| (b.key.as_i64().unwrap(), b.count)).collect();
+            assert_eq!((got, *other), brute_top(&numbers, 10), "{pass} {}", p.name);
+        }
+    }
+}
+
+fn counter(store: &Store, name: &str) -> u64 {
+    use sluice_query::SearchBackend;
+    store.counters().into_iter().find(|(n, _)| *n == name).map(|(_, v)| v).unwrap()
+}
+
+const HITS: &str = "sluice_store_result_cache_hits_total";
+const MISSES: &str = "sluice_store_result_cache_misses_total";
+
+fn terms_of(r: &sluice_query::AggregateResponse, name: &str) -> BTreeMap<String, u64> {
+    let AggregationResult::Terms { buckets, .. } = &r.aggs[name] else { panic!() };
+    buckets.iter().map(|b| (b.key.as_str().unwrap().to_string(), b.count)).collect()
+}
+
+#[test]
+fn issue_26_cached_results_are_invalidated_by_new_data() {
+    let (_d, store, _c, _) = setup_segmented(64 << 20);
+    let p = all();
+    let a = Aggregate {
+        query: Query::All,
+        range: TimeRange::default(),
+        aggs: BTreeMap::from([
+            ("apps".to_string(), Aggregation::Terms { field: "app".into(), size: None }),
+            ("h".to_string(), Aggregation::DateHistogram { interval: Some("10m".into()), buckets: None }),
+        ]),
+    };
+    let newest = search(Query::Wildcard { field: Some("app".into()), pattern: "*".into() }, 3);
+    let first = store.aggregate_sync(&p, &a).unwrap();
+    assert_eq!(first.total, 6000);
+    let page = store.search_sync(&p, &newest).unwrap();
+    let h0 = counter(&store, HITS);
+    assert_eq!(untimed_agg(Ok(store.aggregate_sync(&p, &a).unwrap())), untimed_agg(Ok(first.clone())));
+    assert_eq!(untimed_search(store.search_sync(&p, &newest).unwrap()), untimed_search(page.clone()));
+    assert!(counter(&store, HITS) > h0, "the same requests again are answered from the cache");
+    // New events: 30 apache events in the middle of the time range, and one
+    // newer than everything.
+    let mut new: Vec<Event> = (0..30)
+        .map(|i| {
+            let mut e = event_of("apache", 5000 + i, "fresh apache line", 0);
+            e.timestamp = BASE + 4321 * SEC;
+            e
+        })
+        .collect();
+    let mut newest_event = event_of("linux", 9999, "the newest line", 0);
+    newest_event.timestamp = BASE + 20_000 * SEC;
+    new.push(newest_event);
+    store.append(&new, &mut None).unwrap();
+    store.commit().unwrap();
+    let after = store.aggregate_sync(&p, &a).unwrap();
+    assert_eq!(after.total, 6031);
+    let (before_apps, after_apps) = (terms_of(&first, "apps"), terms_of(&after, "apps"));
+    assert_eq!(after_apps["apache"], before_apps["apache"] + 30);
+    assert_eq!(after_apps["linux"], before_apps["linux"] + 1);
+    assert_eq!(untimed_agg(Ok(after)), untimed_agg(reference::aggregate(&store, &p, &a)));
+    let page = store.search_sync(&p, &newest).unwrap();
+    assert_eq!(page.total, 6031);
+    assert_eq!(page.hits[0].event["message"], "the newest line");
+    assert_eq!(untimed_search(page), untimed_search(reference::search(&store, &p, &newest).unwrap()));
+}
+
+#[test]
+fn issue_26_cached_results_never_cross_principals() {
+    let (_d, store, _c, _) = setup_segmented(64 << 20);
+    let wide = Principal::new("wide", vec![SourcePattern::all()]);
+    let narrow = Principal::new("narrow", vec![SourcePattern::new("apache", "*", "*")]);
+    let a = Aggregate {
+        query: Query::All,
+        range: TimeRange::default(),
+        aggs: BTreeMap::from([("g".to_string(), Aggregation::Terms { field: "@group".into(), size: None })]),
+    };
+    let wide_r = store.aggregate_sync(&wide, &a).unwrap();
+    assert_eq!(untimed_agg(Ok(store.aggregate_sync(&wide, &a).unwrap())), untimed_agg(Ok(wide_r.clone())));
+    let (h0, m0) = (counter(&store, HITS), counter(&store, MISSES));
+    let narrow_r = store.aggregate_sync(&narrow, &a).unwrap();
+    assert_eq!(wide_r.total, 6000);
+    assert_eq!(terms_of(&wide_r, "g").len(), 3);
+    assert_eq!(narrow_r.total, 2000);
+    assert_eq!(terms_of(&narrow_r, "g"), BTreeMap::from([("apache".to_string(), 2000)]));
+    assert_eq!(counter(&store, HITS), h0, "nothing of the other principal's entries is served");
+    assert!(counter(&store, MISSES) > m0);
+    // Its own entries are served to it next time, with its own answer.
+    let h1 = counter(&store, HITS);
+    assert_eq!(untimed_agg(Ok(store.aggregate_sync(&narrow, &a).unwrap())), untimed_agg(Ok(narrow_r)));
+    assert!(counter(&store, HITS) > h1);
+    // Searches too: the narrow principal's newest page holds only its events.
+    let s = search(Query::Exists { field: "app".into() }, 50);
+    let wide_page = store.search_sync(&wide, &s).unwrap();
+    assert_eq!(untimed_search(store.search_sync(&wide, &s).unwrap()), untimed_search(wide_page.clone()));
+    assert!(wide_page.hits.iter().any(|h| h.event["@group"] != "apache"));
+    let h2 = counter(&store, HITS);
+    let narrow_page = store.search_sync(&narrow, &s).unwrap();
+    assert_eq!(counter(&store, HITS), h2);
+    assert_eq!(narrow_page.total, 2000);
+    assert!(narrow_page.hits.iter().all(|h| h.event["@group"] == "apache"));
+}
+
+#[test]
+fn issue_26_a_sliding_window_reuses_the_segments_inside_it() {
+    let (_d, store, _c, _) = setup_segmented(64 << 20);
+    let p = all();
+    let aggs = BTreeMap::from([
+        ("h".to_string(), Aggregation::DateHistogram { interval: Some("1m".into()), buckets: None }),
+        ("w".to_string(), Aggregation::Terms { field: "word".into(), size: Some(10) }),
+    ]);
+    let mut hits = counter(&store, HITS);
+    for step in 0..4 {
+        let range =
+            TimeRange { from_ns: Some(BASE + (1000 + step * 60) * SEC), to_ns: Some(BASE + (8000 + step * 60) * SEC) };
+        let a = Aggregate { query: Query::All, range, aggs: aggs.clone() };
+        assert_eq!(untimed_agg(store.aggregate_sync(&p, &a)), untimed_agg(reference::aggregate(&store, &p, &a)));
+        let now = counter(&store, HITS);
+        if step > 0 {
+            assert!(now > hits, "step {step}: segments inside both windows come from the cache");
+        }
+        hits = now;
+    }
+}
+
+#[test]
+fn issue_26_result_cache_off_computes_everything_and_counts_nothing() {
+    let (_d, store, _c, _) = setup_segmented(0);
+    let a = Aggregate { query: Query::All, range: TimeRange::default(), aggs: suite_aggs() };
+    let want = untimed_agg(reference::aggregate(&store, &all(), &a));
+    for _ in 0..2 {
+        assert_eq!(untimed_agg(store.aggregate_sync(&all(), &a)), want);
+    }
+    assert_eq!((counter(&store, HITS), counter(&store, MISSES)), (0, 0));
+}

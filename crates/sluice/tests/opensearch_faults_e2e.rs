@@ -299,7 +299,14 @@ fn three_free_ports() -> u16 {
 
 #[test]
 fn a_node_of_three_killed_mid_ingest_and_every_event_is_still_counted() {
-    let (hb, tb) = (three_free_ports(), three_free_ports());
+    let hb = three_free_ports();
+    // Transport ports past the HTTP ones (free_port counts upwards).
+    let tb = loop {
+        let t = three_free_ports();
+        if t > hb + 3 {
+            break t;
+        }
+    };
     let env =
         vec![("OPENSEARCH_CLUSTER_HTTP_BASE", hb.to_string()), ("OPENSEARCH_CLUSTER_TRANSPORT_BASE", tb.to_string())];
     let name = format!("faults3-{}", std::process::id());

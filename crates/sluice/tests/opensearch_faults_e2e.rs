@@ -176,15 +176,22 @@ fn index(name: &str) -> String {
     format!("sluicefault-{name}-{}", std::process::id())
 }
 
-/// A node or cluster of the test's own, stopped when dropped.
+/// A node or cluster of the test's own, stopped when dropped (a single
+/// node's data deleted too: `reset`).
 struct Stop(Vec<String>, Vec<(&'static str, String)>);
 impl Drop for Stop {
     fn drop(&mut self) {
+        let run = |args: &[&str]| {
+            let _ = Command::new(common::repo_root().join("scripts/opensearch.sh"))
+                .args(args)
+                .envs(self.1.iter().map(|(k, v)| (*k, v.as_str())))
+                .output();
+        };
         let args: Vec<&str> = self.0.iter().map(String::as_str).collect();
-        let _ = Command::new(common::repo_root().join("scripts/opensearch.sh"))
-            .args(&args)
-            .envs(self.1.iter().map(|(k, v)| (*k, v.as_str())))
-            .output();
+        run(&args);
+        if args[0] == "stop" {
+            run(&["reset", args[1]]);
+        }
     }
 }
 

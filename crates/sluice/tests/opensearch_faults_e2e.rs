@@ -209,7 +209,7 @@ fn kill_9_of_sluice_mid_ingest_loses_nothing_and_duplicates_nothing() {
     let total = (BATCHES * BATCH) as u64;
     let mut p = start(&cfg, &dir, "first");
     wait_port(port, &mut p);
-    let mut acked = vec![false; BATCHES];
+    let mut acked = [false; BATCHES];
     for (b, a) in acked.iter_mut().enumerate() {
         *a = send(port, b);
         assert!(*a, "batch {b} refused before the kill");

@@ -359,3 +359,45 @@ async fn https_with_basic_auth_through_a_tls_proxy_and_a_wrong_password_refused(
     assert_eq!(r["count"], 333, "{r}");
     drop(proxy);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_certificate_is_presented_when_the_proxy_requires_one() {
+    let url = shared_node();
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let o = Command::new(root().join("scripts/tls_proxy.sh"))
+        .arg("start")
+        .arg(dir.path())
+        .envs([
+            ("PORT", port.to_string()),
+            ("PASSWORD", "client cert pass".into()),
+            ("UPSTREAM", url.clone()),
+            ("CLIENT_CERT", "required".into()),
+        ])
+        .output()
+        .unwrap();
+    let proxy = TlsProxy { dir, port };
+    assert!(o.status.success(), "tls_proxy.sh start: {}", String::from_utf8_lossy(&o.stderr));
+    let index = index_name("mtls");
+    curl("DELETE", &format!("{url}/{index}"), None);
+    let base = proxy.sink_config(&index, "client cert pass");
+    let p = proxy.dir.path();
+    // Without a client certificate the handshake (or the first request) is refused.
+    let (mut s, _) = sink(&base);
+    let e = s.write(&[event(r#"{"message":"m"}"#)]).await.unwrap_err().to_string();
+    assert!(e.contains("HTTP 400") || e.contains("tls") || e.contains("reading the response"), "{e}");
+    // With it: indexed.
+    let with_cert = base.replace(
+        "tls = {",
+        &format!(
+            "tls = {{ cert = \"{}\", key = \"{}\",",
+            p.join("client.pem").display(),
+            p.join("client.key").display()
+        ),
+    );
+    let (mut s, _) = sink(&with_cert);
+    let batch: Vec<Event> = (0..50).map(|i| event(&format!(r#"{{"message":"doc {i}"}}"#))).collect();
+    s.write(&batch).await.unwrap();
+    assert_eq!(count(&url, &index), 50);
+    drop(proxy);
+}

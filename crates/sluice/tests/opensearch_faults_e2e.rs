@@ -176,8 +176,8 @@ fn index(name: &str) -> String {
     format!("sluicefault-{name}-{}", std::process::id())
 }
 
-/// A node or cluster of the test's own, stopped when dropped (a single
-/// node's data deleted too: `reset`).
+/// A node or cluster of the test's own, stopped when dropped, its data
+/// deleted (`reset`).
 struct Stop(Vec<String>, Vec<(&'static str, String)>);
 impl Drop for Stop {
     fn drop(&mut self) {
@@ -191,6 +191,10 @@ impl Drop for Stop {
         run(&args);
         if args[0] == "stop" {
             run(&["reset", args[1]]);
+        } else {
+            for i in 1..=3 {
+                run(&["reset", &format!("{}-{i}", args[1])]);
+            }
         }
     }
 }

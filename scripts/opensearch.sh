@@ -8,7 +8,8 @@
 # (plain HTTP, no auth) and without the optional modules (no painless,
 # ingest-common, reindex). No Docker, no root needed. Idempotent.
 #
-# usage: scripts/opensearch.sh [install|start|stop|status|url] [INSTANCE]
+# usage: scripts/opensearch.sh [install|start|stop|kill|reset|status|url] [INSTANCE]
+#        scripts/opensearch.sh [cluster-start|cluster-stop|cluster-status] [NAME]
 #   INSTANCE (default "main") names an independent node: its config, data,
 #   logs and pid live in .cache/services/opensearch/<INSTANCE>/; the unpacked
 #   distribution is shared (.cache/services/opensearch/opensearch-<ver>/,
@@ -27,7 +28,25 @@
 #            the background + wait for yellow + set 0 replicas (one node:
 #            new indices turn green). A running instance is left alone.
 #   stop   = SIGTERM, wait up to 30 s, then SIGKILL.
+#   kill   = SIGKILL at once (fault tests), without waiting for anything.
+#   reset  = deletes a stopped instance's data (a fresh node next start).
 #   url    = prints http://127.0.0.1:<port>.
+#
+# A three-node cluster on localhost (the scale-out and fault tests): NAME
+# (default "cluster") names instances NAME-1, NAME-2, NAME-3, each a
+# cluster-manager-eligible data node with its own data dir, found through
+# discovery.seed_hosts (the three transport ports) and bootstrapped with
+# cluster.initial_cluster_manager_nodes. Ports: HTTP
+# $OPENSEARCH_CLUSTER_HTTP_BASE+1..3 (default 19211-19213), transport
+# $OPENSEARCH_CLUSTER_TRANSPORT_BASE+1..3 (default 19311-19313) - distinct
+# from main's 19200/19300; tests pass free bases. Heap
+# OPENSEARCH_HEAP (default 384m for cluster nodes). New indices keep the
+# default of 1 replica.
+#   cluster-start  = starts the three nodes (stale data of an earlier cluster
+#                    of that NAME is deleted first) and waits until the
+#                    cluster has 3 nodes; prints the three URLs.
+#   cluster-stop   = stops the three nodes.
+#   cluster-status = each node's state; exit 1 if any is stopped.
 #
 # OpenSearch refuses to run as root: as root the node runs inside a user
 # namespace (unshare --user --map-user=1000: the JVM sees uid 1000, the files
@@ -96,19 +115,30 @@ install_analysis_common() {
   mv "$M.tmp" "$M"
 }
 
+# CLUSTER (set by cluster-start) holds the cluster's name, SEEDS and MANAGERS its members.
+CLUSTER=${CLUSTER:-}
+
+discovery() {
+  if [ -n "$CLUSTER" ]; then
+    printf 'discovery.seed_hosts: [%s]\ncluster.initial_cluster_manager_nodes: [%s]\n' "$SEEDS" "$MANAGERS"
+  else
+    echo "discovery.type: single-node"
+  fi
+}
+
 configure() {
   mkdir -p "$D/data" "$D/logs"
   rm -rf "$D/config"; cp -r "$HOME_DIR/config" "$D/config"
   {
     cat <<EOF
-cluster.name: sluice-test-$INSTANCE
+cluster.name: sluice-test-${CLUSTER:-$INSTANCE}
 node.name: $INSTANCE
 path.data: $D/data
 path.logs: $D/logs
 network.host: 127.0.0.1
 http.port: $PORT
 transport.port: $TPORT
-discovery.type: single-node
+$(discovery)
 action.auto_create_index: true
 # A test node on a shared, fairly full disk: no disk watermarks (past the
 # flood stage OpenSearch blocks index creation and makes indices read-only).
@@ -119,8 +149,8 @@ EOF
   } > "$D/config/opensearch.yml"
 }
 
-start() {
-  if running; then echo "opensearch $INSTANCE already running on $URL (pid $(cat "$PIDF"))"; return 0; fi
+# Starts the node in the background (no waiting).
+launch() {
   if [ -z "$PORT" ] || [ -z "$TPORT" ]; then
     echo "opensearch.sh: set OPENSEARCH_PORT and OPENSEARCH_TRANSPORT_PORT for instance $INSTANCE" >&2; exit 2
   fi
@@ -142,6 +172,11 @@ start() {
   (cd "$HOME_DIR" && OPENSEARCH_PATH_CONF="$D/config" OPENSEARCH_JAVA_HOME="$jh" \
      OPENSEARCH_JAVA_OPTS="-Xms$HEAP -Xmx$HEAP" \
      exec nohup "${wrap[@]}" ./bin/opensearch -p "$PIDF") > "$D/stdout.log" 2>&1 < /dev/null 9>&- &
+}
+
+start() {
+  if running; then echo "opensearch $INSTANCE already running on $URL (pid $(cat "$PIDF"))"; return 0; fi
+  launch
   for _ in $(seq 1 360); do
     if curl -sf -m 2 "$URL/_cluster/health?wait_for_status=yellow&timeout=1s" >/dev/null 2>&1; then
       # One node: new indices get 0 replicas so they turn green (a yml entry is
@@ -166,7 +201,60 @@ stop() {
   rm -f "$PIDF"
 }
 
+# The instance variables for member I (1-3) of cluster NAME.
+member() {
+  INSTANCE=$1-$2; D=$O/$INSTANCE; PIDF=$D/opensearch.pid
+  PORT=$(( ${OPENSEARCH_CLUSTER_HTTP_BASE:-19210} + $2 )); TPORT=$(( ${OPENSEARCH_CLUSTER_TRANSPORT_BASE:-19310} + $2 ))
+  URL=http://127.0.0.1:$PORT
+}
+
+cluster_start() {
+  local name=$1 i
+  CLUSTER=$name; HEAP=${OPENSEARCH_HEAP:-384m}; SEEDS=""; MANAGERS=""
+  for i in 1 2 3; do
+    member "$name" "$i"
+    SEEDS="$SEEDS${SEEDS:+, }\"127.0.0.1:$TPORT\""; MANAGERS="$MANAGERS${MANAGERS:+, }\"$INSTANCE\""
+  done
+  local any=0
+  for i in 1 2 3; do member "$name" "$i"; running && any=1; done
+  if [ $any = 0 ]; then
+    # A new cluster: data of an earlier one (another cluster UUID) would stop it forming.
+    for i in 1 2 3; do member "$name" "$i"; rm -rf "$D/data"; done
+  fi
+  install
+  for i in 1 2 3; do member "$name" "$i"; running || launch; done
+  member "$name" 1
+  for _ in $(seq 1 360); do
+    if curl -sf -m 2 "$URL/_cluster/health?wait_for_nodes=3&wait_for_status=green&timeout=1s" >/dev/null 2>&1; then
+      for i in 1 2 3; do member "$name" "$i"; echo "$URL"; done
+      return 0
+    fi
+    for i in 1 2 3; do
+      member "$name" "$i"
+      if [ -s "$PIDF" ] && ! running; then echo "opensearch $INSTANCE died:" >&2; tail -30 "$D/stdout.log" >&2; exit 1; fi
+    done
+    member "$name" 1
+    sleep 0.5
+  done
+  echo "cluster $name did not form in 180 s" >&2; tail -30 "$D/stdout.log" >&2; exit 1
+}
+
+NAME=${INSTANCE/main/cluster}
 case "$ACTION" in
+  cluster-start) mkdir -p "$O"; exec 9>"$O/$NAME.lock"; flock 9; cluster_start "$NAME" ;;
+  cluster-stop) for i in 1 2 3; do member "$NAME" "$i"; stop; done ;;
+  cluster-status)
+    rc=0
+    for i in 1 2 3; do
+      member "$NAME" "$i"
+      if running; then echo "$INSTANCE running pid $(cat "$PIDF") on $URL"; else echo "$INSTANCE stopped"; rc=1; fi
+    done
+    exit $rc ;;
+  kill) if running; then kill -9 "$(cat "$PIDF")"; echo "opensearch $INSTANCE killed"; fi ;;
+  reset)
+    if running; then echo "opensearch.sh: $INSTANCE is running; stop it first" >&2; exit 1; fi
+    [ "$INSTANCE" = main ] && { echo "opensearch.sh: will not reset main" >&2; exit 1; }
+    rm -rf "$D/data" ;;
   install) install; install_analysis_common ;;
   start)
     # Tests of several binaries may ask at the same moment: one starts the
@@ -176,5 +264,5 @@ case "$ACTION" in
   stop) stop ;;
   status) if running; then echo "running pid $(cat "$PIDF") on $URL"; else echo "stopped"; exit 1; fi ;;
   url) echo "$URL" ;;
-  *) echo "usage: $0 [install|start|stop|status|url] [INSTANCE]" >&2; exit 2 ;;
+  *) echo "usage: $0 [install|start|stop|kill|reset|status|url] [INSTANCE] | [cluster-start|cluster-stop|cluster-status] [NAME]" >&2; exit 2 ;;
 esac

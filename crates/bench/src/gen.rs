@@ -662,7 +662,11 @@ fn open(cfg: &GenConfig, c: u64, rt: Option<tokio::runtime::Handle>) -> Result<B
             Box::new(FileOut { file, buf: Vec::with_capacity(1 << 20) })
         }
         Target::Http { endpoint, token } => {
-            let mut table = format!("endpoint = {endpoint:?}\nindex = \"bench\"\nmax_item_retries = 0\n");
+            // sluice's `_bulk` has no index templates; plain bodies keep the
+            // generator's CPU what it was before the sink gzipped by default.
+            let mut table = format!(
+                "endpoint = {endpoint:?}\nindex = \"bench\"\nmax_item_retries = 0\ninstall_template = false\ncompression = \"none\"\n"
+            );
             if let Some(t) = token {
                 table.push_str(&format!("api_key = {t:?}\n"));
             }

@@ -34,6 +34,13 @@ pub struct ClientTls {
     /// part of the address).
     #[serde(default)]
     pub server_name: Option<String>,
+    /// PEM client certificate (chain) presented to servers that ask for one;
+    /// needs `key`.
+    #[serde(default)]
+    pub cert: Option<PathBuf>,
+    /// PEM private key of `cert`.
+    #[serde(default)]
+    pub key: Option<PathBuf>,
 }
 
 fn read_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
@@ -47,14 +54,18 @@ fn read_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
     Ok(certs)
 }
 
+fn read_key(path: &Path) -> Result<PrivateKeyDer<'static>, (&'static str, String)> {
+    let key_pem = std::fs::read(path).map_err(|e| ("key", format!("cannot read {}: {e}", path.display())))?;
+    rustls_pemfile::private_key(&mut key_pem.as_slice())
+        .map_err(|e| ("key", format!("invalid PEM in {}: {e}", path.display())))?
+        .ok_or_else(|| ("key", format!("no private key in {}", path.display())))
+}
+
 /// Builds an acceptor. Errors are `(key, message)` with key `cert`, `key` or
 /// empty (the pair does not fit).
 pub fn acceptor(t: &ServerTls) -> Result<TlsAcceptor, (&'static str, String)> {
     let certs = read_certs(&t.cert).map_err(|m| ("cert", m))?;
-    let key_pem = std::fs::read(&t.key).map_err(|e| ("key", format!("cannot read {}: {e}", t.key.display())))?;
-    let key: PrivateKeyDer<'static> = rustls_pemfile::private_key(&mut key_pem.as_slice())
-        .map_err(|e| ("key", format!("invalid PEM in {}: {e}", t.key.display())))?
-        .ok_or_else(|| ("key", format!("no private key in {}", t.key.display())))?;
+    let key = read_key(&t.key)?;
     let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
     let config = ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
@@ -66,18 +77,28 @@ pub fn acceptor(t: &ServerTls) -> Result<TlsAcceptor, (&'static str, String)> {
 }
 
 /// A connector and the server name to verify. `address` is `host:port`;
-/// errors are `(key, message)` with key `ca` or `server_name`.
+/// errors are `(key, message)` with key `ca`, `server_name`, `cert` or `key`.
 pub fn connector(t: &ClientTls, address: &str) -> Result<(TlsConnector, ServerName<'static>), (&'static str, String)> {
     let mut roots = RootCertStore::empty();
     for c in read_certs(&t.ca).map_err(|m| ("ca", m))? {
         roots.add(c).map_err(|e| ("ca", format!("unusable certificate in {}: {e}", t.ca.display())))?;
     }
     let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
-    let config = ClientConfig::builder_with_provider(provider)
+    let builder = ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| ("ca", e.to_string()))?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
+        .with_root_certificates(roots);
+    let config = match (&t.cert, &t.key) {
+        (None, None) => builder.with_no_client_auth(),
+        (Some(cert), Some(key)) => {
+            let certs = read_certs(cert).map_err(|m| ("cert", m))?;
+            builder
+                .with_client_auth_cert(certs, read_key(key)?)
+                .map_err(|e| ("cert", format!("certificate and key do not fit: {e}")))?
+        }
+        (Some(_), None) => return Err(("key", "a client cert needs its key".into())),
+        (None, Some(_)) => return Err(("cert", "a client key needs its cert".into())),
+    };
     let host = match &t.server_name {
         Some(n) => n.clone(),
         None => {

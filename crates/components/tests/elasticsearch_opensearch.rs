@@ -277,3 +277,127 @@ async fn documents_rejected_with_429_are_retried_alone_until_indexed() {
     assert_eq!(r["aggregations"]["seqs"]["value"], N, "{r}");
     drop(node);
 }
+
+/// An nginx TLS proxy with basic auth in front of a node
+/// (`scripts/tls_proxy.sh`), stopped when dropped.
+struct TlsProxy {
+    dir: tempfile::TempDir,
+    port: u16,
+}
+
+impl TlsProxy {
+    fn start(upstream: &str, password: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let o = Command::new(root().join("scripts/tls_proxy.sh"))
+            .arg("start")
+            .arg(dir.path())
+            .envs([("PORT", port.to_string()), ("PASSWORD", password.into()), ("UPSTREAM", upstream.into())])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "tls_proxy.sh start: {}", String::from_utf8_lossy(&o.stderr));
+        Self { dir, port }
+    }
+
+    fn sink_config(&self, index: &str, password: &str) -> String {
+        let pass = self.dir.path().join(format!("sink-pass-{}", password.len()));
+        std::fs::write(&pass, format!("{password}\n")).unwrap();
+        format!(
+            "endpoint = \"https://localhost:{}\"\nindex = \"{index}\"\ntls = {{ ca = \"{}\" }}\nbasic_auth = {{ user = \"sluice\", password_file = \"{}\" }}",
+            self.port,
+            self.dir.path().join("ca.pem").display(),
+            pass.display()
+        )
+    }
+}
+
+impl Drop for TlsProxy {
+    fn drop(&mut self) {
+        let _ = Command::new(root().join("scripts/tls_proxy.sh")).arg("stop").arg(self.dir.path()).output();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn https_with_basic_auth_through_a_tls_proxy_and_a_wrong_password_refused() {
+    let url = shared_node();
+    let proxy = TlsProxy::start(&url, "correct horse");
+    let prefix = index_name("tls");
+    for day in ["2026.03.04", "2026.03.05"] {
+        curl("DELETE", &format!("{url}/{prefix}-{day}"), None);
+    }
+    // Wrong password: a 401, counted, the write is an error (nothing acknowledged), nothing indexed.
+    let (mut bad, bm) = sink(&proxy.sink_config(&format!("{prefix}-%Y.%m.%d"), "wrong horse"));
+    let batch: Vec<Event> = (0..1_000)
+        .map(|i| {
+            let day = if i < 400 { "04" } else { "05" };
+            event(&format!(
+                r#"{{"@timestamp":"2026-03-{day}T10:00:00Z","message":"doc {i}","seq":{i},"kind":"k{}"}}"#,
+                i % 3
+            ))
+        })
+        .collect();
+    let e = bad.write(&batch).await.unwrap_err().to_string();
+    assert!(e.contains("HTTP 401 (authentication failed: check basic_auth / api_key)"), "{e}");
+    assert_eq!(bm.counter("rejected_requests").get(), 1);
+    let (status, _) = curl("GET", &format!("{url}/{prefix}-2026.03.04"), None);
+    assert_eq!(status, 404, "nothing was written with a wrong password");
+    // The right password: the template, then every document, in one index per day.
+    let (mut s, m) = sink(&proxy.sink_config(&format!("{prefix}-%Y.%m.%d"), "correct horse"));
+    s.write(&batch).await.unwrap();
+    assert_eq!(m.counter("rejected_requests").get(), 0);
+    assert_eq!(count(&url, &format!("{prefix}-2026.03.04")), 400);
+    assert_eq!(count(&url, &format!("{prefix}-2026.03.05")), 600);
+    // The template's mapping applies to the new indices.
+    let (_, r) = curl("GET", &format!("{url}/{prefix}-2026.03.04/_mapping"), None);
+    let p = &r[&format!("{prefix}-2026.03.04")]["mappings"]["properties"];
+    assert_eq!(p["@group"]["type"], "keyword", "{r}");
+    assert_eq!(p["message"]["type"], "text", "{r}");
+    assert_eq!(p["@timestamp"]["type"], "date", "{r}");
+    assert_eq!(p["kind"]["type"], "text", "{r}");
+    assert_eq!(p["kind"]["fields"]["keyword"]["type"], "keyword", "{r}");
+    let (_, r) = curl("POST", &format!("{url}/{prefix}-*/_count"), Some(r#"{"query":{"term":{"kind.keyword":"k1"}}}"#));
+    assert_eq!(r["count"], 333, "{r}");
+    drop(proxy);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_certificate_is_presented_when_the_proxy_requires_one() {
+    let url = shared_node();
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let o = Command::new(root().join("scripts/tls_proxy.sh"))
+        .arg("start")
+        .arg(dir.path())
+        .envs([
+            ("PORT", port.to_string()),
+            ("PASSWORD", "client cert pass".into()),
+            ("UPSTREAM", url.clone()),
+            ("CLIENT_CERT", "required".into()),
+        ])
+        .output()
+        .unwrap();
+    let proxy = TlsProxy { dir, port };
+    assert!(o.status.success(), "tls_proxy.sh start: {}", String::from_utf8_lossy(&o.stderr));
+    let index = index_name("mtls");
+    curl("DELETE", &format!("{url}/{index}"), None);
+    let base = proxy.sink_config(&index, "client cert pass");
+    let p = proxy.dir.path();
+    // Without a client certificate the handshake (or the first request) is refused.
+    let (mut s, _) = sink(&base);
+    let e = s.write(&[event(r#"{"message":"m"}"#)]).await.unwrap_err().to_string();
+    assert!(e.contains("HTTP 400") || e.contains("tls") || e.contains("reading the response"), "{e}");
+    // With it: indexed.
+    let with_cert = base.replace(
+        "tls = {",
+        &format!(
+            "tls = {{ cert = \"{}\", key = \"{}\",",
+            p.join("client.pem").display(),
+            p.join("client.key").display()
+        ),
+    );
+    let (mut s, _) = sink(&with_cert);
+    let batch: Vec<Event> = (0..50).map(|i| event(&format!(r#"{{"message":"doc {i}"}}"#))).collect();
+    s.write(&batch).await.unwrap();
+    assert_eq!(count(&url, &index), 50);
+    drop(proxy);
+}

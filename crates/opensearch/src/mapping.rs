@@ -22,13 +22,17 @@
 //! The `sluice_text` analyser needs OpenSearch's `analysis-common` module
 //! (the `pattern` tokenizer and `length` filter), part of every full
 //! distribution.
+//!
+//! The `elasticsearch` sink installs the same mapping as its index template
+//! (`crates/components/src/sinks/elasticsearch/template.json`; a test of the
+//! sink checks that its `template` equals [`index_body`]).
 
 use serde_json::{json, Value};
 
 /// Keyword sub-fields index values up to this many characters.
 pub const KEYWORD_IGNORE_ABOVE: u32 = 1024;
 /// `index.mapping.total_fields.limit`.
-pub const TOTAL_FIELDS_LIMIT: u32 = 2000;
+pub const TOTAL_FIELDS_LIMIT: u32 = 1000;
 /// The analyser of `message` and dynamic strings.
 pub const TEXT_ANALYZER: &str = "sluice_text";
 

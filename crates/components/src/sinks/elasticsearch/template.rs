@@ -1,9 +1,13 @@
 //! The index template the sink installs before its first document
 //! (`PUT _index_template/<template_name>`), so every index it creates has
-//! the mapping sluice's OpenSearch search backend queries: identity fields
-//! and `level` as `keyword`, `message` as `text`, `@timestamp` as `date`,
-//! any other string as `text` with a `.keyword` sub-field (up to 256
-//! characters), and at most `total_fields_limit` fields per index. The body
+//! the mapping sluice's OpenSearch search backend queries
+//! (`sluice_opensearch::mapping::index_body`, checked equal by a test):
+//! identity fields and `level` as `keyword`, `message` and every other
+//! string as `text` analysed like the embedded store (`sluice_text`: split
+//! on every character that is not a letter or digit, tokens of 40
+//! characters or more dropped, lower-cased), other strings with a
+//! `.keyword` sub-field (up to 1024 characters), `@timestamp` as
+//! `date_nanos`, and at most `total_fields_limit` fields per index. The body
 //! is `template.json` beside this file, with `index_patterns` set to the
 //! `index` setting's literal prefix followed by `*` (docs/specs/opensearch-index.md).
 
@@ -34,9 +38,17 @@ mod tests {
             assert_eq!(p[k]["type"], "keyword", "{k}");
         }
         assert_eq!(p["message"]["type"], "text");
-        assert_eq!(p["@timestamp"]["type"], "date");
-        let d = &t["template"]["mappings"]["dynamic_templates"][0]["strings_as_text_with_keyword"];
+        assert_eq!(p["@timestamp"]["type"], "date_nanos");
+        let d = &t["template"]["mappings"]["dynamic_templates"][0]["strings"];
         assert_eq!(d["mapping"]["type"], "text");
         assert_eq!(d["mapping"]["fields"]["keyword"]["type"], "keyword");
+    }
+
+    /// The sink writes the mapping the OpenSearch search backend translates
+    /// queries for: one mapping, two crates (issue #20).
+    #[test]
+    fn the_template_is_the_search_backends_mapping() {
+        let t: serde_json::Value = serde_json::from_str(TEMPLATE_JSON).unwrap();
+        assert_eq!(t["template"], sluice_opensearch::mapping::index_body());
     }
 }

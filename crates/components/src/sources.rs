@@ -2,6 +2,7 @@
 
 use sluice_core::component::SourceSpec;
 
+pub mod beats;
 pub mod evtx;
 pub mod file;
 pub mod gelf;
@@ -18,6 +19,7 @@ pub mod tcp;
 
 /// Every source type, by config `type` name.
 pub const SPECS: &[&SourceSpec] = &[
+    &beats::SPEC,
     &evtx::SPEC,
     &file::SPEC,
     &gelf::SPEC,

@@ -1,0 +1,212 @@
+//! Issue #21, the `beats` and `fluent_forward` sources through the real
+//! binary with real, unmodified clients built from the Go module proxy by
+//! `scripts/go-clients.sh` (sources in `testdata/clients/go`):
+//! `github.com/elastic/go-lumber` (the Lumberjack v2 library Beats use;
+//! sync client, each batch's ACK checked) and `fluent-logger-golang`
+//! (forward protocol with `RequestAck`). Exact counts in a file sink; and
+//! kill -9 of sluice (disk queue) while both send: nothing acknowledged is
+//! lost.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+mod common;
+use common::{free_port, skip, wait_until, Dir, Proc};
+
+fn clients() -> Option<PathBuf> {
+    let out = Command::new("bash")
+        .arg(common::repo_root().join("scripts/go-clients.sh"))
+        .output()
+        .expect("run scripts/go-clients.sh");
+    if !out.status.success() {
+        eprintln!("scripts/go-clients.sh failed:\n{}", String::from_utf8_lossy(&out.stderr));
+        return None;
+    }
+    Some(PathBuf::from(String::from_utf8(out.stdout).unwrap().trim()))
+}
+
+fn go_clients(test: &str) -> Option<PathBuf> {
+    if std::env::var("SLUICE_SKIP_GO").as_deref() == Ok("1") {
+        skip::skip("opt-out", test, "SLUICE_SKIP_GO=1: the real-client test did not run");
+        return None;
+    }
+    let c = clients();
+    assert!(c.is_some(), "the Go clients did not build (set SLUICE_SKIP_GO=1 to skip)");
+    c
+}
+
+fn events(out: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(out).unwrap_or_default().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+/// How many times each `message` appears.
+fn counts(out: &Path) -> HashMap<String, usize> {
+    let mut m = HashMap::new();
+    for e in events(out) {
+        *m.entry(e["message"].as_str().unwrap_or("").to_string()).or_default() += 1;
+    }
+    m
+}
+
+fn run(cmd: &mut Command) -> String {
+    let out = cmd.output().expect("run client");
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn openssl(args: &[&str]) {
+    let st = Command::new("openssl").args(args).stderr(std::process::Stdio::null()).status().expect("openssl");
+    assert!(st.success(), "openssl {args:?}");
+}
+
+/// A CA, a server certificate for localhost and a client certificate, both signed by it.
+fn pki(dir: &Dir) -> [String; 6] {
+    let p = |n: &str| dir.path(n).to_str().unwrap().to_string();
+    let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+    openssl(
+        &[
+            &["req", "-x509"][..],
+            &ec,
+            &["-days", "1", "-subj", "/CN=test-ca", "-keyout", &p("ca.key"), "-out", &p("ca.pem")],
+        ]
+        .concat(),
+    );
+    for (name, ext) in
+        [("server", "subjectAltName=DNS:localhost,IP:127.0.0.1"), ("client", "extendedKeyUsage=clientAuth")]
+    {
+        openssl(
+            &[
+                &["req"][..],
+                &ec,
+                &[
+                    "-subj",
+                    &format!("/CN={name}"),
+                    "-keyout",
+                    &p(&format!("{name}.key")),
+                    "-out",
+                    &p(&format!("{name}.csr")),
+                ],
+            ]
+            .concat(),
+        );
+        std::fs::write(dir.path(&format!("{name}.ext")), ext).unwrap();
+        openssl(&[
+            "x509",
+            "-req",
+            "-in",
+            &p(&format!("{name}.csr")),
+            "-CA",
+            &p("ca.pem"),
+            "-CAkey",
+            &p("ca.key"),
+            "-CAcreateserial",
+            "-days",
+            "1",
+            "-extfile",
+            &p(&format!("{name}.ext")),
+            "-out",
+            &p(&format!("{name}.pem")),
+        ]);
+    }
+    [p("ca.pem"), p("server.pem"), p("server.key"), p("client.pem"), p("client.key"), p("ca.key")]
+}
+
+#[test]
+fn issue_21_go_lumber_plain_compressed_and_mutual_tls_every_batch_acked_exact_counts() {
+    let Some(bin) = go_clients("stream_e2e") else { return };
+    let dir = Dir::new("beats");
+    let [ca, cert, key, ccert, ckey, _] = pki(&dir);
+    let (plain, tls) = (free_port(), free_port());
+    let out = dir.path("out.ndjson");
+    let cfg = dir.path("c.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            r#"
+[node]
+data_dir = "{d}"
+[api]
+address = ""
+[pipelines.main]
+batch_delay = "10ms"
+[pipelines.main.sources.beats]
+type = "beats"
+address = "127.0.0.1:{plain}"
+group = "acme"
+host = "pinned"
+[pipelines.main.sources.beats_tls]
+type = "beats"
+address = "127.0.0.1:{tls}"
+group = "acme"
+tls = {{ cert = "{cert}", key = "{key}", client_ca = "{ca}" }}
+[pipelines.main.sinks.out]
+type = "file"
+path = "{o}"
+"#,
+            d = dir.root().display(),
+            o = out.display()
+        ),
+    )
+    .unwrap();
+    let mut p = Proc::start(&["run", cfg.to_str().unwrap()], &dir.path("log"), "sluice");
+    common::wait_port(plain, &mut p);
+    common::wait_port(tls, &mut p);
+    let lumber = bin.join("lumber");
+    let addr = |port: u16| format!("127.0.0.1:{port}");
+    // Two clients at once: JSON frames, and zlib-compressed frames; a third over mutual TLS.
+    let a = Command::new(&lumber)
+        .args(["-addr", &addr(plain), "-n", "3000", "-batch", "250", "-id", "plain"])
+        .spawn()
+        .unwrap();
+    let b = Command::new(&lumber)
+        .args(["-addr", &addr(plain), "-n", "3000", "-batch", "500", "-compress", "6", "-id", "zlib"])
+        .spawn()
+        .unwrap();
+    let t = run(Command::new(&lumber).args([
+        "-addr",
+        &addr(tls),
+        "-n",
+        "1000",
+        "-batch",
+        "100",
+        "-id",
+        "tls",
+        "-ca",
+        &ca,
+        "-cert",
+        &ccert,
+        "-key",
+        &ckey,
+    ]));
+    assert_eq!(t.trim(), "acked 1000");
+    for mut c in [a, b] {
+        assert!(c.wait().unwrap().success(), "a lumber client failed");
+    }
+    // Without a client certificate the TLS listener refuses the sender.
+    let no_cert =
+        Command::new(&lumber).args(["-addr", &addr(tls), "-n", "1", "-id", "nocert", "-ca", &ca]).output().unwrap();
+    assert!(!no_cert.status.success(), "a client without certificate was served");
+    wait_until("7000 events", &mut p, || events(&out).len() >= 7000);
+    std::thread::sleep(Duration::from_millis(300));
+    let c = counts(&out);
+    assert_eq!(c.values().sum::<usize>(), 7000, "stray or duplicate events");
+    for (id, n) in [("plain", 3000), ("zlib", 3000), ("tls", 1000)] {
+        for i in 0..n {
+            assert_eq!(c.get(&format!("{id}-{i}")), Some(&1), "{id}-{i}");
+        }
+    }
+    let e = events(&out).into_iter().find(|e| e["message"] == "plain-0").unwrap();
+    assert_eq!(e["@metadata"]["beat"], "winlogbeat", "{e}");
+    assert_eq!(e["host"]["name"], "win-1", "{e}");
+    assert_eq!(e["agent"]["type"], "winlogbeat", "{e}");
+    assert_eq!(e["winlog"]["event_id"], 4624, "{e}");
+    assert_eq!((e["@group"].as_str(), e["@host"].as_str()), (Some("acme"), Some("pinned")), "{e}");
+    p.term();
+}

@@ -5,6 +5,7 @@ use sluice_core::component::SourceSpec;
 pub mod beats;
 pub mod evtx;
 pub mod file;
+pub mod fluent_forward;
 pub mod gelf;
 pub mod generator;
 pub mod http;
@@ -22,6 +23,7 @@ pub const SPECS: &[&SourceSpec] = &[
     &beats::SPEC,
     &evtx::SPEC,
     &file::SPEC,
+    &fluent_forward::SPEC,
     &gelf::SPEC,
     &generator::SPEC,
     &http::SPEC,

@@ -3,6 +3,7 @@
 
 pub mod date;
 pub mod es_bulk;
+pub mod fluent_forward;
 pub mod framing;
 pub mod gelf;
 pub mod grok;

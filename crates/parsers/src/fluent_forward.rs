@@ -330,3 +330,24 @@ mod tests {
         assert_eq!(next_message(&mp(&bomb), &L), Err(ForwardError::DecompressedTooLarge(1 << 16)));
     }
 }
+
+#[cfg(test)]
+mod seed_tests {
+    use super::*;
+
+    /// The committed fuzz seeds (`fuzz/seeds/make.py`) are what they say.
+    #[test]
+    fn fuzz_seeds_decode_as_named() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds/fluent_forward");
+        let l = Limits { max_message: 1 << 20, max_decompressed: 64 << 10, max_depth: 16 };
+        for (name, records, chunk) in
+            [("message", 1, Some("c1")), ("forward", 2, None), ("packed", 2, Some("c2")), ("compressed", 2, Some("c3"))]
+        {
+            let b = std::fs::read(dir.join(format!("{name}.bin"))).unwrap();
+            let (m, n) = next_message(&b, &l).unwrap().unwrap();
+            assert_eq!((n, m.entries.len(), m.chunk.as_deref()), (b.len(), records, chunk), "{name}");
+        }
+        let b = std::fs::read(dir.join("bomb.bin")).unwrap();
+        assert_eq!(next_message(&b, &l), Err(ForwardError::DecompressedTooLarge(64 << 10)));
+    }
+}

@@ -25,21 +25,11 @@ import struct
 import subprocess
 import tempfile
 import time
-import urllib.request
 import zlib
 
-from benchlib import cpu_seconds, free_port
+from benchlib import cpu_seconds, events_out, free_port, wait_api
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-
-
-def events_out(api, pipeline):
-    body = urllib.request.urlopen(f"http://127.0.0.1:{api}/metrics", timeout=5).read().decode()
-    key = f'sluice_pipeline_events_out_total{{pipeline="{pipeline}"}} '
-    for line in body.splitlines():
-        if line.startswith(key):
-            return int(float(line[len(key):]))
-    return 0
 
 
 def mp(v):
@@ -144,15 +134,7 @@ type = "blackhole"
 """)
     p = subprocess.Popen([a.bin, "run", cfg], stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "log"), "w"))
     try:
-        deadline = time.time() + 30
-        while True:
-            try:
-                events_out(api, "b")
-                break
-            except OSError:
-                if time.time() > deadline:
-                    raise
-                time.sleep(0.1)
+        wait_api(api, "b")
         senders = {
             "beats": ("b", lambda: send_beats(bp, doc, a.events, a.window, a.compress)),
             "fluent_forward": ("f", lambda: send_forward(fp, ev, a.events, a.window)),

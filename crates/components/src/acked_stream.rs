@@ -170,3 +170,32 @@ pub async fn send_durable(cx: &SourceContext, events: Vec<Event>) -> Result<bool
     cx.metrics.events_out.add(n);
     Ok(matches!(rx.await, Ok(Delivery::Delivered)))
 }
+
+/// Reads more of `conn` into `buf` (at most [`READ_CHUNK`] more at a time);
+/// `0` at the end of the stream, at shutdown, or after `idle` without a
+/// byte (counted in `idle_closed`). Counts the bytes in `bytes_in`.
+pub async fn read_more(
+    conn: &mut Box<dyn Conn>,
+    buf: &mut Vec<u8>,
+    idle: Duration,
+    idle_closed: &sluice_core::metrics::Counter,
+    cx: &SourceContext,
+) -> std::io::Result<usize> {
+    use tokio::io::AsyncReadExt;
+    buf.reserve(READ_CHUNK);
+    let n = tokio::select! {
+        _ = cx.shutdown.cancelled() => 0,
+        r = tokio::time::timeout(idle, conn.read_buf(buf)) => match r {
+            Ok(r) => r?,
+            Err(_) => {
+                idle_closed.inc();
+                0
+            }
+        },
+    };
+    cx.metrics.bytes_in.add(n as u64);
+    Ok(n)
+}
+
+/// Most bytes read at a time.
+pub const READ_CHUNK: usize = 64 * 1024;

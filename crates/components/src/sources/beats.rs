@@ -42,7 +42,7 @@ use sluice_core::event::{now_ns, Identity};
 use sluice_core::metrics::Counter;
 use sluice_core::Event;
 use sluice_parsers::lumberjack::{self, Frame, Limits, LumberjackError};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
@@ -200,9 +200,6 @@ struct Window {
     events: Vec<Event>,
 }
 
-/// Most bytes read at a time.
-const READ_CHUNK: usize = 64 * 1024;
-
 impl Session {
     async fn connection(&self, mut conn: Box<dyn Conn>, peer: SocketAddr) -> Result<(), BoxError> {
         let cx = &self.cx;
@@ -231,17 +228,7 @@ impl Session {
                 }
             }
             buf.drain(..pos);
-            buf.reserve(READ_CHUNK);
-            let n = tokio::select! {
-                _ = cx.shutdown.cancelled() => 0,
-                r = tokio::time::timeout(self.idle, conn.read_buf(&mut buf)) => match r {
-                    Ok(r) => r?,
-                    Err(_) => {
-                        self.idle_closed.inc();
-                        0
-                    }
-                },
-            };
+            let n = acked_stream::read_more(&mut conn, &mut buf, self.idle, &self.idle_closed, cx).await?;
             if n == 0 {
                 // A partial window is never acknowledged; what was read still
                 // goes in (the sender resends it: at least once).
@@ -250,7 +237,6 @@ impl Session {
                 }
                 return Ok(());
             }
-            cx.metrics.bytes_in.add(n as u64);
         }
     }
 

@@ -35,7 +35,7 @@ use sluice_core::event::Identity;
 use sluice_core::metrics::Counter;
 use sluice_core::Event;
 use sluice_parsers::fluent_forward::{self, ForwardError, Limits, Message};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
@@ -173,9 +173,6 @@ struct Session {
     cx: SourceContext,
 }
 
-/// Most bytes read at a time.
-const READ_CHUNK: usize = 64 * 1024;
-
 impl Session {
     async fn connection(&self, mut conn: Box<dyn Conn>, peer: SocketAddr) -> Result<(), BoxError> {
         let cx = &self.cx;
@@ -212,21 +209,10 @@ impl Session {
                 return Ok(());
             }
             buf.drain(..pos);
-            buf.reserve(READ_CHUNK);
-            let n = tokio::select! {
-                _ = cx.shutdown.cancelled() => 0,
-                r = tokio::time::timeout(self.idle, conn.read_buf(&mut buf)) => match r {
-                    Ok(r) => r?,
-                    Err(_) => {
-                        self.idle_closed.inc();
-                        0
-                    }
-                },
-            };
+            let n = acked_stream::read_more(&mut conn, &mut buf, self.idle, &self.idle_closed, cx).await?;
             if n == 0 {
                 return Ok(());
             }
-            cx.metrics.bytes_in.add(n as u64);
         }
     }
 

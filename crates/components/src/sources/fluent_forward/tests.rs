@@ -3,11 +3,11 @@
 //! malformed streams are closed and counted.
 
 use super::*;
-use crate::testkit::{output_context, AckCapture};
+use crate::testkit::{connect, listening_source, wait_for as wait, AckCapture};
 use rmpv::Value as Mp;
 use sluice_core::Value;
 use std::io::Write;
-use tokio::net::TcpStream;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn mp(v: &Mp) -> Vec<u8> {
     let mut out = Vec::new();
@@ -32,32 +32,8 @@ async fn start(
     Arc<sluice_core::metrics::ComponentMetrics>,
     tokio::task::JoinHandle<Result<(), BoxError>>,
 ) {
-    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = probe.local_addr().unwrap();
-    drop(probe);
-    let cfg = format!("address = \"{addr}\"\ngroup = \"acme\"\nhost = \"pinned\"\n{extra}");
-    let src = crate::testkit::build_source(&SPEC, &cfg).unwrap();
-    let cap = Arc::new(AckCapture::default());
-    let (cx, shutdown, m) = output_context(Arc::clone(&cap) as Arc<dyn sluice_core::component::Output>);
-    let task = tokio::spawn(src.run(cx));
-    (addr, cap, shutdown, m, task)
-}
-
-async fn connect(addr: SocketAddr) -> TcpStream {
-    loop {
-        match TcpStream::connect(addr).await {
-            Ok(s) => break s,
-            Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
-        }
-    }
-}
-
-async fn wait(what: &str, mut ok: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    while !ok() {
-        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    let l = listening_source(&SPEC, &format!("group = \"acme\"\nhost = \"pinned\"\n{extra}"));
+    (l.addr, l.cap, l.shutdown, l.metrics, l.task)
 }
 
 #[tokio::test]

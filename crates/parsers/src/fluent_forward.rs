@@ -227,13 +227,62 @@ fn convert(v: Mp) -> Value {
     }
 }
 
+/// A client's PING of the shared-key handshake:
+/// `["PING", hostname, shared_key_salt, shared_key_hexdigest, username, password_digest]`.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Ping {
+    /// The client's hostname.
+    pub hostname: String,
+    /// The client's salt.
+    pub salt: String,
+    /// hex(sha512(salt + hostname + nonce + shared_key)).
+    pub digest: String,
+}
+
+fn text(v: &Mp) -> Option<String> {
+    match v {
+        Mp::String(s) => s.as_str().map(str::to_string),
+        Mp::Binary(b) => String::from_utf8(b.clone()).ok(),
+        _ => None,
+    }
+}
+
+/// The PING at the start of `buf`, or `None` if incomplete.
+pub fn next_ping(buf: &[u8], limits: &Limits) -> Result<Option<(Ping, usize)>, ForwardError> {
+    let Some((v, n)) = value(buf, limits)? else { return Ok(None) };
+    let Mp::Array(parts) = v else { return Err(invalid("the handshake expects a PING array")) };
+    if parts.len() < 4 || parts[0].as_str() != Some("PING") {
+        return Err(invalid("the handshake expects [\"PING\", hostname, salt, digest, ...]"));
+    }
+    let field = |i: usize| text(&parts[i]).ok_or_else(|| invalid("a PING field is not a string"));
+    Ok(Some((Ping { hostname: field(1)?, salt: field(2)?, digest: field(3)? }, n)))
+}
+
+fn encode(v: &Mp) -> Vec<u8> {
+    let mut out = Vec::new();
+    // INVARIANT: writing into a Vec cannot fail.
+    rmpv::encode::write_value(&mut out, v).expect("write to Vec");
+    out
+}
+
+/// The server's HELO: `["HELO", {"nonce": nonce, "auth": "", "keepalive": true}]`.
+pub fn helo(nonce: &str) -> Vec<u8> {
+    let opts = vec![
+        (Mp::from("nonce"), Mp::from(nonce)),
+        (Mp::from("auth"), Mp::from("")),
+        (Mp::from("keepalive"), Mp::from(true)),
+    ];
+    encode(&Mp::Array(vec![Mp::from("HELO"), Mp::Map(opts)]))
+}
+
+/// The server's PONG: `["PONG", ok, reason, hostname, digest]`.
+pub fn pong(ok: bool, reason: &str, hostname: &str, digest: &str) -> Vec<u8> {
+    encode(&Mp::Array(vec![Mp::from("PONG"), Mp::from(ok), Mp::from(reason), Mp::from(hostname), Mp::from(digest)]))
+}
+
 /// The msgpack answer `{"ack": chunk}`.
 pub fn ack(chunk: &str) -> Vec<u8> {
-    let mut out = Vec::with_capacity(chunk.len() + 8);
-    let v = Mp::Map(vec![(Mp::from("ack"), Mp::from(chunk))]);
-    // INVARIANT: writing into a Vec cannot fail.
-    rmpv::encode::write_value(&mut out, &v).expect("write to Vec");
-    out
+    encode(&Mp::Map(vec![(Mp::from("ack"), Mp::from(chunk))]))
 }
 
 #[cfg(test)]

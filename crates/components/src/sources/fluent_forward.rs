@@ -19,7 +19,9 @@
 //! past `max_decompressed_bytes`, anything not in the protocol's shape:
 //! logged, counted in `messages_invalid`, connection closed (the protocol
 //! has no error answer). TLS (`tls = { cert, key, client_ca }`) as Fluentd's
-//! `transport tls`.
+//! `transport tls`. With `shared_key`, a connection must first pass the
+//! handshake (HELO / PING / PONG, `handshake`); a wrong key gets PONG
+//! `false`, is counted in `auth_failures` and closed.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -71,6 +73,13 @@ struct Config {
     /// TLS, with optional client certificates.
     #[serde(default)]
     tls: Option<Tls>,
+    /// With a key, every connection must pass the shared-key handshake
+    /// (HELO / PING / PONG) before it sends messages.
+    #[serde(default)]
+    shared_key: Option<String>,
+    /// The hostname this server gives in PONG (default: the machine's).
+    #[serde(default)]
+    self_hostname: Option<String>,
     /// Identity of every event (the sender cannot change it).
     #[serde(default)]
     group: String,
@@ -114,7 +123,13 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
         return Err(cx.error("idle_timeout", "must be greater than 0"));
     }
     let tls = c.tls.as_ref().map(|t| acked_stream::acceptor(t, cx)).transpose()?;
+    if c.shared_key.as_deref() == Some("") {
+        return Err(cx.error("shared_key", "must not be empty"));
+    }
+    let self_hostname = c.self_hostname.or_else(sluice_core::secret::hostname).unwrap_or_else(|| "sluice".into());
     Ok(Box::new(Forward {
+        shared_key: c.shared_key,
+        self_hostname,
         address,
         limits: Limits {
             max_message: c.max_message_bytes.0 as usize,
@@ -129,6 +144,8 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
 }
 
 struct Forward {
+    shared_key: Option<String>,
+    self_hostname: String,
     address: SocketAddr,
     limits: Limits,
     max_connections: usize,
@@ -144,6 +161,9 @@ impl Source for Forward {
         let local = listener.local_addr()?;
         tracing::info!(source = %cx.id, address = %local, tls = self.tls.is_some(), "fluent_forward source listening");
         let session = Arc::new(Session {
+            shared_key: self.shared_key.clone(),
+            self_hostname: self.self_hostname.clone(),
+            auth_failures: cx.metrics.counter("auth_failures"),
             limits: self.limits,
             idle: self.idle,
             identity: Arc::clone(&self.identity),
@@ -163,6 +183,9 @@ impl Source for Forward {
 
 /// Settings and counters every connection shares.
 struct Session {
+    shared_key: Option<String>,
+    self_hostname: String,
+    auth_failures: Arc<Counter>,
     limits: Limits,
     idle: Duration,
     identity: Arc<Identity>,
@@ -177,6 +200,11 @@ impl Session {
     async fn connection(&self, mut conn: Box<dyn Conn>, peer: SocketAddr) -> Result<(), BoxError> {
         let cx = &self.cx;
         let mut buf: Vec<u8> = Vec::new();
+        if let Some(key) = &self.shared_key {
+            if !handshake::run(self, key, &mut conn, &mut buf).await? {
+                return Ok(());
+            }
+        }
         loop {
             // Records of messages without `chunk`, queued together.
             let mut plain = Vec::new();
@@ -230,6 +258,8 @@ impl Session {
         tracing::warn!(source = %self.cx.id, %peer, error = %e, "fluent_forward: malformed stream, connection closed");
     }
 }
+
+mod handshake;
 
 #[cfg(test)]
 mod tests;

@@ -118,3 +118,69 @@ async fn malformed_streams_are_closed_and_counted() {
     shutdown.cancel();
     task.await.unwrap().unwrap();
 }
+
+/// Reads one msgpack value from `s`.
+async fn read_value(s: &mut tokio::net::TcpStream) -> Mp {
+    let mut buf = Vec::new();
+    loop {
+        if let Ok(v) = rmpv::decode::read_value(&mut std::io::Cursor::new(&buf)) {
+            return v;
+        }
+        let mut b = [0u8; 256];
+        let n = tokio::time::timeout(Duration::from_secs(5), s.read(&mut b)).await.unwrap().unwrap();
+        assert!(n > 0, "closed while waiting for a value");
+        buf.extend_from_slice(&b[..n]);
+    }
+}
+
+#[tokio::test]
+async fn shared_key_handshake_admits_the_right_key_only() {
+    let (addr, cap, shutdown, m, task) = start("shared_key = \"s3cret\"\nself_hostname = \"sluice-1\"").await;
+    for (key, admitted) in [("s3cret", true), ("wrong", false)] {
+        let mut s = connect(addr).await;
+        let helo = read_value(&mut s).await;
+        assert_eq!(helo[0].as_str(), Some("HELO"));
+        let nonce = helo[1]
+            .as_map()
+            .unwrap()
+            .iter()
+            .find(|(k, _)| k.as_str() == Some("nonce"))
+            .unwrap()
+            .1
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert_eq!(nonce.len(), 32);
+        let digest = handshake::digest("salt", "client-1", &nonce, key);
+        let ping = Mp::Array(vec![
+            Mp::from("PING"),
+            Mp::from("client-1"),
+            Mp::from("salt"),
+            Mp::from(digest),
+            Mp::from(""),
+            Mp::from(""),
+        ]);
+        s.write_all(&mp(&ping)).await.unwrap();
+        let pong = read_value(&mut s).await;
+        assert_eq!((pong[0].as_str(), pong[1].as_bool()), (Some("PONG"), Some(admitted)), "{key}");
+        if admitted {
+            assert_eq!(pong[4].as_str(), Some(handshake::digest("salt", "sluice-1", &nonce, key).as_str()));
+            s.write_all(&mp(&Mp::Array(vec![Mp::from("t"), Mp::from(1), rec("after handshake"), chunk("k1")])))
+                .await
+                .unwrap();
+            wait("the record", || cap.tokens.lock().len() == 1).await;
+            for t in std::mem::take(&mut *cap.tokens.lock()) {
+                t.delivered();
+            }
+            assert_eq!(read_value(&mut s).await, Mp::Map(vec![(Mp::from("ack"), Mp::from("k1"))]));
+        } else {
+            let mut b = [0u8; 8];
+            let r = tokio::time::timeout(Duration::from_secs(5), s.read(&mut b)).await.unwrap();
+            assert!(matches!(r, Ok(0) | Err(_)), "{r:?}");
+        }
+    }
+    shutdown.cancel();
+    task.await.unwrap().unwrap();
+    assert_eq!(cap.events.lock().len(), 1);
+    assert_eq!(m.counter("auth_failures").get(), 1);
+}

@@ -234,3 +234,30 @@ mod tests {
         assert_eq!(ack(7), *b"2A\0\0\0\x07");
     }
 }
+
+#[cfg(test)]
+mod seed_tests {
+    use super::*;
+
+    /// The committed fuzz seeds (`fuzz/seeds/make.py`) are what they say.
+    #[test]
+    fn fuzz_seeds_decode_as_named() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds/lumberjack");
+        let l = Limits { max_frame: 1 << 20, max_window: 1024 };
+        let read = |n: &str| std::fs::read(dir.join(n)).unwrap();
+        let plain = read("json-window.bin");
+        let (w, n) = next_frame(&plain, &l).unwrap().unwrap();
+        assert_eq!(w, Frame::Window(2));
+        let Some((Frame::Json { seq: 1, payload }, _)) = next_frame(&plain[n..], &l).unwrap() else {
+            panic!("a JSON frame")
+        };
+        assert!(payload.starts_with(b"{") && payload.windows(10).any(|w| w == b"winlogbeat"));
+        let z = read("compressed-window.bin");
+        let Some((Frame::Compressed(c), _)) = next_frame(&z[6..], &l).unwrap() else { panic!("a compressed frame") };
+        assert_eq!(inner_frames(&inflate(c, 1 << 20).unwrap(), &l).unwrap().len(), 2);
+        assert_eq!(next_frame(&read("v1.bin"), &l), Err(LumberjackError::Version(b'1')));
+        let b = read("bomb.bin");
+        let Some((Frame::Compressed(c), _)) = next_frame(&b[6..], &l).unwrap() else { panic!("a compressed frame") };
+        assert_eq!(inflate(c, 64 << 10), Err(LumberjackError::DecompressedTooLarge(64 << 10)));
+    }
+}

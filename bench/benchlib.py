@@ -31,3 +31,27 @@ def rss_bytes(pid):
     except OSError:
         pass
     return 0
+
+
+def events_out(api, pipeline):
+    """`sluice_pipeline_events_out_total` of `pipeline` from the node's /metrics."""
+    import urllib.request
+    body = urllib.request.urlopen(f"http://127.0.0.1:{api}/metrics", timeout=5).read().decode()
+    key = f'sluice_pipeline_events_out_total{{pipeline="{pipeline}"}} '
+    for line in body.splitlines():
+        if line.startswith(key):
+            return int(float(line[len(key):]))
+    return 0
+
+
+def wait_api(api, pipeline, timeout=30):
+    """Waits until the node's /metrics answers."""
+    import time
+    deadline = time.time() + timeout
+    while True:
+        try:
+            return events_out(api, pipeline)
+        except OSError:
+            if time.time() > deadline:
+                raise
+            time.sleep(0.1)

@@ -26,3 +26,9 @@ scripts/kafka.sh install >/dev/null
 # The official OpenSearch integ-test distribution for the elasticsearch sink's
 # real-server tests (≈ 10-55 s the first time, then cached).
 scripts/opensearch.sh install >/dev/null
+# The Go test clients of crates/sluice/tests/stream_e2e.rs (go-lumber,
+# fluent-logger-golang), built from the Go module proxy into .cache/go-clients
+# (needs a Go toolchain: `go` on PATH or /usr/local/go; Debian's golang-go
+# package is installed when neither is there).
+if ! command -v go >/dev/null && [ ! -x /usr/local/go/bin/go ]; then deps_apt golang-go; fi
+scripts/go-clients.sh >/dev/null

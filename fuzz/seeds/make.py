@@ -19,7 +19,7 @@ import zlib
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 SEEDS = os.path.join(ROOT, "fuzz", "seeds")
 TD = os.path.join(ROOT, "testdata")
-TEXT_TARGETS = ["syslog_5424", "syslog_3164", "kv", "date", "octet_framing", "json_event", "condition", "grok", "query_parse", "es_bulk", "http_auth", "gelf"]
+TEXT_TARGETS = ["syslog_5424", "syslog_3164", "kv", "date", "octet_framing", "json_event", "condition", "grok", "query_parse", "es_bulk", "http_auth", "gelf", "lumberjack", "fluent_forward"]
 
 
 def lines(path, n=None):
@@ -159,6 +159,51 @@ def main():
     chunks = [b"\x1e\x0f" + bytes(range(1, 9)) + bytes([i, len(parts)]) + part for i, part in enumerate(parts)]
     order = list(range(len(chunks)))[::-1] + [0]
     write("gelf", "chunks.bin", b"\x01" + b"".join(bytes([len(chunks[i])]) + chunks[i] for i in order))
+
+    # lumberjack: a window of JSON frames (the thesis event with Beats
+    # metadata), the same window zlib-compressed, a v1 frame, a bomb.
+    import struct
+    beat = json.loads(thesis)
+    beat.update({"@metadata": {"beat": "winlogbeat", "type": "_doc"}, "host": {"name": "win-1"},
+                 "agent": {"type": "winlogbeat"}, "winlog": {"channel": "Security", "event_id": 4624}})
+    docs = [json.dumps(beat, separators=(",", ":")).encode(), b'{"message":"two"}']
+    lj = b"".join(b"2J" + struct.pack(">II", i + 1, len(d)) + d for i, d in enumerate(docs))
+    write("lumberjack", "json-window.bin", b"2W" + struct.pack(">I", 2) + lj)
+    z = zlib.compress(lj)
+    write("lumberjack", "compressed-window.bin", b"2W" + struct.pack(">I", 2) + b"2C" + struct.pack(">I", len(z)) + z)
+    write("lumberjack", "v1.bin", b"1W" + struct.pack(">I", 1))
+    bomb = zlib.compress(b"2J" + struct.pack(">II", 1, 1 << 20) + b" " * (1 << 20))
+    write("lumberjack", "bomb.bin", b"2W" + struct.pack(">I", 1) + b"2C" + struct.pack(">I", len(bomb)) + bomb)
+
+    # fluent_forward: the four modes with the thesis event as record, a
+    # chunk option, a gzip bomb. msgpack written here by hand (no package).
+    def mp(v):
+        if v is None:
+            return b"\xc0"
+        if isinstance(v, bool):
+            return b"\xc3" if v else b"\xc2"
+        if isinstance(v, int):
+            return struct.pack(">Bq", 0xd3, v)
+        if isinstance(v, float):
+            return struct.pack(">Bd", 0xcb, v)
+        if isinstance(v, str):
+            b = v.encode()
+            return struct.pack(">BI", 0xdb, len(b)) + b
+        if isinstance(v, bytes):
+            return struct.pack(">BI", 0xc6, len(v)) + v
+        if isinstance(v, list):
+            return struct.pack(">BI", 0xdd, len(v)) + b"".join(mp(x) for x in v)
+        if isinstance(v, dict):
+            return struct.pack(">BI", 0xdf, len(v)) + b"".join(mp(k) + mp(x) for k, x in v.items())
+        raise TypeError(v)
+    record = json.loads(thesis)
+    event_time = b"\xd7\x00" + struct.pack(">II", 1700000000, 5)
+    write("fluent_forward", "message.bin", mp(["app.web", 1700000000, record, {"chunk": "c1"}]))
+    write("fluent_forward", "forward.bin", mp(["app.web", [[1700000000, record], [1700000001, {"message": "two"}]]]))
+    entries = b"\x92" + event_time + mp(record) + b"\x92" + event_time + mp({"message": "two"})
+    write("fluent_forward", "packed.bin", mp(["app.web", entries, {"chunk": "c2"}]))
+    write("fluent_forward", "compressed.bin", mp(["app.web", gzip.compress(entries, mtime=0), {"compressed": "gzip", "chunk": "c3"}]))
+    write("fluent_forward", "bomb.bin", mp(["app.web", gzip.compress(b"\xc0" * (1 << 20), mtime=0), {"compressed": "gzip"}]))
 
     # http_auth: Authorization header values (Bearer, ApiKey raw and base64 id:key, Basic).
     auths = {

@@ -5,6 +5,7 @@
 //! build) and the list there is the only registry. `sluice components` and the
 //! registry tests read the same lists.
 
+pub mod acked_stream;
 pub mod dead_letter;
 pub mod filters;
 pub mod http_client;

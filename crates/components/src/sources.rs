@@ -2,8 +2,10 @@
 
 use sluice_core::component::SourceSpec;
 
+pub mod beats;
 pub mod evtx;
 pub mod file;
+pub mod fluent_forward;
 pub mod gelf;
 pub mod generator;
 pub mod http;
@@ -18,8 +20,10 @@ pub mod tcp;
 
 /// Every source type, by config `type` name.
 pub const SPECS: &[&SourceSpec] = &[
+    &beats::SPEC,
     &evtx::SPEC,
     &file::SPEC,
+    &fluent_forward::SPEC,
     &gelf::SPEC,
     &generator::SPEC,
     &http::SPEC,

@@ -150,3 +150,49 @@ pub fn check_registry<T: ?Sized>(
         }
     }
 }
+
+/// A listening source started on a free loopback port (`address` is
+/// prepended to `toml_body`) writing into an [`AckCapture`].
+pub struct Listening {
+    /// The address it listens on.
+    pub addr: std::net::SocketAddr,
+    /// What it queued, and the tokens to resolve.
+    pub cap: Arc<AckCapture>,
+    /// Cancel to stop it.
+    pub shutdown: CancellationToken,
+    /// Its counters.
+    pub metrics: Arc<ComponentMetrics>,
+    /// The running source.
+    pub task: tokio::task::JoinHandle<Result<(), BoxError>>,
+}
+
+/// Starts `spec` listening (see [`Listening`]).
+pub fn listening_source(spec: &SourceSpec, toml_body: &str) -> Listening {
+    let probe = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a probe port");
+    let addr = probe.local_addr().expect("probe address");
+    drop(probe);
+    let src = build_source(spec, &format!("address = \"{addr}\"\n{toml_body}")).expect("source builds");
+    let cap = Arc::new(AckCapture::default());
+    let (cx, shutdown, metrics) = output_context(Arc::clone(&cap) as Arc<dyn Output>);
+    let task = tokio::spawn(src.run(cx));
+    Listening { addr, cap, shutdown, metrics, task }
+}
+
+/// Connects to `addr`, retrying while the listener comes up.
+pub async fn connect(addr: std::net::SocketAddr) -> tokio::net::TcpStream {
+    loop {
+        match tokio::net::TcpStream::connect(addr).await {
+            Ok(s) => break s,
+            Err(_) => tokio::time::sleep(std::time::Duration::from_millis(10)).await,
+        }
+    }
+}
+
+/// Waits up to 5 s for `ok`, panicking with `what` after that.
+pub async fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !ok() {
+        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}

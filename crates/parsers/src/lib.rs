@@ -3,9 +3,11 @@
 
 pub mod date;
 pub mod es_bulk;
+pub mod fluent_forward;
 pub mod framing;
 pub mod gelf;
 pub mod grok;
 pub mod http_auth;
 pub mod kv;
+pub mod lumberjack;
 pub mod syslog;

@@ -1,0 +1,201 @@
+//! What the stream sources with acknowledgements (`beats`,
+//! `fluent_forward`) share: the listener loop (at most `max_connections`,
+//! optional TLS with optional client certificates, a handshake timeout),
+//! and handing a batch to the queue and waiting until it is durable before
+//! the protocol's ACK is written.
+//!
+//! Not a component: it has no `SPEC`.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+use sluice_core::component::{BoxError, BuildContext, SourceContext};
+use sluice_core::config::ConfigError;
+use sluice_core::{AckToken, Delivery, Event};
+use sluice_net::{Incoming, Listener, ListenerCounters};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpListener;
+use tokio_rustls::rustls::server::WebPkiClientVerifier;
+use tokio_rustls::rustls::RootCertStore;
+use tokio_rustls::TlsAcceptor;
+
+/// `tls = { cert = "server.pem", key = "server.key", client_ca = "ca.pem" }`:
+/// with `client_ca`, a client must present a certificate signed by it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tls {
+    /// PEM certificate (chain), server certificate first.
+    pub cert: PathBuf,
+    /// PEM private key.
+    pub key: PathBuf,
+    /// PEM CA(s) client certificates must be signed by (mutual TLS).
+    #[serde(default)]
+    pub client_ca: Option<PathBuf>,
+}
+
+/// The acceptor of a `tls` table; errors name `tls.cert` / `tls.key` / `tls.client_ca`.
+pub fn acceptor(t: &Tls, cx: &BuildContext) -> Result<TlsAcceptor, ConfigError> {
+    let server = crate::tls::ServerTls { cert: t.cert.clone(), key: t.key.clone() };
+    let plain = crate::tls::acceptor(&server).map_err(|(k, m)| cx.error(&tls_key(k), m))?;
+    let Some(ca) = &t.client_ca else { return Ok(plain) };
+    client_verifying(&server, ca).map_err(|(k, m)| cx.error(&tls_key(k), m))
+}
+
+fn tls_key(k: &str) -> String {
+    if k.is_empty() {
+        "tls".into()
+    } else {
+        format!("tls.{k}")
+    }
+}
+
+fn client_verifying(server: &crate::tls::ServerTls, ca: &Path) -> Result<TlsAcceptor, (&'static str, String)> {
+    use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let read =
+        |p: &Path, key: &'static str| std::fs::read(p).map_err(|e| (key, format!("cannot read {}: {e}", p.display())));
+    let mut roots = RootCertStore::empty();
+    for c in rustls_pemfile::certs(&mut read(ca, "client_ca")?.as_slice()) {
+        let c = c.map_err(|e| ("client_ca", format!("invalid PEM in {}: {e}", ca.display())))?;
+        roots.add(c).map_err(|e| ("client_ca", format!("unusable certificate in {}: {e}", ca.display())))?;
+    }
+    if roots.is_empty() {
+        return Err(("client_ca", format!("no certificate in {}", ca.display())));
+    }
+    let certs: Vec<CertificateDer<'static>> = rustls_pemfile::certs(&mut read(&server.cert, "cert")?.as_slice())
+        .collect::<Result<_, _>>()
+        .map_err(|e| ("cert", format!("invalid PEM in {}: {e}", server.cert.display())))?;
+    let key: PrivateKeyDer<'static> = rustls_pemfile::private_key(&mut read(&server.key, "key")?.as_slice())
+        .map_err(|e| ("key", format!("invalid PEM in {}: {e}", server.key.display())))?
+        .ok_or_else(|| ("key", format!("no private key in {}", server.key.display())))?;
+    let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+    let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), Arc::clone(&provider))
+        .build()
+        .map_err(|e| ("client_ca", e.to_string()))?;
+    let config = tokio_rustls::rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| ("", e.to_string()))?
+        .with_client_cert_verifier(verifier)
+        .with_single_cert(certs, key)
+        .map_err(|e| ("", format!("certificate and key do not fit: {e}")))?;
+    Ok(TlsAcceptor::from(Arc::new(config)))
+}
+
+/// A connection, plain or TLS.
+pub trait Conn: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Conn for T {}
+
+/// How long a TLS handshake may take.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Serves `listener` until shutdown: at most `max_connections` at once
+/// (more are closed and counted), TLS when `tls` is set (a failed or slow
+/// handshake counted in `tls_handshake_errors`), each connection handled
+/// by `handle` on its own task; waits for them at shutdown.
+pub async fn serve<H, F>(
+    listener: TcpListener,
+    cx: &SourceContext,
+    max_connections: usize,
+    tls: Option<TlsAcceptor>,
+    handle: H,
+) -> Result<(), BoxError>
+where
+    H: Fn(Box<dyn Conn>, SocketAddr) -> F + Send + Sync + 'static,
+    F: Future<Output = Result<(), BoxError>> + Send + 'static,
+{
+    let handle = Arc::new(handle);
+    let handshake_errors = cx.metrics.counter("tls_handshake_errors");
+    let mut listener = Listener::new(listener, &cx.id, max_connections, ListenerCounters::of(&cx.metrics));
+    let mut tasks = tokio::task::JoinSet::new();
+    loop {
+        tokio::select! {
+            _ = cx.shutdown.cancelled() => break,
+            Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+            incoming = listener.accept() => {
+                let (stream, peer, guard) = match incoming {
+                    Incoming::Open(stream, peer, guard) => (stream, peer, guard),
+                    Incoming::Refused(..) => continue,
+                };
+                let _ = stream.set_nodelay(true);
+                let (cx, tls, handle, hs_errors) = (cx.clone(), tls.clone(), Arc::clone(&handle), Arc::clone(&handshake_errors));
+                tasks.spawn(async move {
+                    let _guard = guard;
+                    let conn: Box<dyn Conn> = match tls {
+                        None => Box::new(stream),
+                        Some(acceptor) => {
+                            let hs = tokio::select! {
+                                _ = cx.shutdown.cancelled() => return,
+                                r = tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)) => r,
+                            };
+                            match hs {
+                                Ok(Ok(s)) => Box::new(s),
+                                Ok(Err(e)) => {
+                                    hs_errors.inc();
+                                    tracing::debug!(source = %cx.id, %peer, error = %e, "tls handshake failed");
+                                    return;
+                                }
+                                Err(_) => {
+                                    hs_errors.inc();
+                                    return;
+                                }
+                            }
+                        }
+                    };
+                    if let Err(e) = handle(conn, peer).await {
+                        cx.metrics.errors.inc();
+                        tracing::debug!(source = %cx.id, %peer, error = %e, "connection ended with error");
+                    }
+                });
+            }
+        }
+    }
+    while tasks.join_next().await.is_some() {}
+    Ok(())
+}
+
+/// Hands `events` to the queue and waits until they are durable (a
+/// persisted queue: appended; a memory queue: every sink took them).
+/// `Ok(false)`: the queue dropped them undelivered (do not ACK).
+pub async fn send_durable(cx: &SourceContext, events: Vec<Event>) -> Result<bool, BoxError> {
+    let n = events.len() as u64;
+    cx.metrics.events_in.add(n);
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let token = AckToken::new(move |d| {
+        let _ = tx.send(d);
+    });
+    cx.out.send_acked(events, token).await?;
+    cx.metrics.events_out.add(n);
+    Ok(matches!(rx.await, Ok(Delivery::Delivered)))
+}
+
+/// Reads more of `conn` into `buf` (at most [`READ_CHUNK`] more at a time);
+/// `0` at the end of the stream, at shutdown, or after `idle` without a
+/// byte (counted in `idle_closed`). Counts the bytes in `bytes_in`.
+pub async fn read_more(
+    conn: &mut Box<dyn Conn>,
+    buf: &mut Vec<u8>,
+    idle: Duration,
+    idle_closed: &sluice_core::metrics::Counter,
+    cx: &SourceContext,
+) -> std::io::Result<usize> {
+    use tokio::io::AsyncReadExt;
+    buf.reserve(READ_CHUNK);
+    let n = tokio::select! {
+        _ = cx.shutdown.cancelled() => 0,
+        r = tokio::time::timeout(idle, conn.read_buf(buf)) => match r {
+            Ok(r) => r?,
+            Err(_) => {
+                idle_closed.inc();
+                0
+            }
+        },
+    };
+    cx.metrics.bytes_in.add(n as u64);
+    Ok(n)
+}
+
+/// Most bytes read at a time.
+pub const READ_CHUNK: usize = 64 * 1024;

@@ -352,7 +352,8 @@ async fn https_with_basic_auth_through_a_tls_proxy_and_a_wrong_password_refused(
     let p = &r[&format!("{prefix}-2026.03.04")]["mappings"]["properties"];
     assert_eq!(p["@group"]["type"], "keyword", "{r}");
     assert_eq!(p["message"]["type"], "text", "{r}");
-    assert_eq!(p["@timestamp"]["type"], "date", "{r}");
+    assert_eq!(p["message"]["analyzer"], "sluice_text", "{r}");
+    assert_eq!(p["@timestamp"]["type"], "date_nanos", "{r}");
     assert_eq!(p["kind"]["type"], "text", "{r}");
     assert_eq!(p["kind"]["fields"]["keyword"]["type"], "keyword", "{r}");
     let (_, r) = curl("POST", &format!("{url}/{prefix}-*/_count"), Some(r#"{"query":{"term":{"kind.keyword":"k1"}}}"#));

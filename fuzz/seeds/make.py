@@ -19,7 +19,7 @@ import zlib
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 SEEDS = os.path.join(ROOT, "fuzz", "seeds")
 TD = os.path.join(ROOT, "testdata")
-TEXT_TARGETS = ["syslog_5424", "syslog_3164", "kv", "date", "octet_framing", "json_event", "condition", "grok", "query_parse", "es_bulk", "http_auth", "gelf"]
+TEXT_TARGETS = ["syslog_5424", "syslog_3164", "kv", "date", "octet_framing", "json_event", "condition", "grok", "query_parse", "es_bulk", "http_auth", "gelf", "splunk_hec"]
 
 
 def lines(path, n=None):
@@ -171,6 +171,14 @@ def main():
     }
     for name, v in auths.items():
         write("http_auth", name, v)
+
+    # splunk_hec: first byte even → an /event body, odd → a /raw body.
+    hec = [{"event": l, "time": 1463561074.737, "host": "web-1", "sourcetype": "linux"} for l in linux[:3]]
+    write("splunk_hec", "events.bin", b"\x00" + "".join(json.dumps(e) for e in hec).encode())
+    write("splunk_hec", "event-object.bin", b"\x00" + json.dumps({"event": json.loads(thesis), "fields": {"env": "prod"}}).encode())
+    write("splunk_hec", "truncated.bin", b"\x00" + json.dumps(hec[0]).encode()[:-3])
+    write("splunk_hec", "deep.bin", b"\x00" + b'{"event":' + b"[" * 40 + b"1" + b"]" * 40 + b"}")
+    write("splunk_hec", "raw.bin", b"\x01" + "\r\n".join(linux[:4]).encode())
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@
 pub mod dead_letter;
 pub mod filters;
 pub mod http_client;
+pub mod ingest_auth;
 #[cfg(feature = "kafka")]
 pub mod kafka;
 pub mod lines;

@@ -11,6 +11,7 @@ pub mod internal_metrics;
 #[cfg(feature = "kafka")]
 pub mod kafka;
 pub mod sluice;
+pub mod splunk_hec;
 pub mod syslog_tcp;
 pub mod syslog_udp;
 pub mod syslog_unix;
@@ -27,6 +28,7 @@ pub const SPECS: &[&SourceSpec] = &[
     #[cfg(feature = "kafka")]
     &kafka::SPEC,
     &sluice::SPEC,
+    &splunk_hec::SPEC,
     &syslog_tcp::SPEC,
     &syslog_udp::SPEC,
     &syslog_unix::SPEC,

@@ -8,4 +8,5 @@ pub mod gelf;
 pub mod grok;
 pub mod http_auth;
 pub mod kv;
+pub mod splunk_hec;
 pub mod syslog;

@@ -12,21 +12,12 @@ use common::{free_port, skip, wait_until, Dir, Proc};
 
 const N: usize = 200;
 
-fn python() -> String {
-    let env = std::process::Command::new("bash")
-        .arg(common::repo_root().join("scripts/python-env.sh"))
-        .output()
-        .expect("run scripts/python-env.sh");
-    assert!(env.status.success(), "scripts/python-env.sh failed:\n{}", String::from_utf8_lossy(&env.stderr));
-    String::from_utf8(env.stdout).unwrap().trim().to_string()
-}
-
 #[test]
 fn issue_21_pygelf_udp_chunked_and_tcp_store_every_event_with_its_fields() {
     if std::env::var("SLUICE_SKIP_PYTHON").as_deref() == Ok("1") {
         return skip::skip("opt-out", "gelf_e2e", "SLUICE_SKIP_PYTHON=1: the real-client test did not run");
     }
-    let python = python();
+    let python = common::python();
     let dir = Dir::new("gelf");
     let (tcp, udp) = (free_port(), free_port());
     let out = dir.path("out.ndjson");

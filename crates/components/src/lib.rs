@@ -7,6 +7,7 @@
 
 pub mod dead_letter;
 pub mod filters;
+pub mod http_body;
 pub mod http_client;
 pub mod ingest_auth;
 #[cfg(feature = "kafka")]

@@ -10,6 +10,7 @@ pub mod http;
 pub mod internal_metrics;
 #[cfg(feature = "kafka")]
 pub mod kafka;
+pub mod loki;
 pub mod sluice;
 pub mod splunk_hec;
 pub mod syslog_tcp;
@@ -27,6 +28,7 @@ pub const SPECS: &[&SourceSpec] = &[
     &internal_metrics::SPEC,
     #[cfg(feature = "kafka")]
     &kafka::SPEC,
+    &loki::SPEC,
     &sluice::SPEC,
     &splunk_hec::SPEC,
     &syslog_tcp::SPEC,

@@ -8,5 +8,6 @@ pub mod gelf;
 pub mod grok;
 pub mod http_auth;
 pub mod kv;
+pub mod loki;
 pub mod splunk_hec;
 pub mod syslog;

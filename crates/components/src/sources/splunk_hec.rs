@@ -45,7 +45,6 @@
 //! body and idle timeouts as the `http` source's ([`sluice_net::http`]).
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::io::Read;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -67,6 +66,7 @@ use sluice_net::{HttpTimeouts, Listener, ListenerCounters};
 use sluice_parsers::splunk_hec::{self, HecError, Limits};
 use tokio::net::TcpListener;
 
+use crate::http_body::{self, BodyError};
 use crate::ingest_auth::{self, AuthMode, IngestToken, TokenConfig};
 
 /// Registry entry.
@@ -419,49 +419,25 @@ fn is_guid(s: &str) -> bool {
 
 /// Reads the body, at most `max_body` bytes (after gzip decoding).
 async fn read_body(s: &Shared, req: Request) -> Result<Vec<u8>, Response> {
-    let gzip = match req.headers().get(header::CONTENT_ENCODING).map(|v| v.to_str().unwrap_or("?").trim()) {
-        None | Some("") | Some("identity") => false,
-        Some(e) if e.eq_ignore_ascii_case("gzip") => true,
-        Some(e) => {
-            s.counters.bad_requests.inc();
-            return Err(error(StatusCode::BAD_REQUEST, 6, "Invalid data format", &format!("Content-Encoding {e:?}")));
+    match http_body::read(req, s.max_body).await {
+        Ok((body, wire)) => {
+            s.cx.metrics.bytes_in.add(wire as u64);
+            Ok(body)
         }
-    };
-    let too_large = || {
-        s.counters.body_too_large.inc();
-        error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            6,
-            "Invalid data format",
-            &format!("request body is larger than max_body_bytes ({} bytes)", s.max_body),
-        )
-    };
-    let raw = match axum::body::to_bytes(req.into_body(), s.max_body).await {
-        Ok(b) => b,
+        Err(BodyError::TooLarge) => {
+            s.counters.body_too_large.inc();
+            Err(error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                6,
+                "Invalid data format",
+                &format!("request body is larger than max_body_bytes ({} bytes)", s.max_body),
+            ))
+        }
         Err(e) => {
-            let too_big = std::error::Error::source(&e)
-                .is_some_and(|src| src.to_string().to_ascii_lowercase().contains("length limit"));
-            if too_big || e.to_string().to_ascii_lowercase().contains("length limit") {
-                return Err(too_large());
-            }
-            s.cx.metrics.errors.inc();
-            return Err(error(StatusCode::BAD_REQUEST, 6, "Invalid data format", &format!("reading the body: {e}")));
+            s.counters.bad_requests.inc();
+            Err(error(StatusCode::BAD_REQUEST, 6, "Invalid data format", &e.to_string()))
         }
-    };
-    s.cx.metrics.bytes_in.add(raw.len() as u64);
-    if !gzip {
-        return Ok(raw.to_vec());
     }
-    let mut out = Vec::new();
-    let limit = u64::try_from(s.max_body).unwrap_or(u64::MAX).saturating_add(1);
-    if let Err(e) = flate2::read::MultiGzDecoder::new(&raw[..]).take(limit).read_to_end(&mut out) {
-        s.counters.bad_requests.inc();
-        return Err(error(StatusCode::BAD_REQUEST, 6, "Invalid data format", &format!("invalid gzip body: {e}")));
-    }
-    if out.len() > s.max_body {
-        return Err(too_large());
-    }
-    Ok(out)
 }
 
 fn refuse(s: &Shared, e: &HecError) -> Response {

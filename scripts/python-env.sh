@@ -26,4 +26,14 @@ if ! "$py" -c 'import pygelf' 2>/dev/null; then
   echo "python-env: installing pygelf==0.4.3 into $venv" >&2
   "$py" -m pip install --quiet --disable-pip-version-check 'pygelf==0.4.3' >&2
 fi
+# splunk-handler (crates/sluice/tests/splunk_hec_e2e.rs) and
+# python-logging-loki (crates/sluice/tests/loki_e2e.rs), issue #21.
+if ! "$py" -c 'import splunk_handler' 2>/dev/null; then
+  echo "python-env: installing splunk-handler==3.0.0 into $venv" >&2
+  "$py" -m pip install --quiet --disable-pip-version-check 'splunk-handler==3.0.0' >&2
+fi
+if ! "$py" -c 'import logging_loki' 2>/dev/null; then
+  echo "python-env: installing python-logging-loki==0.3.1 into $venv" >&2
+  "$py" -m pip install --quiet --disable-pip-version-check 'python-logging-loki==0.3.1' >&2
+fi
 echo "$py"

@@ -19,7 +19,7 @@ import zlib
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 SEEDS = os.path.join(ROOT, "fuzz", "seeds")
 TD = os.path.join(ROOT, "testdata")
-TEXT_TARGETS = ["syslog_5424", "syslog_3164", "kv", "date", "octet_framing", "json_event", "condition", "grok", "query_parse", "es_bulk", "http_auth", "gelf", "lumberjack", "fluent_forward"]
+TEXT_TARGETS = ["syslog_5424", "syslog_3164", "kv", "date", "octet_framing", "json_event", "condition", "grok", "query_parse", "es_bulk", "http_auth", "gelf", "lumberjack", "fluent_forward", "splunk_hec", "loki"]
 
 
 def lines(path, n=None):
@@ -216,6 +216,37 @@ def main():
     }
     for name, v in auths.items():
         write("http_auth", name, v)
+
+    # splunk_hec: first byte even → an /event body, odd → a /raw body.
+    hec = [{"event": l, "time": 1463561074.737, "host": "web-1", "sourcetype": "linux"} for l in linux[:3]]
+    write("splunk_hec", "events.bin", b"\x00" + "".join(json.dumps(e) for e in hec).encode())
+    write("splunk_hec", "event-object.bin", b"\x00" + json.dumps({"event": json.loads(thesis), "fields": {"env": "prod"}}).encode())
+    write("splunk_hec", "truncated.bin", b"\x00" + json.dumps(hec[0]).encode()[:-3])
+    write("splunk_hec", "deep.bin", b"\x00" + b'{"event":' + b"[" * 40 + b"1" + b"]" * 40 + b"}")
+    # loki: first byte 0 → JSON push, 1 → snappy protobuf, 2 → a label set.
+    def pbf(field, b):
+        n, out = len(b), bytes([(field << 3) | 2])
+        while n >= 0x80:
+            out += bytes([(n & 0x7f) | 0x80]); n >>= 7
+        return out + bytes([n]) + b
+
+    def snappy_literal(b):
+        n, out = len(b), b""
+        while n >= 0x80:
+            out += bytes([(n & 0x7f) | 0x80]); n >>= 7
+        out += bytes([n])
+        for i in range(0, len(b), 256):
+            c = b[i:i + 256]
+            out += bytes([60 << 2, len(c) - 1]) + c
+        return out
+
+    push = {"streams": [{"stream": {"job": "linux", "host": "web-1"}, "values": [[str(1463561074737000000 + i), l] for i, l in enumerate(linux[:3])] + [["1463561075000000000", json.loads(thesis).get("message", "x"), {"trace_id": "abc"}]]}]}
+    write("loki", "v1.bin", b"\x00" + json.dumps(push).encode())
+    write("loki", "legacy.bin", b"\x00" + json.dumps({"streams": [{"labels": '{job="old"}', "entries": [{"ts": "2016-05-18T08:44:34.737Z", "line": linux[0]}]}]}).encode())
+    entry = pbf(1, b"\x08\xf2\xa6\xf3\xb8\x05\x10\x05") + pbf(2, linux[1].encode()) + pbf(3, pbf(1, b"user") + pbf(2, b"ann"))
+    write("loki", "proto.bin", b"\x01" + snappy_literal(pbf(1, pbf(1, b'{job="promtail", level="info"}') + pbf(2, entry))))
+    write("loki", "labels.bin", b"\x02" + b'{job="api", msg="a \\"q\\" b", _x="1"}')
+    write("splunk_hec", "raw.bin", b"\x01" + "\r\n".join(linux[:4]).encode())
 
 
 if __name__ == "__main__":

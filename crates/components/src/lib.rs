@@ -8,7 +8,9 @@
 pub mod acked_stream;
 pub mod dead_letter;
 pub mod filters;
+pub mod http_body;
 pub mod http_client;
+pub mod ingest_auth;
 #[cfg(feature = "kafka")]
 pub mod kafka;
 pub mod lines;

@@ -12,7 +12,9 @@ pub mod http;
 pub mod internal_metrics;
 #[cfg(feature = "kafka")]
 pub mod kafka;
+pub mod loki;
 pub mod sluice;
+pub mod splunk_hec;
 pub mod syslog_tcp;
 pub mod syslog_udp;
 pub mod syslog_unix;
@@ -30,7 +32,9 @@ pub const SPECS: &[&SourceSpec] = &[
     &internal_metrics::SPEC,
     #[cfg(feature = "kafka")]
     &kafka::SPEC,
+    &loki::SPEC,
     &sluice::SPEC,
+    &splunk_hec::SPEC,
     &syslog_tcp::SPEC,
     &syslog_udp::SPEC,
     &syslog_unix::SPEC,

@@ -165,8 +165,12 @@ async fn connection(
             Ok::<_, Infallible>(resp.map(|b| Body::new(GuardedBody { inner: b, _guard: guard })))
         }
     });
+    // half_close: a sender that shuts its write side (or closes) right after
+    // its request — pygelf's GelfHttpHandler never reads the answer — still
+    // has the request served; otherwise hyper drops it at the EOF and the
+    // event is lost. The header/body/idle timeouts still bound the connection.
     let mut builder = hyper::server::conn::http1::Builder::new();
-    builder.timer(TokioTimer::new()).header_read_timeout(None).keep_alive(true);
+    builder.timer(TokioTimer::new()).header_read_timeout(None).keep_alive(true).half_close(true);
     let conn = builder.serve_connection(io, svc);
     tokio::pin!(conn);
     let mut draining = false;

@@ -10,4 +10,6 @@ pub mod grok;
 pub mod http_auth;
 pub mod kv;
 pub mod lumberjack;
+pub mod loki;
+pub mod splunk_hec;
 pub mod syslog;

@@ -12,21 +12,12 @@ use common::{free_port, skip, wait_until, Dir, Proc};
 
 const N: usize = 200;
 
-fn python() -> String {
-    let env = std::process::Command::new("bash")
-        .arg(common::repo_root().join("scripts/python-env.sh"))
-        .output()
-        .expect("run scripts/python-env.sh");
-    assert!(env.status.success(), "scripts/python-env.sh failed:\n{}", String::from_utf8_lossy(&env.stderr));
-    String::from_utf8(env.stdout).unwrap().trim().to_string()
-}
-
 #[test]
 fn issue_21_pygelf_udp_chunked_and_tcp_store_every_event_with_its_fields() {
     if std::env::var("SLUICE_SKIP_PYTHON").as_deref() == Ok("1") {
         return skip::skip("opt-out", "gelf_e2e", "SLUICE_SKIP_PYTHON=1: the real-client test did not run");
     }
-    let python = python();
+    let python = common::python();
     let dir = Dir::new("gelf");
     let (tcp, udp) = (free_port(), free_port());
     let out = dir.path("out.ndjson");
@@ -123,5 +114,99 @@ for name, h in (("udp", GelfUdpHandler(host="127.0.0.1", port={udp}, chunk_size=
     }
     assert!(e["line"].as_i64().is_some() && e["logger_name"].as_str().is_some(), "{e}");
     assert!(events.iter().all(|e| e.get("tags").is_none()), "a tagged event");
+    p.term();
+}
+
+/// `mode = "http"`: pygelf's `GelfHttpHandler` (zlib-compressed, labelled
+/// `Content-Encoding: gzip,deflate`, and plain) with the ingest token in its
+/// `headers`; a payload without `short_message` gets `400` and is not
+/// stored; a wrong token `401`. Exact counts, the token's identity.
+#[test]
+fn issue_21_pygelf_http_stores_every_event_with_the_tokens_identity() {
+    if std::env::var("SLUICE_SKIP_PYTHON").as_deref() == Ok("1") {
+        return skip::skip("opt-out", "gelf_e2e", "SLUICE_SKIP_PYTHON=1: the real-client test did not run");
+    }
+    let python = common::python();
+    let dir = Dir::new("gelf-http");
+    let port = free_port();
+    let out = dir.path("out.ndjson");
+    let cfg = dir.path("c.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            r#"
+[node]
+data_dir = "{d}"
+[api]
+address = ""
+[pipelines.main]
+batch_delay = "10ms"
+[pipelines.main.sources.ghttp]
+type = "gelf"
+mode = "http"
+address = "127.0.0.1:{port}"
+[pipelines.main.sources.ghttp.tokens.app]
+token = "gelf-token-0123456789abcdef"
+group = "acme"
+host = "pinned"
+[pipelines.main.sinks.out]
+type = "file"
+path = "{o}"
+"#,
+            d = dir.root().display(),
+            o = out.display()
+        ),
+    )
+    .unwrap();
+    let mut p = Proc::start(&["run", cfg.to_str().unwrap()], &dir.path("log"), "sluice");
+    common::wait_port(port, &mut p);
+    let script = format!(
+        r#"
+import logging
+from pygelf import GelfHttpHandler
+for name, compress in (("zlib", True), ("plain", False)):
+    h = GelfHttpHandler(host="127.0.0.1", port={port}, compress=compress, _app="pytest")
+    h.headers["Authorization"] = "Bearer gelf-token-0123456789abcdef"
+    h.headers["Content-Type"] = "application/json"
+    h.domain = "sender-host"
+    log = logging.getLogger(name)
+    log.propagate = False
+    log.addHandler(h)
+    for i in range({N}):
+        log.warning("%s message %d", name, i)
+"#
+    );
+    let st = std::process::Command::new(&python).arg("-c").arg(&script).output().expect("python");
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    let json = ("Content-Type", "application/json");
+    let auth = ("Authorization", "Bearer gelf-token-0123456789abcdef");
+    let (s, b) = common::http(port, "POST", "/gelf", &[json, auth], br#"{"version":"1.1","host":"h"}"#);
+    assert_eq!((s, b.trim()), (400, "gelf: short_message is missing or not a non-empty string"));
+    let (s, _) =
+        common::http(port, "POST", "/gelf", &[json, ("Authorization", "Bearer nope")], br#"{"short_message":"x"}"#);
+    assert_eq!(s, 401);
+    let read = || -> Vec<serde_json::Value> {
+        std::fs::read_to_string(&out).unwrap_or_default().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    };
+    wait_until("every event", &mut p, || read().len() >= 2 * N);
+    std::thread::sleep(Duration::from_millis(500));
+    let events = read();
+    assert_eq!(events.len(), 2 * N, "stray events");
+    for name in ["zlib", "plain"] {
+        let mut seen: Vec<usize> = events
+            .iter()
+            .filter_map(|e| e["message"].as_str()?.strip_prefix(&format!("{name} message "))?.parse().ok())
+            .collect();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..N).collect::<Vec<_>>(), "{name}");
+    }
+    for e in &events {
+        assert_eq!(
+            (&e["@group"], &e["@host"], &e["host"], &e["app"]),
+            (&"acme".into(), &"pinned".into(), &"sender-host".into(), &"pytest".into()),
+            "{e}"
+        );
+        assert!(e.get("tags").is_none(), "{e}");
+    }
     p.term();
 }

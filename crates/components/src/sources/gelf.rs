@@ -14,6 +14,14 @@
 //!   frame longer than `max_message_bytes` is cut there and counted
 //!   (`oversized_frames`) and the rest of it skipped.
 //!
+//! - `mode = "http"` (`gelf/http.rs`): `POST /gelf`, one payload per
+//!   request (plain, gzip or zlib, or `Content-Encoding: gzip`), at most
+//!   `max_message_bytes`; `202` once the queue took the event, `400` with the
+//!   reason for a payload that does not decode (counted in `events_failed`
+//!   and `bad_requests`, not stored: HTTP has an error answer). Every request
+//!   needs one of the source's ingest `tokens` ([`crate::ingest_auth`]);
+//!   the events get the token's identity. `auth = "none"` drops the check.
+//!
 //! Mapping (see [`sluice_parsers::gelf`] and `docs/specs/gelf.md`):
 //! `short_message` → `message`, `timestamp` → the event time, `host` and
 //! `full_message` kept, `level` → `level` (name) + `level_number`, `_x` →
@@ -42,10 +50,14 @@ use sluice_parsers::framing;
 use sluice_parsers::gelf::{self, Chunk, ChunkLimits, Reassembler, CHUNK_MAGIC};
 use tokio::net::{TcpListener, TcpStream, UdpSocket};
 
+use crate::ingest_auth::{self, AuthMode, IngestToken, TokenConfig};
+
+mod http;
+
 /// Registry entry.
 pub const SPEC: SourceSpec = SourceSpec {
     name: "gelf",
-    summary: "GELF 1.1 over UDP (chunked, zlib/gzip) or TCP (NUL-delimited)",
+    summary: "GELF 1.1 over UDP (chunked, zlib/gzip), TCP (NUL-delimited) or HTTP (POST /gelf)",
     example: "mode = \"udp\"\naddress = \"127.0.0.1:0\"\ngroup = \"acme\"\n",
     build,
 };
@@ -56,6 +68,7 @@ pub const SPEC: SourceSpec = SourceSpec {
 enum Mode {
     Udp,
     Tcp,
+    Http,
 }
 
 #[derive(Debug, Deserialize)]
@@ -98,6 +111,12 @@ struct Config {
     /// Identity of every event (GELF's `host` stays a field).
     #[serde(default)]
     host: String,
+    /// `mode = "http"`: `token` (default) or `none`.
+    #[serde(default)]
+    auth: AuthMode,
+    /// `mode = "http"`: ingest tokens by name (their identity replaces the above).
+    #[serde(default)]
+    tokens: std::collections::BTreeMap<String, TokenConfig>,
 }
 
 fn default_max_message() -> ByteSize {
@@ -144,7 +163,16 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
     if c.chunk_timeout.0.is_zero() || c.idle_timeout.0.is_zero() {
         return Err(cx.error("chunk_timeout", "chunk_timeout and idle_timeout must be greater than 0"));
     }
+    let tokens = if c.mode == Mode::Http {
+        ingest_auth::resolve(c.auth, &c.tokens, cx)?
+    } else if !c.tokens.is_empty() || c.auth != AuthMode::Token {
+        return Err(cx.error("tokens", "tokens and auth apply to mode = \"http\" only"));
+    } else {
+        Vec::new()
+    };
     Ok(Box::new(Gelf {
+        auth: c.auth,
+        tokens,
         mode: c.mode,
         address,
         max_message: c.max_message_bytes.0 as usize,
@@ -163,6 +191,8 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
 }
 
 struct Gelf {
+    auth: AuthMode,
+    tokens: Vec<IngestToken>,
     mode: Mode,
     address: SocketAddr,
     max_message: usize,
@@ -230,6 +260,7 @@ impl Source for Gelf {
         match self.mode {
             Mode::Udp => self.run_udp(cx).await,
             Mode::Tcp => self.run_tcp(cx).await,
+            Mode::Http => self.run_http(cx).await,
         }
     }
 }

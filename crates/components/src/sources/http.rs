@@ -77,7 +77,7 @@
 //! [`sluice_net::http`]). Mounted on the API listener, `[api]`'s limits
 //! apply and these keys are refused.
 //!
-//! **Authentication** (`http/auth.rs`): every request needs one of the source's
+//! **Authentication** (`crate::ingest_auth`): every request needs one of the source's
 //! ingest `tokens` — `Authorization: Bearer <token>`, `ApiKey <token>` or
 //! `ApiKey base64(<id>:<token>)` (Filebeat's and Logstash's `api_key`), or
 //! Basic with the token as password (any user name) — else `401`
@@ -88,7 +88,6 @@
 //! behind a proxy that authenticates). Identity keys on the source's own
 //! table override every event's identity, tokens' included.
 
-mod auth;
 mod body;
 mod bulk;
 mod created_ids;
@@ -124,13 +123,13 @@ type Doc = sonic_rs::Value;
 use sluice_net::{HttpTimeouts, Listener, ListenerCounters};
 use tokio::net::TcpListener;
 
-use self::auth::{AuthMode, IngestToken};
 use self::body::read_body;
 use self::bulk::{bulk, IdGenerator};
 use self::created_ids::CreatedIds;
 use self::handshake::{health, info, license, nodes, xpack};
 use self::ndjson::ingest_lines;
 use self::respond::{acknowledged, es_error, json, not_found, queue_closed, respond};
+use crate::ingest_auth::{self as auth, AuthMode, IngestToken};
 use crate::lines::{LineDecoder, LineFormat, LineState};
 
 /// Registry entry.

@@ -272,3 +272,14 @@ pub fn wait_until(what: &str, p: &mut Proc, mut ok: impl FnMut() -> bool) {
     }
     panic!("timed out waiting for {what}; the end of the log:\n{}", log_tail(&p.log, 20));
 }
+
+/// The project venv's python (`scripts/python-env.sh` creates it and installs
+/// the real clients the tests use).
+pub fn python() -> String {
+    let env = std::process::Command::new("bash")
+        .arg(repo_root().join("scripts/python-env.sh"))
+        .output()
+        .expect("run scripts/python-env.sh");
+    assert!(env.status.success(), "scripts/python-env.sh failed:\n{}", String::from_utf8_lossy(&env.stderr));
+    String::from_utf8(env.stdout).unwrap().trim().to_string()
+}

@@ -1,4 +1,5 @@
-//! Who may write through the `http` source: ingest tokens, and the refusal
+//! Who may write through the HTTP ingest sources (`http`, `splunk_hec`):
+//! ingest tokens, and the refusal
 //! of requests a web page can make.
 //!
 //! **Tokens** (`[…sources.<id>.tokens.<name>]`, as the agent port's): one of
@@ -125,6 +126,19 @@ pub fn authenticate<'t>(headers: &HeaderMap, tokens: &'t [IngestToken]) -> Optio
             if ct_eq(s, t.secret.as_bytes()) && found.is_none() {
                 found = Some(t);
             }
+        }
+    }
+    found
+}
+
+/// The token whose secret is `secret` (compared in constant time with every
+/// token, as [`authenticate`] does) — for protocols with their own header
+/// form, such as Splunk HEC's `Authorization: Splunk <token>`.
+pub fn match_secret<'t>(secret: &[u8], tokens: &'t [IngestToken]) -> Option<&'t IngestToken> {
+    let mut found = None;
+    for t in tokens {
+        if ct_eq(secret, t.secret.as_bytes()) && found.is_none() {
+            found = Some(t);
         }
     }
     found

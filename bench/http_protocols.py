@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""Events per CPU-second of the HTTP ingest sources (`splunk_hec`, `loki`
+JSON and snappy protobuf) next to the `tcp` ndjson source, in one sluice
+process (issue #21).
+
+One pipeline per source, each source -> memory queue -> blackhole, all
+with `auth = "none"` (the token check is one constant-time compare per
+request). Each round sends N copies of the thesis event
+(testdata/thesis/event.json) to one source: for `splunk_hec` as HEC event
+objects (`event` = the thesis object without `@timestamp`, `time` in epoch
+seconds), concatenated, `--batch` per request; for `loki` as one stream
+whose labels are the event's string fields and whose values are
+[ns, message], `--batch` per request, as JSON and as a snappy protobuf
+(literal-only snappy, written here); for `tcp` as the JSON line on one
+connection. It waits until the pipeline's `sluice_pipeline_events_out_total`
+reaches the count; the sluice process's CPU (utime+stime from /proc) over
+the round divides the events. The median per source is printed.
+
+Usage: python3 bench/http_protocols.py [--bin target/debug/sluice] [--events 100000] [--batch 500] [--rounds 3]
+"""
+import argparse
+import http.client
+import json
+import os
+import socket
+import statistics
+import subprocess
+import tempfile
+import time
+import urllib.request
+
+from benchlib import cpu_seconds, free_port
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+
+
+def events_out(api, pipeline):
+    body = urllib.request.urlopen(f"http://127.0.0.1:{api}/metrics", timeout=5).read().decode()
+    key = f'sluice_pipeline_events_out_total{{pipeline="{pipeline}"}} '
+    for line in body.splitlines():
+        if line.startswith(key):
+            return int(float(line[len(key):]))
+    return 0
+
+
+def varint(n):
+    out = b""
+    while n >= 0x80:
+        out += bytes([(n & 0x7F) | 0x80])
+        n >>= 7
+    return out + bytes([n])
+
+
+def pb(field, b):
+    return bytes([(field << 3) | 2]) + varint(len(b)) + b
+
+
+def snappy_literal(b):
+    out = varint(len(b))
+    for i in range(0, len(b), 65536):
+        c = b[i:i + 65536]
+        out += bytes([62 << 2]) + (len(c) - 1).to_bytes(3, "little") + c
+    return out
+
+
+def bodies(ev, batch):
+    ts_s = 1463561074.737
+    ns = 1463561074737000000
+    hec_ev = {k: v for k, v in ev.items() if k != "@timestamp"}
+    hec = ("".join(json.dumps({"time": ts_s, "host": ev["host"], "event": hec_ev}, separators=(",", ":")) for _ in range(batch))).encode()
+    labels = {k.lstrip("@"): v for k, v in ev.items() if isinstance(v, str) and k not in ("message", "@timestamp")}
+    loki_json = json.dumps({"streams": [{"stream": labels, "values": [[str(ns), ev["message"]]] * batch}]}, separators=(",", ":")).encode()
+    label_text = "{" + ",".join(f'{k}="{v}"' for k, v in labels.items()) + "}"
+    entry = pb(1, b"\x08" + varint(ns // 10**9) + b"\x10" + varint(ns % 10**9)) + pb(2, ev["message"].encode())
+    stream = pb(1, label_text.encode()) + b"".join(pb(2, entry) for _ in range(batch))
+    loki_pb = snappy_literal(pb(1, stream))
+    return hec, loki_json, loki_pb
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", default=os.path.join(ROOT, "target", "debug", "sluice"))
+    ap.add_argument("--events", type=int, default=100_000)
+    ap.add_argument("--batch", type=int, default=500)
+    ap.add_argument("--rounds", type=int, default=3)
+    a = ap.parse_args()
+    assert a.events % a.batch == 0, "--events must be a multiple of --batch"
+    ev = json.load(open(os.path.join(ROOT, "testdata", "thesis", "event.json")))
+    line = json.dumps(ev, separators=(",", ":")).encode() + b"\n"
+    hec, loki_json, loki_pb = bodies(ev, a.batch)
+    tmp = tempfile.mkdtemp(prefix="sluice-http-bench-")
+    api, hp, lp, np_ = free_port(), free_port(), free_port(), free_port()
+    cfg = os.path.join(tmp, "c.toml")
+    with open(cfg, "w") as f:
+        f.write(f"""
+[node]
+data_dir = "{tmp}"
+[api]
+address = "127.0.0.1:{api}"
+[pipelines.h.sources.in]
+type = "splunk_hec"
+address = "127.0.0.1:{hp}"
+auth = "none"
+[pipelines.h.sinks.out]
+type = "blackhole"
+[pipelines.l.sources.in]
+type = "loki"
+address = "127.0.0.1:{lp}"
+auth = "none"
+[pipelines.l.sinks.out]
+type = "blackhole"
+[pipelines.n.sources.in]
+type = "tcp"
+address = "127.0.0.1:{np_}"
+[pipelines.n.sinks.out]
+type = "blackhole"
+""")
+    p = subprocess.Popen([a.bin, "run", cfg], stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "log"), "w"))
+    cases = [
+        ("splunk_hec", "h", hp, "/services/collector/event", {"Content-Type": "application/json"}, hec),
+        ("loki_json", "l", lp, "/loki/api/v1/push", {"Content-Type": "application/json"}, loki_json),
+        ("loki_protobuf", "l", lp, "/loki/api/v1/push", {"Content-Type": "application/x-protobuf"}, loki_pb),
+        ("tcp", "n", np_, None, None, line),
+    ]
+    try:
+        deadline = time.time() + 30
+        while True:
+            try:
+                events_out(api, "h")
+                break
+            except OSError:
+                if time.time() > deadline:
+                    raise
+                time.sleep(0.1)
+        results = {c[0]: [] for c in cases}
+        sent = {"h": 0, "l": 0, "n": 0}
+        for r in range(a.rounds):
+            for name, pipe, port, path, headers, payload in cases:
+                c0, t0 = cpu_seconds(p.pid), time.time()
+                if path is None:
+                    with socket.create_connection(("127.0.0.1", port)) as s:
+                        s.sendall(payload * a.events)
+                else:
+                    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+                    for _ in range(a.events // a.batch):
+                        conn.request("POST", path, body=payload, headers=headers)
+                        resp = conn.getresponse()
+                        body = resp.read()
+                        if resp.status not in (200, 204):
+                            raise SystemExit(f"{name}: {resp.status} {body[:200]!r}")
+                    conn.close()
+                sent[pipe] += a.events
+                while events_out(api, pipe) < sent[pipe]:
+                    if time.time() - t0 > 300:
+                        raise SystemExit(f"{name}: timed out")
+                    time.sleep(0.01)
+                cpu, wall = cpu_seconds(p.pid) - c0, time.time() - t0
+                results[name].append(a.events / cpu)
+                print(f"round {r} {name}: {a.events} events, {cpu:.2f} CPU-s, {wall:.2f} s wall, {a.events / cpu:,.0f} events/CPU-s", flush=True)
+        for pipe, want in sent.items():
+            got = events_out(api, pipe)
+            assert got == want, f"{pipe}: {got} events out of {want}"
+        tm = statistics.median(results["tcp"])
+        for name, _, _, _, _, payload in cases:
+            m = statistics.median(results[name])
+            size = len(payload) / (1 if name == "tcp" else a.batch)
+            print(f"median {name}: {m:,.0f} events/CPU-s, ratio to tcp ndjson {m / tm:.2f}, {size:.0f} bytes/event on the wire")
+    finally:
+        p.terminate()
+        p.wait()
+
+
+if __name__ == "__main__":
+    main()

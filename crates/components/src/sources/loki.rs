@@ -1,0 +1,295 @@
+//! `loki`: the Grafana Loki push API, so Promtail, Grafana Alloy, Fluent
+//! Bit's and Vector's `loki` outputs, the Docker Loki driver and
+//! `python-logging-loki` ship to sluice unchanged. Format and mapping:
+//! `docs/specs/loki.md`.
+//!
+//! `POST /loki/api/v1/push` (also `/api/prom/push`): JSON
+//! (`Content-Type: application/json`, optionally gzip) or
+//! snappy-compressed protobuf (`application/x-protobuf`, Loki's default),
+//! decoded by [`sluice_parsers::loki`]: each entry an event, its line
+//! `message`, its stream's labels and structured metadata fields, its
+//! nanosecond timestamp the event time. `GET /ready` answers `ready`.
+//!
+//! **Answers** are Loki's: `204` once the pipeline's queue took every
+//! entry; `400` with the reason as text for a body that does not decode
+//! (none of it is queued; `bad_requests`), `413` past `max_body_bytes`,
+//! `503` when the queue is closed.
+//!
+//! **Authentication** ([`crate::ingest_auth`], as the `http` source's):
+//! every push needs one of the source's ingest `tokens` — Basic with the
+//! token as password (what Loki clients' `basic_auth` sends; any user
+//! name), Bearer or ApiKey; the events get the token's `group` /
+//! `subgroup` / `host`, which no label can change. Requests a web page
+//! could make (form or `text/plain` bodies, a foreign `Origin`) are refused
+//! (`browser_requests_refused`). `auth = "none"` drops the token check.
+//!
+//! **Limits.** `max_body_bytes` (on the wire and after gzip),
+//! `max_decompressed_bytes` (snappy), `max_entries` per request,
+//! `max_labels` per stream, `max_depth` of JSON; connections, header,
+//! body and idle timeouts as the `http` source's.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::response::Response;
+use axum::Router;
+use serde::Deserialize;
+use sluice_core::component::{BoxError, BuildContext, Source, SourceContext, SourceSpec};
+use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration};
+use sluice_core::metrics::Counter;
+use sluice_core::Event;
+use sluice_net::{HttpTimeouts, Listener, ListenerCounters};
+use sluice_parsers::loki::{self, Limits};
+use tokio::net::TcpListener;
+
+use crate::http_body::{self, BodyError};
+use crate::ingest_auth::{self, AuthMode, IngestToken, TokenConfig};
+
+/// Registry entry.
+pub const SPEC: SourceSpec = SourceSpec {
+    name: "loki",
+    summary: "Grafana Loki push API: /loki/api/v1/push, JSON and snappy protobuf, labels to fields",
+    example: "address = \"127.0.0.1:0\"\n[tokens.default]\ntoken = \"0123456789abcdef0123\"\ngroup = \"default\"\n",
+    build,
+};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Config {
+    /// Listen address, e.g. `0.0.0.0:3100`.
+    address: String,
+    /// Largest request body (on the wire, and after gzip decoding).
+    #[serde(default = "default_max_body")]
+    max_body_bytes: ByteSize,
+    /// Largest snappy-decompressed protobuf.
+    #[serde(default = "default_max_decompressed")]
+    max_decompressed_bytes: ByteSize,
+    /// Most entries in one request.
+    #[serde(default = "default_max_entries")]
+    max_entries: usize,
+    /// Most labels per stream (and structured-metadata pairs per entry).
+    #[serde(default = "default_max_labels")]
+    max_labels: usize,
+    /// Deepest JSON nesting.
+    #[serde(default = "default_max_depth")]
+    max_depth: usize,
+    /// `token` (default) or `none`.
+    #[serde(default)]
+    auth: AuthMode,
+    /// Ingest tokens by name.
+    #[serde(default)]
+    tokens: BTreeMap<String, TokenConfig>,
+    /// Connections served at once; one more gets `503`.
+    #[serde(default = "default_max_connections")]
+    max_connections: usize,
+    /// Longest time from a request's first byte to the end of its header.
+    #[serde(default)]
+    header_timeout: Option<HumanDuration>,
+    /// Longest time to receive a request's whole body.
+    #[serde(default)]
+    body_timeout: Option<HumanDuration>,
+    /// A connection with no request in progress is closed after this long.
+    #[serde(default)]
+    idle_timeout: Option<HumanDuration>,
+}
+
+fn default_max_body() -> ByteSize {
+    ByteSize(10 << 20)
+}
+fn default_max_decompressed() -> ByteSize {
+    ByteSize(64 << 20)
+}
+fn default_max_entries() -> usize {
+    100_000
+}
+fn default_max_labels() -> usize {
+    64
+}
+fn default_max_depth() -> usize {
+    32
+}
+fn default_max_connections() -> usize {
+    4096
+}
+
+fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, ConfigError> {
+    let c: Config = parse_table(value, &cx.path)?;
+    let address: SocketAddr =
+        c.address.parse().map_err(|e| cx.error("address", format!("invalid socket address {:?}: {e}", c.address)))?;
+    let d = HttpTimeouts::default();
+    let timeouts = HttpTimeouts {
+        header: c.header_timeout.map_or(d.header, |t| t.0),
+        body: c.body_timeout.map_or(d.body, |t| t.0),
+        idle: c.idle_timeout.map_or(d.idle, |t| t.0),
+    };
+    for (key, zero) in [
+        ("header_timeout", timeouts.header.is_zero()),
+        ("body_timeout", timeouts.body.is_zero()),
+        ("idle_timeout", timeouts.idle.is_zero()),
+        ("max_body_bytes", c.max_body_bytes.0 == 0),
+        ("max_decompressed_bytes", c.max_decompressed_bytes.0 == 0),
+        ("max_entries", c.max_entries == 0),
+        ("max_labels", c.max_labels == 0),
+        ("max_depth", c.max_depth == 0),
+        ("max_connections", c.max_connections == 0),
+    ] {
+        if zero {
+            return Err(cx.error(key, "must be greater than 0"));
+        }
+    }
+    let tokens = ingest_auth::resolve(c.auth, &c.tokens, cx)?;
+    Ok(Box::new(Loki {
+        address,
+        timeouts,
+        max_connections: c.max_connections,
+        max_body: usize::try_from(c.max_body_bytes.0).unwrap_or(usize::MAX),
+        limits: Limits {
+            max_entries: c.max_entries,
+            max_labels: c.max_labels,
+            max_depth: c.max_depth,
+            max_decompressed: usize::try_from(c.max_decompressed_bytes.0).unwrap_or(usize::MAX),
+        },
+        auth: c.auth,
+        tokens,
+    }))
+}
+
+struct Loki {
+    address: SocketAddr,
+    timeouts: HttpTimeouts,
+    max_connections: usize,
+    max_body: usize,
+    limits: Limits,
+    auth: AuthMode,
+    tokens: Vec<IngestToken>,
+}
+
+struct Shared {
+    cx: SourceContext,
+    source: Arc<str>,
+    max_body: usize,
+    limits: Limits,
+    auth: AuthMode,
+    tokens: Vec<IngestToken>,
+    auth_failures: Arc<Counter>,
+    browser_refused: Arc<Counter>,
+    bad_requests: Arc<Counter>,
+    body_too_large: Arc<Counter>,
+}
+
+#[async_trait]
+impl Source for Loki {
+    async fn run(self: Box<Self>, cx: SourceContext) -> Result<(), BoxError> {
+        let listener = TcpListener::bind(self.address).await.map_err(|e| format!("bind {}: {e}", self.address))?;
+        let local = listener.local_addr()?;
+        tracing::info!(source = %cx.id, address = %local, "loki source listening");
+        let listener = Listener::new(listener, &cx.id, self.max_connections, ListenerCounters::of(&cx.metrics));
+        let m = &cx.metrics;
+        let shared = Arc::new(Shared {
+            source: Arc::from(format!("loki:{local}")),
+            max_body: self.max_body,
+            limits: self.limits,
+            auth: self.auth,
+            tokens: self.tokens,
+            auth_failures: m.counter("auth_failures"),
+            browser_refused: m.counter("browser_requests_refused"),
+            bad_requests: m.counter("bad_requests"),
+            body_too_large: m.counter("body_too_large"),
+            cx: cx.clone(),
+        });
+        let app = Router::new().fallback(handle).with_state(shared);
+        let server = sluice_net::http::serve(listener, app, self.timeouts, m.counter("timeouts"), cx.shutdown.clone());
+        tokio::pin!(server);
+        tokio::select! {
+            () = &mut server => {}
+            _ = async { cx.shutdown.cancelled().await; tokio::time::sleep(Duration::from_secs(5)).await } => {
+                tracing::warn!(source = %cx.id, "loki source: requests still in flight after 5s, stopping");
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A plain-text answer, as Loki gives.
+fn text(status: StatusCode, body: String) -> Response {
+    let mut r = Response::new(Body::from(body));
+    *r.status_mut() = status;
+    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    r
+}
+
+async fn handle(State(s): State<Arc<Shared>>, req: Request) -> Response {
+    let path = req.uri().path().trim_end_matches('/');
+    match path {
+        "/ready" if *req.method() == Method::GET => return text(StatusCode::OK, "ready\n".into()),
+        "/loki/api/v1/push" | "/api/prom/push" if *req.method() == Method::POST => {}
+        _ => return text(StatusCode::NOT_FOUND, "404 page not found\n".into()),
+    }
+    if let Some((status, reason)) = ingest_auth::browser_refusal(req.headers()) {
+        s.browser_refused.inc();
+        return text(status, reason);
+    }
+    let identity = match s.auth {
+        AuthMode::None => sluice_core::event::no_identity(),
+        AuthMode::Token => match ingest_auth::authenticate(req.headers(), &s.tokens) {
+            Some(t) => Arc::clone(&t.identity),
+            None => {
+                s.auth_failures.inc();
+                let mut r = text(StatusCode::UNAUTHORIZED, "no valid ingest token\n".into());
+                r.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Basic realm=\"loki\""));
+                return r;
+            }
+        },
+    };
+    let json = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| ct.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case("application/json"));
+    let body = match http_body::read(req, s.max_body).await {
+        Ok((body, wire)) => {
+            s.cx.metrics.bytes_in.add(wire as u64);
+            body
+        }
+        Err(BodyError::TooLarge) => {
+            s.body_too_large.inc();
+            return text(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("request body is larger than max_body_bytes ({} bytes)\n", s.max_body),
+            );
+        }
+        Err(e) => {
+            s.bad_requests.inc();
+            return text(StatusCode::BAD_REQUEST, format!("{e}\n"));
+        }
+    };
+    let decoded = if json { loki::decode_json(&body, s.limits) } else { loki::decode_protobuf(&body, s.limits) };
+    let entries = match decoded {
+        Ok(e) => e,
+        Err(e) => {
+            s.bad_requests.inc();
+            s.cx.metrics.events_failed.inc();
+            return text(StatusCode::BAD_REQUEST, format!("{e}\n"));
+        }
+    };
+    if entries.is_empty() {
+        return Response::builder().status(StatusCode::NO_CONTENT).body(Body::empty()).unwrap_or_default();
+    }
+    let events: Vec<Event> = entries
+        .into_iter()
+        .map(|e| Event::new(e.timestamp, e.fields, Arc::clone(&identity), Arc::clone(&s.source)))
+        .collect();
+    let n = events.len() as u64;
+    s.cx.metrics.events_in.add(n);
+    if s.cx.out.send(events).await.is_err() {
+        return text(StatusCode::SERVICE_UNAVAILABLE, "the pipeline's queue is closed\n".into());
+    }
+    s.cx.metrics.events_out.add(n);
+    Response::builder().status(StatusCode::NO_CONTENT).body(Body::empty()).unwrap_or_default()
+}

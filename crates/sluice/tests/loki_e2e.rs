@@ -1,0 +1,172 @@
+//! Issue #21, the `loki` source through the real binary: the unmodified
+//! `python-logging-loki` client (installed into `.cache/venv` by
+//! `scripts/python-env.sh`) pushes with its v1 emitter (JSON `values` to
+//! `/loki/api/v1/push`) and its legacy v0 emitter (`labels`/`entries` to
+//! `/api/prom/push`), authenticated with Basic (the token as password);
+//! then a snappy-compressed protobuf push (encoded here byte by byte, as
+//! Promtail sends it), a malformed body (400, nothing stored) and a wrong
+//! token (401). Exact counts and fields in a file sink.
+
+use std::time::Duration;
+
+mod common;
+use common::{free_port, http, skip, wait_until, Dir, Proc};
+
+const N: usize = 150;
+const TOKEN: &str = "loki-token-0123456789abcdef";
+
+/// A protobuf length-delimited field.
+fn pb(field: u8, bytes: &[u8]) -> Vec<u8> {
+    let mut out = vec![(field << 3) | 2];
+    let mut n = bytes.len();
+    while n >= 0x80 {
+        out.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+    out.extend_from_slice(bytes);
+    out
+}
+
+/// A protobuf varint field.
+fn pb_varint(field: u8, mut n: u64) -> Vec<u8> {
+    let mut out = vec![field << 3];
+    while n >= 0x80 {
+        out.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+    out
+}
+
+/// Snappy raw format with literals only (what a compressor may emit).
+fn snappy_literal(data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut n = data.len();
+    while n >= 0x80 {
+        out.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+    for chunk in data.chunks(256) {
+        out.push(60 << 2);
+        out.push((chunk.len() - 1) as u8);
+        out.extend_from_slice(chunk);
+    }
+    out
+}
+
+#[test]
+fn issue_21_python_logging_loki_and_snappy_protobuf_store_every_entry_with_labels() {
+    if std::env::var("SLUICE_SKIP_PYTHON").as_deref() == Ok("1") {
+        return skip::skip("opt-out", "loki_e2e", "SLUICE_SKIP_PYTHON=1: the real-client test did not run");
+    }
+    let python = common::python();
+    let dir = Dir::new("loki");
+    let port = free_port();
+    let out = dir.path("out.ndjson");
+    let cfg = dir.path("c.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            r#"
+[node]
+data_dir = "{d}"
+[api]
+address = ""
+[pipelines.main]
+batch_delay = "10ms"
+[pipelines.main.sources.loki]
+type = "loki"
+address = "127.0.0.1:{port}"
+[pipelines.main.sources.loki.tokens.app]
+token = "{TOKEN}"
+group = "acme"
+host = "pinned"
+[pipelines.main.sinks.out]
+type = "file"
+path = "{o}"
+"#,
+            d = dir.root().display(),
+            o = out.display()
+        ),
+    )
+    .unwrap();
+    let mut p = Proc::start(&["run", cfg.to_str().unwrap()], &dir.path("log"), "sluice");
+    common::wait_port(port, &mut p);
+
+    let script = format!(
+        r#"
+import logging, logging_loki
+for version, path in (("1", "/loki/api/v1/push"), ("0", "/api/prom/push")):
+    h = logging_loki.LokiHandler(url="http://127.0.0.1:{port}" + path, tags={{"app": "pytest", "host": "sender"}},
+                                 auth=("anyone", "{TOKEN}"), version=version)
+    log = logging.getLogger("loki" + version)
+    log.propagate = False
+    log.setLevel(logging.INFO)
+    log.addHandler(h)
+    for i in range({N}):
+        log.warning("v%s message %d", version, i)
+"#
+    );
+    let st = std::process::Command::new(&python).arg("-c").arg(&script).output().expect("python");
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    assert!(
+        !String::from_utf8_lossy(&st.stderr).contains("Traceback"),
+        "the client saw an error:\n{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+
+    // Snappy protobuf: one stream, two entries, one with structured metadata.
+    let ts = |s: u64, n: u64| [pb_varint(1, s), pb_varint(2, n)].concat();
+    let e1 =
+        [pb(1, &ts(1_700_000_000, 5)), pb(2, b"proto one"), pb(3, &[pb(1, b"user"), pb(2, b"ann")].concat())].concat();
+    let e2 = [pb(1, &ts(1_700_000_001, 0)), pb(2, b"proto two")].concat();
+    let stream = [pb(1, br#"{job="promtail", level="info"}"#), pb(2, &e1), pb(2, &e2)].concat();
+    let body = snappy_literal(&pb(1, &stream));
+    let bearer = format!("Bearer {TOKEN}");
+    let proto = ("Content-Type", "application/x-protobuf");
+    let (s, b) = http(port, "POST", "/loki/api/v1/push", &[proto, ("Authorization", &bearer)], &body);
+    assert_eq!((s, b.as_str()), (204, ""));
+    // Refused: a wrong token, a malformed body (nothing of it stored).
+    let json = ("Content-Type", "application/json");
+    let (s, _) = http(port, "POST", "/loki/api/v1/push", &[json, ("Authorization", "Bearer nope")], b"{}");
+    assert_eq!(s, 401);
+    let bad = br#"{"streams":[{"stream":{"job":"x"},"values":[["1","refused"],["not-a-time","refused"]]}]}"#;
+    let (s, b) = http(port, "POST", "/loki/api/v1/push", &[json, ("Authorization", &bearer)], bad);
+    assert_eq!(s, 400, "{b}");
+    assert!(b.contains("invalid timestamp \"\\\"not-a-time\\\"\""), "{b}");
+    let (s, b) = http(port, "POST", "/loki/api/v1/push", &[proto, ("Authorization", &bearer)], b"\x05\x10junk");
+    assert_eq!(s, 400, "{b}");
+
+    let total = 2 * N + 2;
+    let read = || -> Vec<serde_json::Value> {
+        std::fs::read_to_string(&out).unwrap_or_default().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    };
+    wait_until("every entry", &mut p, || read().len() >= total);
+    std::thread::sleep(Duration::from_millis(500));
+    let events = read();
+    assert_eq!(events.len(), total, "stray events");
+    for v in ["1", "0"] {
+        let mut seen: Vec<usize> = events
+            .iter()
+            .filter_map(|e| e["message"].as_str()?.strip_prefix(&format!("v{v} message "))?.parse().ok())
+            .collect();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..N).collect::<Vec<_>>(), "emitter v{v}");
+    }
+    for e in &events {
+        assert_eq!((&e["@group"], &e["@host"]), (&"acme".into(), &"pinned".into()), "{e}");
+        assert!(e.get("tags").is_none(), "{e}");
+    }
+    let e = events.iter().find(|e| e["message"] == "v1 message 3").unwrap();
+    assert_eq!(
+        (&e["app"], &e["severity"], &e["logger"], &e["host"]),
+        (&"pytest".into(), &"warning".into(), &"loki1".into(), &"sender".into()),
+        "{e}"
+    );
+    let e = events.iter().find(|e| e["message"] == "proto one").unwrap();
+    assert_eq!((&e["job"], &e["level"], &e["user"]), (&"promtail".into(), &"info".into(), &"ann".into()), "{e}");
+    assert_eq!(e["@timestamp"], "2023-11-14T22:13:20.000000005Z", "{e}");
+    p.term();
+}

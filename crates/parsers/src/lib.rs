@@ -9,7 +9,7 @@ pub mod gelf;
 pub mod grok;
 pub mod http_auth;
 pub mod kv;
-pub mod lumberjack;
 pub mod loki;
+pub mod lumberjack;
 pub mod splunk_hec;
 pub mod syslog;

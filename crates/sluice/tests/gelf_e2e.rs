@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 mod common;
-use common::{free_port, skip, wait_until, Dir, Proc};
+use common::{free_port, skip, wait_until, Dir};
 
 const N: usize = 200;
 
@@ -20,18 +20,10 @@ fn issue_21_pygelf_udp_chunked_and_tcp_store_every_event_with_its_fields() {
     let python = common::python();
     let dir = Dir::new("gelf");
     let (tcp, udp) = (free_port(), free_port());
-    let out = dir.path("out.ndjson");
-    let cfg = dir.path("c.toml");
-    std::fs::write(
-        &cfg,
-        format!(
+    let (mut p, out) = common::start_file_node(
+        &dir,
+        &format!(
             r#"
-[node]
-data_dir = "{d}"
-[api]
-address = ""
-[pipelines.main]
-batch_delay = "10ms"
 [pipelines.main.sources.gtcp]
 type = "gelf"
 mode = "tcp"
@@ -43,17 +35,10 @@ mode = "udp"
 address = "127.0.0.1:{udp}"
 group = "acme"
 host = "pinned"
-[pipelines.main.sinks.out]
-type = "file"
-path = "{o}"
-"#,
-            d = dir.root().display(),
-            o = out.display()
+"#
         ),
-    )
-    .unwrap();
-    let mut p = Proc::start(&["run", cfg.to_str().unwrap()], &dir.path("log"), "sluice");
-    common::wait_port(tcp, &mut p);
+        tcp,
+    );
     // Long, poorly compressible messages and a 300-byte chunk size: each UDP
     // message is several chunks. The sender is paced (UDP has no
     // back-pressure; the kernel buffer would overflow on a burst).
@@ -129,18 +114,10 @@ fn issue_21_pygelf_http_stores_every_event_with_the_tokens_identity() {
     let python = common::python();
     let dir = Dir::new("gelf-http");
     let port = free_port();
-    let out = dir.path("out.ndjson");
-    let cfg = dir.path("c.toml");
-    std::fs::write(
-        &cfg,
-        format!(
+    let (mut p, out) = common::start_file_node(
+        &dir,
+        &format!(
             r#"
-[node]
-data_dir = "{d}"
-[api]
-address = ""
-[pipelines.main]
-batch_delay = "10ms"
 [pipelines.main.sources.ghttp]
 type = "gelf"
 mode = "http"
@@ -149,17 +126,10 @@ address = "127.0.0.1:{port}"
 token = "gelf-token-0123456789abcdef"
 group = "acme"
 host = "pinned"
-[pipelines.main.sinks.out]
-type = "file"
-path = "{o}"
-"#,
-            d = dir.root().display(),
-            o = out.display()
+"#
         ),
-    )
-    .unwrap();
-    let mut p = Proc::start(&["run", cfg.to_str().unwrap()], &dir.path("log"), "sluice");
-    common::wait_port(port, &mut p);
+        port,
+    );
     let script = format!(
         r#"
 import logging

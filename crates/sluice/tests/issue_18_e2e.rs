@@ -396,18 +396,10 @@ fn issue_18_python_sysloghandler_over_tcp_and_udp_stores_exactly_500_each() {
     const N: usize = 500;
     let dir = Dir::new("issue18-pysyslog");
     let (tcp, udp) = (free_port(), free_port());
-    let out = dir.path("out.ndjson");
-    let cfg = dir.path("c.toml");
-    std::fs::write(
-        &cfg,
-        format!(
+    let (mut p, out) = common::start_file_node(
+        &dir,
+        &format!(
             r#"
-[node]
-data_dir = "{d}"
-[api]
-address = ""
-[pipelines.main]
-batch_delay = "10ms"
 [pipelines.main.sources.tcp]
 type = "syslog_tcp"
 address = "127.0.0.1:{tcp}"
@@ -418,17 +410,10 @@ address = "127.0.0.1:{udp}"
 # machine's scheduling cannot make the kernel drop any (UDP drops under load
 # are measured in BENCHMARKS.md, not here).
 receive_buffer_bytes = "4MiB"
-[pipelines.main.sinks.out]
-type = "file"
-path = "{o}"
-"#,
-            d = dir.root().display(),
-            o = out.display()
+"#
         ),
-    )
-    .unwrap();
-    let mut p = Proc::start(&["run", cfg.to_str().unwrap()], &dir.path("log"), "sluice");
-    common::wait_port(tcp, &mut p);
+        tcp,
+    );
     // The standard library's handler, as applications use it (append_nul=True).
     let script = format!(
         r#"

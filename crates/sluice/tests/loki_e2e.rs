@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 mod common;
-use common::{free_port, http, skip, wait_until, Dir, Proc};
+use common::{free_port, http, skip, wait_until, Dir};
 
 const N: usize = 150;
 const TOKEN: &str = "loki-token-0123456789abcdef";
@@ -64,18 +64,10 @@ fn issue_21_python_logging_loki_and_snappy_protobuf_store_every_entry_with_label
     let python = common::python();
     let dir = Dir::new("loki");
     let port = free_port();
-    let out = dir.path("out.ndjson");
-    let cfg = dir.path("c.toml");
-    std::fs::write(
-        &cfg,
-        format!(
+    let (mut p, out) = common::start_file_node(
+        &dir,
+        &format!(
             r#"
-[node]
-data_dir = "{d}"
-[api]
-address = ""
-[pipelines.main]
-batch_delay = "10ms"
 [pipelines.main.sources.loki]
 type = "loki"
 address = "127.0.0.1:{port}"
@@ -83,17 +75,10 @@ address = "127.0.0.1:{port}"
 token = "{TOKEN}"
 group = "acme"
 host = "pinned"
-[pipelines.main.sinks.out]
-type = "file"
-path = "{o}"
-"#,
-            d = dir.root().display(),
-            o = out.display()
+"#
         ),
-    )
-    .unwrap();
-    let mut p = Proc::start(&["run", cfg.to_str().unwrap()], &dir.path("log"), "sluice");
-    common::wait_port(port, &mut p);
+        port,
+    );
 
     let script = format!(
         r#"

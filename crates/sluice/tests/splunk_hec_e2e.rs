@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 mod common;
-use common::{free_port, http, skip, wait_until, Dir, Proc};
+use common::{free_port, http, skip, wait_until, Dir};
 
 const N: usize = 300;
 const TOKEN: &str = "hec-token-0123456789abcdef";
@@ -23,18 +23,10 @@ fn issue_21_splunk_handler_and_hec_acks_store_every_event_with_the_tokens_identi
     let python = common::python();
     let dir = Dir::new("splunk_hec");
     let (plain, acked) = (free_port(), free_port());
-    let out = dir.path("out.ndjson");
-    let cfg = dir.path("c.toml");
-    std::fs::write(
-        &cfg,
-        format!(
+    let (mut p, out) = common::start_file_node(
+        &dir,
+        &format!(
             r#"
-[node]
-data_dir = "{d}"
-[api]
-address = ""
-[pipelines.main]
-batch_delay = "10ms"
 [pipelines.main.sources.hec]
 type = "splunk_hec"
 address = "127.0.0.1:{plain}"
@@ -50,17 +42,10 @@ acknowledgements = true
 [pipelines.main.sources.hecack.tokens.app]
 token = "{TOKEN}"
 group = "acked"
-[pipelines.main.sinks.out]
-type = "file"
-path = "{o}"
-"#,
-            d = dir.root().display(),
-            o = out.display()
+"#
         ),
-    )
-    .unwrap();
-    let mut p = Proc::start(&["run", cfg.to_str().unwrap()], &dir.path("log"), "sluice");
-    common::wait_port(plain, &mut p);
+        plain,
+    );
     common::wait_port(acked, &mut p);
 
     let script = format!(

@@ -124,18 +124,10 @@ fn issue_21_go_lumber_plain_compressed_and_mutual_tls_every_batch_acked_exact_co
     let dir = Dir::new("beats");
     let [ca, cert, key, ccert, ckey, _] = pki(&dir);
     let (plain, tls) = (free_port(), free_port());
-    let out = dir.path("out.ndjson");
-    let cfg = dir.path("c.toml");
-    std::fs::write(
-        &cfg,
-        format!(
+    let (mut p, out) = common::start_file_node(
+        &dir,
+        &format!(
             r#"
-[node]
-data_dir = "{d}"
-[api]
-address = ""
-[pipelines.main]
-batch_delay = "10ms"
 [pipelines.main.sources.beats]
 type = "beats"
 address = "127.0.0.1:{plain}"
@@ -146,17 +138,10 @@ type = "beats"
 address = "127.0.0.1:{tls}"
 group = "acme"
 tls = {{ cert = "{cert}", key = "{key}", client_ca = "{ca}" }}
-[pipelines.main.sinks.out]
-type = "file"
-path = "{o}"
-"#,
-            d = dir.root().display(),
-            o = out.display()
+"#
         ),
-    )
-    .unwrap();
-    let mut p = Proc::start(&["run", cfg.to_str().unwrap()], &dir.path("log"), "sluice");
-    common::wait_port(plain, &mut p);
+        plain,
+    );
     common::wait_port(tls, &mut p);
     let lumber = bin.join("lumber");
     let addr = |port: u16| format!("127.0.0.1:{port}");
@@ -216,34 +201,19 @@ fn issue_21_fluent_logger_golang_with_request_ack_exact_counts() {
     let Some(bin) = go_clients("stream_e2e") else { return };
     let dir = Dir::new("fluent");
     let port = free_port();
-    let out = dir.path("out.ndjson");
-    let cfg = dir.path("c.toml");
-    std::fs::write(
-        &cfg,
-        format!(
+    let (mut p, out) = common::start_file_node(
+        &dir,
+        &format!(
             r#"
-[node]
-data_dir = "{d}"
-[api]
-address = ""
-[pipelines.main]
-batch_delay = "10ms"
 [pipelines.main.sources.fwd]
 type = "fluent_forward"
 address = "127.0.0.1:{port}"
 group = "acme"
 host = "pinned"
-[pipelines.main.sinks.out]
-type = "file"
-path = "{o}"
-"#,
-            d = dir.root().display(),
-            o = out.display()
+"#
         ),
-    )
-    .unwrap();
-    let mut p = Proc::start(&["run", cfg.to_str().unwrap()], &dir.path("log"), "sluice");
-    common::wait_port(port, &mut p);
+        port,
+    );
     let fluent = bin.join("fluent");
     let addr = format!("127.0.0.1:{port}");
     let a = Command::new(&fluent).args(["-addr", &addr, "-n", "500", "-id", "ffa"]).spawn().unwrap();

@@ -283,3 +283,29 @@ pub fn python() -> String {
     assert!(env.status.success(), "scripts/python-env.sh failed:\n{}", String::from_utf8_lossy(&env.stderr));
     String::from_utf8(env.stdout).unwrap().trim().to_string()
 }
+
+/// The config of a one-pipeline node without the API: `[node] data_dir` in
+/// `dir`, pipeline `main` (10 ms batch delay) with the `sources` given (TOML
+/// tables `[pipelines.main.sources.<id>]`) and one `file` sink writing
+/// `out.ndjson` in `dir`. Returns the config's path and the output's.
+pub fn file_node_config(dir: &Dir, sources: &str) -> (PathBuf, PathBuf) {
+    let out = dir.path("out.ndjson");
+    let cfg = dir.path("c.toml");
+    let text = format!(
+        "[node]\ndata_dir = \"{d}\"\n[api]\naddress = \"\"\n[pipelines.main]\nbatch_delay = \"10ms\"\n{sources}\n[pipelines.main.sinks.out]\ntype = \"file\"\npath = \"{o}\"\n",
+        d = dir.root().display(),
+        sources = sources.trim(),
+        o = out.display()
+    );
+    std::fs::write(&cfg, text).expect("write the node config");
+    (cfg, out)
+}
+
+/// [`file_node_config`], then `sluice run` on it (log in `dir/log`),
+/// returning once `port` (one of the sources' listeners) accepts.
+pub fn start_file_node(dir: &Dir, sources: &str, port: u16) -> (Proc, PathBuf) {
+    let (cfg, out) = file_node_config(dir, sources);
+    let mut p = Proc::start(&["run", cfg.to_str().expect("utf-8 path")], &dir.path("log"), "sluice");
+    wait_port(port, &mut p);
+    (p, out)
+}

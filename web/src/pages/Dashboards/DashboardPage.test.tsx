@@ -24,6 +24,11 @@ describe('one dashboard', () => {
 
   it('the owner edits the title, sees it unsaved, and saves it with the version it read', async () => {
     const calls = stubFetch((c) => [200, c.method === 'PUT' ? { ...board, ...(c.body as object), version: 4 } : board]);
+    // Opened as the app opens a new dashboard; saving drops `?edit=1`
+    // without asking anything (the changes are saved).
+    history.replaceState(null, '', '/dashboards/7?edit=1');
+    const asked = vi.fn(() => false);
+    vi.stubGlobal('confirm', asked);
     const root = mount(<DashboardPage id={7} edit />);
     await flush();
     typeInto(root.querySelector('[aria-label="Dashboard title"]'), 'Web 5xx');
@@ -35,5 +40,7 @@ describe('one dashboard', () => {
     expect(put?.body).toMatchObject({ title: 'Web 5xx', version: 3, panels: [] });
     expect(root.querySelector('h1')?.textContent).toBe('Web 5xx');
     expect(root.textContent).not.toContain('Unsaved changes.');
+    expect(location.pathname + location.search).toBe('/dashboards/7');
+    expect(asked).not.toHaveBeenCalled();
   });
 });

@@ -106,7 +106,7 @@ fn every_error_has_its_path() {
     let e = errs(
         "bogus = 1\n[node]\nnmae = \"x\"\n[pipelines.a]\nworkers = 0\n[pipelines.a.queue]\ntype = \"disk\"\n[pipelines.b]\nbatch_size = \"big\"\n",
     );
-    assert!(e.contains(&"bogus: unknown section (expected node, api, auth or pipelines)".to_string()), "{e:?}");
+    assert!(e.contains(&"bogus: unknown section (expected node, api, auth, search or pipelines)".to_string()), "{e:?}");
     assert!(
         e.contains(
             &"node.nmae: unknown field `nmae`, expected one of `name`, `data_dir`, `shutdown_timeout`, `runtime_threads`"

@@ -9,8 +9,9 @@
 # cost of one operation, setup excluded.
 #
 # usage: scripts/perf-gate.sh            compare with bench/perf-baseline.txt;
-#                                        exit 1 when a path costs more than
+#                                        exit 1 when a gated path costs more than
 #                                        5 % more instructions than its baseline
+#                                        (store-index is reported, not gated)
 #        scripts/perf-gate.sh --update   measure and rewrite the baseline
 #
 # Updating the baseline on purpose (a change that makes a path slower for a
@@ -22,7 +23,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 baseline=bench/perf-baseline.txt
-limit_pct=5
 update=0
 [ "${1:-}" = "--update" ] && update=1
 
@@ -39,13 +39,19 @@ irefs() {
     awk '/I +refs:/ { gsub(",", "", $NF); print $NF }'
 }
 
-# path and operations per run (each run takes a few seconds under valgrind).
-paths="json-decode 2000
-grok-combined 1000
-syslog-5424 5000
-queue-append-read 500
-protocol-roundtrip 100
-store-index 100"
+# path, operations per run (each run takes a few seconds under valgrind),
+# and the tolerance in percent ("-": reported, not gated). store-index runs
+# tantivy's indexing and merge threads: which merges happen, and how long
+# threads spin, depends on their timing, so its count moved from 7.07 M to
+# 10.6 M per operation on a loaded machine (0.01 % apart on a quiet one).
+# Until that path is made deterministic (one writer thread, merges off) it
+# is reported only.
+paths="json-decode 2000 5
+grok-combined 1000 5
+syslog-5424 5000 5
+queue-append-read 500 5
+protocol-roundtrip 100 5
+store-index 100 -"
 
 rustc_v=$(rustc -V)
 declare -A base
@@ -63,7 +69,7 @@ fi
 out=""
 failed=0
 printf '%-20s %14s %14s %8s\n' path "instr/op" baseline change
-while read -r name n; do
+while read -r name n limit_pct; do
   a=$(irefs "$name" 0)
   b=$(irefs "$name" "$n")
   [ -n "$a" ] && [ -n "$b" ] || { echo "perf-gate: $name: no instruction count from valgrind" >&2; exit 1; }
@@ -77,7 +83,9 @@ while read -r name n; do
   fi
   pct=$(awk -v a="$per_op" -v b="$want" 'BEGIN { printf "%+.1f", (a - b) * 100 / b }')
   verdict=""
-  if [ "$per_op" -gt $((want + want * limit_pct / 100)) ]; then
+  if [ "$limit_pct" = "-" ]; then
+    verdict="  (reported, not gated: thread timing moves it)"
+  elif [ "$per_op" -gt $((want + want * limit_pct / 100)) ]; then
     verdict="  REGRESSION (more than +$limit_pct %)"
     failed=1
   elif [ "$per_op" -lt $((want - want * 10 / 100)) ]; then
@@ -98,8 +106,8 @@ if [ "$update" = 1 ]; then
   exit 0
 fi
 if [ "$failed" = 1 ]; then
-  echo "perf-gate: FAILED: a hot path costs more than $limit_pct % more instructions than bench/perf-baseline.txt (or has no baseline)." >&2
+  echo "perf-gate: FAILED: a hot path costs more instructions than its tolerance above bench/perf-baseline.txt (or has no baseline)." >&2
   echo "perf-gate: if that is intended, run scripts/perf-gate.sh --update and commit the new baseline with the reason." >&2
   exit 1
 fi
-echo "perf-gate: every hot path within $limit_pct % of its baseline"
+echo "perf-gate: every hot path within its tolerance of its baseline"

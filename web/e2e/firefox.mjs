@@ -218,16 +218,17 @@ step('a dashboard with a resized panel is saved and found again after a reload',
   await click('.panel-editor input[name="chart"][value="pie"]');
   await click(byText('button', 'Apply'));
   await el('section.panel[aria-label="Levels"] .pie path');
-  assert.equal(await gridPlace('Levels'), '1 / span 6 | 4 / span 3');
-  // Resize the pie with the mouse: three columns wider, one row taller.
+  // Issue 22: the new panel takes the free half beside the first.
+  assert.equal(await gridPlace('Levels'), '7 / span 6 | 1 / span 3');
+  // Resize the pie with the mouse: three columns narrower, one row taller.
   const h = await (await el('section.panel[aria-label="Levels"] .resize-handle')).boundingBox();
   const grid = await (await el('.dashboard-grid')).boundingBox();
   const col = (grid.width + 12) / 12;
   await page.mouse.move(h.x + h.width / 2, h.y + h.height / 2);
   await page.mouse.down();
-  await page.mouse.move(h.x + h.width / 2 + 3 * col, h.y + h.height / 2 + 92, { steps: 8 });
+  await page.mouse.move(h.x + h.width / 2 - 3 * col, h.y + h.height / 2 + 92, { steps: 8 });
   await page.mouse.up();
-  assert.equal(await gridPlace('Levels'), '1 / span 9 | 4 / span 4');
+  assert.equal(await gridPlace('Levels'), '7 / span 3 | 1 / span 4');
   await click(byText('button', 'Save'));
   await el(byText('button', 'Edit'));
   const url = page.url();
@@ -236,7 +237,7 @@ step('a dashboard with a resized panel is saved and found again after a reload',
   await el('section.panel[aria-label="Levels"] .pie path');
   assert.equal(page.url(), url);
   assert.deepEqual(await texts('section.panel h3'), ['Events over time', 'Levels']);
-  assert.equal(await gridPlace('Levels'), '1 / span 9 | 4 / span 4');
+  assert.equal(await gridPlace('Levels'), '7 / span 3 | 1 / span 4');
   assert.equal(await count('section.panel[aria-label="Levels"] .pie path'), 2);
   assert.deepEqual(await texts('section.panel[aria-label="Levels"] .legend li'), ['info 20 (67%)', 'error 10 (33%)']);
   await el('section.panel[aria-label="Events over time"] .panel-body[data-total="30"]');

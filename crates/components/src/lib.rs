@@ -10,6 +10,7 @@ pub mod dead_letter;
 pub mod filters;
 pub mod http_body;
 pub mod http_client;
+pub mod http_listen;
 pub mod ingest_auth;
 #[cfg(feature = "kafka")]
 pub mod kafka;

@@ -275,19 +275,7 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
             .address
             .parse()
             .map_err(|e| cx.error("address", format!("invalid socket address {:?} (or \"api\"): {e}", c.address)))?;
-        let d = HttpTimeouts::default();
-        let timeouts = HttpTimeouts {
-            header: c.header_timeout.map_or(d.header, |t| t.0),
-            body: c.body_timeout.map_or(d.body, |t| t.0),
-            idle: c.idle_timeout.map_or(d.idle, |t| t.0),
-        };
-        for (key, t) in
-            [("header_timeout", timeouts.header), ("body_timeout", timeouts.body), ("idle_timeout", timeouts.idle)]
-        {
-            if t.is_zero() {
-                return Err(cx.error(key, "must be greater than 0"));
-            }
-        }
+        let timeouts = crate::http_listen::timeouts(cx, c.header_timeout, c.body_timeout, c.idle_timeout)?;
         let max_connections = c.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS);
         if max_connections == 0 {
             return Err(cx.error("max_connections", "must be at least 1"));

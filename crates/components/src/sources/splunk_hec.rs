@@ -149,16 +149,8 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
     let c: Config = parse_table(value, &cx.path)?;
     let address: SocketAddr =
         c.address.parse().map_err(|e| cx.error("address", format!("invalid socket address {:?}: {e}", c.address)))?;
-    let d = HttpTimeouts::default();
-    let timeouts = HttpTimeouts {
-        header: c.header_timeout.map_or(d.header, |t| t.0),
-        body: c.body_timeout.map_or(d.body, |t| t.0),
-        idle: c.idle_timeout.map_or(d.idle, |t| t.0),
-    };
+    let timeouts = crate::http_listen::timeouts(cx, c.header_timeout, c.body_timeout, c.idle_timeout)?;
     for (key, zero) in [
-        ("header_timeout", timeouts.header.is_zero()),
-        ("body_timeout", timeouts.body.is_zero()),
-        ("idle_timeout", timeouts.idle.is_zero()),
         ("max_body_bytes", c.max_body_bytes.0 == 0),
         ("max_events", c.max_events == 0),
         ("max_depth", c.max_depth == 0),

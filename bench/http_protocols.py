@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Events per CPU-second of the HTTP ingest sources (`splunk_hec`, `loki`
-JSON and snappy protobuf) next to the `tcp` ndjson source, in one sluice
+JSON and snappy protobuf, `otlp` OTLP/HTTP protobuf and JSON) next to the `tcp` ndjson source, in one sluice
 process (issue #21).
 
 One pipeline per source, each source -> memory queue -> blackhole, all
@@ -11,7 +11,11 @@ objects (`event` = the thesis object without `@timestamp`, `time` in epoch
 seconds), concatenated, `--batch` per request; for `loki` as one stream
 whose labels are the event's string fields and whose values are
 [ns, message], `--batch` per request, as JSON and as a snappy protobuf
-(literal-only snappy, written here); for `tcp` as the JSON line on one
+(literal-only snappy, written here); for `otlp` as one resource and scope
+whose records have the message as body, the time, a severity and the
+event's other string fields as attributes, `--batch` per request, as
+protobuf and as OTLP/JSON (OTLP/gRPC is not measured here: it needs an
+HTTP/2 client); for `tcp` as the JSON line on one
 connection. It waits until the pipeline's `sluice_pipeline_events_out_total`
 reaches the count; the sluice process's CPU (utime+stime from /proc) over
 the round divides the events. The median per source is printed.
@@ -77,6 +81,24 @@ def bodies(ev, batch):
     return hec, loki_json, loki_pb
 
 
+def otlp_bodies(ev, batch):
+    ns = 1463561074737000000
+    attrs = {k.lstrip("@"): v for k, v in ev.items() if isinstance(v, str) and k not in ("message", "@timestamp")}
+
+    def kv(k, v):
+        return pb(1, k.encode()) + pb(2, pb(1, v.encode()))
+
+    record = b"\x09" + ns.to_bytes(8, "little") + b"\x10\x09" + pb(3, b"INFO") + pb(5, pb(1, ev["message"].encode()))
+    record += b"".join(pb(6, kv(k, v)) for k, v in attrs.items())
+    scope = pb(1, pb(1, b"bench")) + b"".join(pb(2, record) for _ in range(batch))
+    otlp_pb = pb(1, pb(1, pb(1, kv("service.name", "bench"))) + pb(2, scope))
+    rec = {"timeUnixNano": str(ns), "severityNumber": 9, "severityText": "INFO", "body": {"stringValue": ev["message"]},
+           "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in attrs.items()]}
+    body = {"resourceLogs": [{"resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "bench"}}]},
+                              "scopeLogs": [{"scope": {"name": "bench"}, "logRecords": [rec] * batch}]}]}
+    return otlp_pb, json.dumps(body, separators=(",", ":")).encode()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(ROOT, "target", "debug", "sluice"))
@@ -88,8 +110,9 @@ def main():
     ev = json.load(open(os.path.join(ROOT, "testdata", "thesis", "event.json")))
     line = json.dumps(ev, separators=(",", ":")).encode() + b"\n"
     hec, loki_json, loki_pb = bodies(ev, a.batch)
+    otlp_pb, otlp_json = otlp_bodies(ev, a.batch)
     tmp = tempfile.mkdtemp(prefix="sluice-http-bench-")
-    api, hp, lp, np_ = free_port(), free_port(), free_port(), free_port()
+    api, hp, lp, np_, op = free_port(), free_port(), free_port(), free_port(), free_port()
     cfg = os.path.join(tmp, "c.toml")
     with open(cfg, "w") as f:
         f.write(f"""
@@ -109,6 +132,12 @@ address = "127.0.0.1:{lp}"
 auth = "none"
 [pipelines.l.sinks.out]
 type = "blackhole"
+[pipelines.o.sources.in]
+type = "otlp"
+address = "127.0.0.1:{op}"
+auth = "none"
+[pipelines.o.sinks.out]
+type = "blackhole"
 [pipelines.n.sources.in]
 type = "tcp"
 address = "127.0.0.1:{np_}"
@@ -120,6 +149,8 @@ type = "blackhole"
         ("splunk_hec", "h", hp, "/services/collector/event", {"Content-Type": "application/json"}, hec),
         ("loki_json", "l", lp, "/loki/api/v1/push", {"Content-Type": "application/json"}, loki_json),
         ("loki_protobuf", "l", lp, "/loki/api/v1/push", {"Content-Type": "application/x-protobuf"}, loki_pb),
+        ("otlp_protobuf", "o", op, "/v1/logs", {"Content-Type": "application/x-protobuf"}, otlp_pb),
+        ("otlp_json", "o", op, "/v1/logs", {"Content-Type": "application/json"}, otlp_json),
         ("tcp", "n", np_, None, None, line),
     ]
     try:
@@ -133,7 +164,7 @@ type = "blackhole"
                     raise
                 time.sleep(0.1)
         results = {c[0]: [] for c in cases}
-        sent = {"h": 0, "l": 0, "n": 0}
+        sent = {"h": 0, "l": 0, "o": 0, "n": 0}
         for r in range(a.rounds):
             for name, pipe, port, path, headers, payload in cases:
                 c0, t0 = cpu_seconds(p.pid), time.time()

@@ -36,4 +36,11 @@ if ! "$py" -c 'import logging_loki' 2>/dev/null; then
   echo "python-env: installing python-logging-loki==0.3.1 into $venv" >&2
   "$py" -m pip install --quiet --disable-pip-version-check 'python-logging-loki==0.3.1' >&2
 fi
+# The OpenTelemetry SDK with its OTLP HTTP and gRPC exporters
+# (crates/sluice/tests/otlp_e2e.rs), issue #21.
+if ! "$py" -c 'import opentelemetry.sdk, opentelemetry.exporter.otlp.proto.http, opentelemetry.exporter.otlp.proto.grpc' 2>/dev/null; then
+  echo "python-env: installing opentelemetry-sdk and its OTLP exporters 1.45.2 into $venv" >&2
+  "$py" -m pip install --quiet --disable-pip-version-check 'opentelemetry-sdk==1.45.2' \
+    'opentelemetry-exporter-otlp-proto-http==1.45.2' 'opentelemetry-exporter-otlp-proto-grpc==1.45.2' >&2
+fi
 echo "$py"

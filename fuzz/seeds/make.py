@@ -19,7 +19,7 @@ import zlib
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 SEEDS = os.path.join(ROOT, "fuzz", "seeds")
 TD = os.path.join(ROOT, "testdata")
-TEXT_TARGETS = ["syslog_5424", "syslog_3164", "kv", "date", "octet_framing", "json_event", "condition", "grok", "query_parse", "es_bulk", "http_auth", "gelf", "lumberjack", "fluent_forward", "splunk_hec", "loki"]
+TEXT_TARGETS = ["syslog_5424", "syslog_3164", "kv", "date", "octet_framing", "json_event", "condition", "grok", "query_parse", "es_bulk", "http_auth", "gelf", "lumberjack", "fluent_forward", "splunk_hec", "loki", "otlp"]
 
 
 def lines(path, n=None):
@@ -247,6 +247,49 @@ def main():
     write("loki", "proto.bin", b"\x01" + snappy_literal(pbf(1, pbf(1, b'{job="promtail", level="info"}') + pbf(2, entry))))
     write("loki", "labels.bin", b"\x02" + b'{job="api", msg="a \\"q\\" b", _x="1"}')
     write("splunk_hec", "raw.bin", b"\x01" + "\r\n".join(linux[:4]).encode())
+
+    # otlp: first byte even → OTLP/JSON, odd → protobuf ExportLogsServiceRequest.
+    def varint(n):
+        out = b""
+        while n >= 0x80:
+            out += bytes([(n & 0x7f) | 0x80]); n >>= 7
+        return out + bytes([n])
+
+    def pbv(field, n):
+        return bytes([field << 3]) + varint(n)
+
+    def pbl(field, b):
+        return varint((field << 3) | 2) + varint(len(b)) + b
+
+    def fixed64(field, n):
+        return bytes([(field << 3) | 1]) + n.to_bytes(8, "little")
+
+    def kv(k, v):
+        return pbl(1, k.encode()) + pbl(2, pbl(1, v.encode()))
+
+    ev = json.loads(thesis)
+    msg = ev.get("message", "x")
+    records = b""
+    for i, l in enumerate(linux[:3] + [msg]):
+        r = fixed64(1, 1463561074737000000 + i) + pbv(2, 9 + 4 * (i % 3)) + pbl(3, b"WARN") + pbl(5, pbl(1, l.encode()))
+        r += pbl(6, kv("host.name", "web-1")) + pbl(9, bytes(range(1, 17))) + pbl(10, b"\xab" * 8)
+        records += pbl(2, r)
+    # body: AnyValue{array: [AnyValue{kvlist: {k: AnyValue{bool: true}}}]}
+    nested = pbl(5, pbl(1, pbl(6, pbl(1, pbl(1, b"k") + pbl(2, pbv(2, 1))))))
+    records += pbl(2, pbl(5, nested) + pbl(9, b"\x01\x02\x03"))  # a record rejected (short trace id)
+    scope = pbl(1, pbl(1, b"app.pay") + pbl(2, b"1.2")) + records
+    req = pbl(1, pbl(1, pbl(1, kv("service.name", "checkout"))) + pbl(2, scope))
+    write("otlp", "proto.bin", b"\x01" + req)
+    body = {"resourceLogs": [{"resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "checkout"}}]},
+            "scopeLogs": [{"scope": {"name": "app.pay", "version": "1.2"}, "logRecords": [
+                {"timeUnixNano": str(1463561074737000000 + i), "severityNumber": 13, "severityText": "WARN",
+                 "body": {"stringValue": l}, "traceId": "0102030405060708090a0b0c0d0e0f10", "spanId": "abababababababab",
+                 "attributes": [{"key": "n", "value": {"intValue": str(i)}}, {"key": "ok", "value": {"boolValue": True}}]}
+                for i, l in enumerate(linux[3:6] + [msg])] + [
+                {"body": {"kvlistValue": {"values": [{"key": "a", "value": {"arrayValue": {"values": [{"doubleValue": 1.5}, {"bytesValue": "AAE="}]}}}]}},
+                 "traceId": "zz"}]}]}]}
+    write("otlp", "json.bin", b"\x00" + json.dumps(body).encode())
+    write("otlp", "snake.bin", b"\x00" + json.dumps({"resource_logs": [{"scope_logs": [{"log_records": [{"body": {"string_value": openssh[0]}, "observed_time_unix_nano": 1}]}]}]}).encode())
 
 
 if __name__ == "__main__":

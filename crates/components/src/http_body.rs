@@ -1,4 +1,4 @@
-//! Request bodies of the HTTP ingest sources (`splunk_hec`, `loki`): read
+//! Request bodies of the HTTP ingest sources (`splunk_hec`, `loki`, `otlp`): read
 //! whole, at most `max` bytes, gunzipped when sent with
 //! `Content-Encoding: gzip` (never past `max` either). Each source maps a
 //! [`BodyError`] to its protocol's answer.
@@ -34,6 +34,11 @@ impl std::fmt::Display for BodyError {
 
 /// The body (inflated) and its size on the wire.
 pub async fn read(req: Request, max: usize) -> Result<(Vec<u8>, usize), BodyError> {
+    read_limited(req, max, max).await
+}
+
+/// [`read`] with its own limit on the inflated size (`max_inflated`).
+pub async fn read_limited(req: Request, max: usize, max_inflated: usize) -> Result<(Vec<u8>, usize), BodyError> {
     let gzip = match req.headers().get(header::CONTENT_ENCODING).map(|v| v.to_str().unwrap_or("?").trim()) {
         None | Some("") | Some("identity") => false,
         Some(e) if e.eq_ignore_ascii_case("gzip") || e.eq_ignore_ascii_case("x-gzip") => true,
@@ -53,14 +58,19 @@ pub async fn read(req: Request, max: usize) -> Result<(Vec<u8>, usize), BodyErro
     if !gzip {
         return Ok((raw.to_vec(), wire));
     }
+    Ok((gunzip(&raw, max_inflated)?, wire))
+}
+
+/// Inflates a gzip body, at most `max` bytes ([`BodyError::TooLarge`] past it).
+pub fn gunzip(raw: &[u8], max: usize) -> Result<Vec<u8>, BodyError> {
     let mut out = Vec::new();
     let limit = u64::try_from(max).unwrap_or(u64::MAX).saturating_add(1);
-    flate2::read::MultiGzDecoder::new(&raw[..])
+    flate2::read::MultiGzDecoder::new(raw)
         .take(limit)
         .read_to_end(&mut out)
         .map_err(|e| BodyError::Gzip(e.to_string()))?;
     if out.len() > max {
         return Err(BodyError::TooLarge);
     }
-    Ok((out, wire))
+    Ok(out)
 }

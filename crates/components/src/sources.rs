@@ -13,6 +13,7 @@ pub mod internal_metrics;
 #[cfg(feature = "kafka")]
 pub mod kafka;
 pub mod loki;
+pub mod otlp;
 pub mod sluice;
 pub mod splunk_hec;
 pub mod syslog_tcp;
@@ -33,6 +34,7 @@ pub const SPECS: &[&SourceSpec] = &[
     #[cfg(feature = "kafka")]
     &kafka::SPEC,
     &loki::SPEC,
+    &otlp::SPEC,
     &sluice::SPEC,
     &splunk_hec::SPEC,
     &syslog_tcp::SPEC,

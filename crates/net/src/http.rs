@@ -25,6 +25,15 @@
 //!
 //! A connection beyond the listener's `max_connections` gets a `503` with
 //! `Connection: close` and is closed.
+//!
+//! [`serve_h2c`] serves the same way over HTTP/2 cleartext with prior
+//! knowledge (what gRPC clients speak on an insecure channel): the same
+//! watchdog (idle, and a request's first frame to its handling), the same
+//! body deadline, at most [`H2_MAX_STREAMS`] concurrent streams per
+//! connection and [`H2_MAX_HEADER_LIST`] bytes of headers. (No server
+//! pings: a vanished peer is an idle connection, closed by the watchdog;
+//! a client's own pings while idle count as a request beginning, so such a
+//! connection is closed after the header timeout.)
 
 use std::convert::Infallible;
 use std::future::Future as _;
@@ -41,7 +50,7 @@ use axum::extract::ConnectInfo;
 use axum::Router;
 use bytes::Bytes;
 use hyper::body::{Frame, Incoming as IncomingBody, SizeHint};
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use sluice_core::metrics::Counter;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpStream;
@@ -79,11 +88,44 @@ impl Default for HttpTimeouts {
 /// caller bounds that wait). `timeouts` counts connections closed for a
 /// timeout.
 pub async fn serve(
+    listener: Listener,
+    app: Router,
+    t: HttpTimeouts,
+    timeouts: Arc<Counter>,
+    shutdown: CancellationToken,
+) {
+    serve_proto(listener, app, t, timeouts, shutdown, Proto::Http1).await;
+}
+
+/// Most concurrent streams of one HTTP/2 connection.
+pub const H2_MAX_STREAMS: u32 = 128;
+/// Largest header list of one HTTP/2 request.
+pub const H2_MAX_HEADER_LIST: u32 = 64 << 10;
+
+/// [`serve`] over HTTP/2 cleartext, prior knowledge (gRPC's insecure channel).
+pub async fn serve_h2c(
+    listener: Listener,
+    app: Router,
+    t: HttpTimeouts,
+    timeouts: Arc<Counter>,
+    shutdown: CancellationToken,
+) {
+    serve_proto(listener, app, t, timeouts, shutdown, Proto::H2c).await;
+}
+
+#[derive(Clone, Copy)]
+enum Proto {
+    Http1,
+    H2c,
+}
+
+async fn serve_proto(
     mut listener: Listener,
     app: Router,
     t: HttpTimeouts,
     timeouts: Arc<Counter>,
     shutdown: CancellationToken,
+    proto: Proto,
 ) {
     let mut tasks = tokio::task::JoinSet::new();
     loop {
@@ -98,7 +140,7 @@ pub async fn serve(
                     let (app, timeouts, shutdown) = (app.clone(), Arc::clone(&timeouts), shutdown.clone());
                     tasks.spawn(async move {
                         let _guard = guard;
-                        connection(stream, peer, app, t, &timeouts, &shutdown).await;
+                        connection(stream, peer, app, t, &timeouts, &shutdown, proto).await;
                     });
                 }
             }
@@ -143,6 +185,7 @@ async fn connection(
     t: HttpTimeouts,
     timeouts: &Arc<Counter>,
     shutdown: &CancellationToken,
+    proto: Proto,
 ) {
     let _ = stream.set_nodelay(true);
     let state = Arc::new(ConnState {
@@ -165,32 +208,51 @@ async fn connection(
             Ok::<_, Infallible>(resp.map(|b| Body::new(GuardedBody { inner: b, _guard: guard })))
         }
     });
-    // half_close: a sender that shuts its write side (or closes) right after
-    // its request — pygelf's GelfHttpHandler never reads the answer — still
-    // has the request served; otherwise hyper drops it at the EOF and the
-    // event is lost. The header/body/idle timeouts still bound the connection.
-    let mut builder = hyper::server::conn::http1::Builder::new();
-    builder.timer(TokioTimer::new()).header_read_timeout(None).keep_alive(true).half_close(true);
-    let conn = builder.serve_connection(io, svc);
-    tokio::pin!(conn);
-    let mut draining = false;
-    loop {
-        tokio::select! {
-            r = conn.as_mut() => {
-                if let Err(e) = r {
-                    tracing::debug!(%peer, error = %e, "http connection ended with an error");
+    // One loop for both protocols: run the connection until it ends, the
+    // watchdog fires, or shutdown asks it to finish its requests.
+    macro_rules! drive {
+        ($conn:expr) => {{
+            let conn = $conn;
+            tokio::pin!(conn);
+            let mut draining = false;
+            loop {
+                tokio::select! {
+                    r = conn.as_mut() => {
+                        if let Err(e) = r {
+                            tracing::debug!(%peer, error = %e, "http connection ended with an error");
+                        }
+                        return;
+                    }
+                    why = watchdog(&state, t), if !draining => {
+                        timeouts.inc();
+                        tracing::debug!(%peer, timeout = why, "http connection closed: timed out");
+                        return;
+                    }
+                    _ = shutdown.cancelled(), if !draining => {
+                        conn.as_mut().graceful_shutdown();
+                        draining = true;
+                    }
                 }
-                return;
             }
-            why = watchdog(&state, t), if !draining => {
-                timeouts.inc();
-                tracing::debug!(%peer, timeout = why, "http connection closed: timed out");
-                return;
-            }
-            _ = shutdown.cancelled(), if !draining => {
-                conn.as_mut().graceful_shutdown();
-                draining = true;
-            }
+        }};
+    }
+    match proto {
+        Proto::Http1 => {
+            // half_close: a sender that shuts its write side (or closes) right after
+            // its request — pygelf's GelfHttpHandler never reads the answer — still
+            // has the request served; otherwise hyper drops it at the EOF and the
+            // event is lost. The header/body/idle timeouts still bound the connection.
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder.timer(TokioTimer::new()).header_read_timeout(None).keep_alive(true).half_close(true);
+            drive!(builder.serve_connection(io, svc))
+        }
+        Proto::H2c => {
+            let mut builder = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
+            builder
+                .timer(TokioTimer::new())
+                .max_concurrent_streams(H2_MAX_STREAMS)
+                .max_header_list_size(H2_MAX_HEADER_LIST);
+            drive!(builder.serve_connection(io, svc))
         }
     }
 }

@@ -11,7 +11,7 @@
 //!   quiet and freed while it is idle;
 //! - [`http`]: an HTTP/1.1 server over such a listener with header, body and
 //!   idle keep-alive timeouts (the API listener and the `http` source's own
-//!   port).
+//!   port), and the same over HTTP/2 cleartext for gRPC (`otlp`'s gRPC port).
 //!
 //! Why a crate: the API (`sluice-api`), the sources (`sluice-components`)
 //! and the binary all need it, and none of them may import the others.

@@ -11,5 +11,6 @@ pub mod http_auth;
 pub mod kv;
 pub mod loki;
 pub mod lumberjack;
+pub mod otlp;
 pub mod splunk_hec;
 pub mod syslog;

@@ -10,27 +10,104 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use axum::Json;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use sluice_query::SourcePattern;
 use sluice_users::accounts::{GroupPatch, NewGroup, NewUser, UserPatch};
 use sluice_users::config::format_duration;
-use sluice_users::{AuditQuery, LdapSettings, Subject, SubjectKind, TokenScope, UserType};
+use sluice_users::{
+    ApiToken, Assignment, AuditQuery, AuditRecord, Group, LdapSettings, Subject, SubjectKind, TokenScope, User,
+    UserType,
+};
+use utoipa::{IntoParams, ToSchema};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorBody};
 use crate::session::{json_body, Ctx};
 use crate::ApiState;
 
 // ---- users -----------------------------------------------------------------
 
-/// `GET /api/v1/users`.
-pub async fn list_users(ctx: Ctx) -> Result<Json<Value>, ApiError> {
-    ctx.require(UserType::Admin)?;
-    let users = ctx.run(|u| u.list_users()).await??;
-    Ok(Json(json!({ "users": users })))
+/// `GET /api/v1/users` response.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UserList {
+    /// Every user, by name.
+    pub users: Vec<User>,
 }
 
+/// `GET /api/v1/groups` response.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct GroupList {
+    /// Every group, by name.
+    pub groups: Vec<Group>,
+}
+
+/// `GET /api/v1/assignments` response.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AssignmentList {
+    /// The assignments.
+    pub assignments: Vec<Assignment>,
+}
+
+/// `GET /api/v1/tokens` response.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TokenList {
+    /// The tokens, without their secrets.
+    pub tokens: Vec<ApiToken>,
+}
+
+/// `POST /api/v1/tokens` response: the token and its secret, shown once.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CreatedToken {
+    /// The token.
+    pub token: ApiToken,
+    /// The bearer secret (`slt_…`); not stored, not shown again.
+    pub secret: String,
+}
+
+/// `GET /api/v1/audit` response.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AuditPage {
+    /// Newest first.
+    pub records: Vec<AuditRecord>,
+    /// Pass as `before` for the next page; `null` on the last page.
+    pub next: Option<String>,
+}
+
+/// Users (admin).
+///
+/// `GET /api/v1/users`.
+#[utoipa::path(
+    get,
+    path = "/api/v1/users",
+    operation_id = "listUsers",
+    tag = "users",
+    security(("session" = []), ("bearer" = [])),
+    responses(
+        (status = 200, description = "Every user", body = UserList),
+        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+    )
+)]
+pub async fn list_users(ctx: Ctx) -> Result<Json<UserList>, ApiError> {
+    ctx.require(UserType::Admin)?;
+    let users = ctx.run(|u| u.list_users()).await??;
+    Ok(Json(UserList { users }))
+}
+
+/// Create a local user (admin).
+///
 /// `POST /api/v1/users`.
+#[utoipa::path(
+    post,
+    path = "/api/v1/users",
+    operation_id = "createUser",
+    tag = "users",
+    security(("session" = []), ("bearer" = [])),
+    request_body = NewUser,
+    responses(
+        (status = 201, description = "Created", body = User),
+        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+    )
+)]
 pub async fn create_user(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<impl IntoResponse, ApiError> {
     ctx.require(UserType::Admin)?;
     let new: NewUser = json_body(&headers, &body)?;
@@ -39,13 +116,42 @@ pub async fn create_user(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<im
     Ok((StatusCode::CREATED, Json(user)))
 }
 
+/// One user (admin).
+///
 /// `GET /api/v1/users/{username}`.
+#[utoipa::path(
+    get,
+    path = "/api/v1/users/{username}",
+    operation_id = "getUser",
+    tag = "users",
+    security(("session" = []), ("bearer" = [])),
+    params(("username" = String, Path, description = "The user name.")),
+    responses(
+        (status = 200, description = "The user", body = User),
+        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+    )
+)]
 pub async fn get_user(ctx: Ctx, Path(name): Path<String>) -> Result<impl IntoResponse, ApiError> {
     ctx.require(UserType::Admin)?;
     Ok(Json(ctx.run(move |u| u.get_user(&name)).await??))
 }
 
+/// Change a user (admin).
+///
 /// `PATCH /api/v1/users/{username}`.
+#[utoipa::path(
+    patch,
+    path = "/api/v1/users/{username}",
+    operation_id = "updateUser",
+    tag = "users",
+    security(("session" = []), ("bearer" = [])),
+    params(("username" = String, Path, description = "The user name.")),
+    request_body = UserPatch,
+    responses(
+        (status = 200, description = "The changed user", body = User),
+        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+    )
+)]
 pub async fn update_user(
     ctx: Ctx,
     Path(name): Path<String>,
@@ -58,7 +164,21 @@ pub async fn update_user(
     Ok(Json(ctx.run(move |u| u.update_user(&actor, &name, patch)).await??))
 }
 
+/// Delete a user and what they own (admin).
+///
 /// `DELETE /api/v1/users/{username}`.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/users/{username}",
+    operation_id = "deleteUser",
+    tag = "users",
+    security(("session" = []), ("bearer" = [])),
+    params(("username" = String, Path, description = "The user name.")),
+    responses(
+        (status = 204, description = "Done"),
+        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+    )
+)]
 pub async fn delete_user(ctx: Ctx, Path(name): Path<String>) -> Result<StatusCode, ApiError> {
     ctx.require(UserType::Admin)?;
     let actor = ctx.actor();
@@ -66,7 +186,21 @@ pub async fn delete_user(ctx: Ctx, Path(name): Path<String>) -> Result<StatusCod
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// Clear a login lockout (admin).
+///
 /// `POST /api/v1/users/{username}/unlock`.
+#[utoipa::path(
+    post,
+    path = "/api/v1/users/{username}/unlock",
+    operation_id = "unlockUser",
+    tag = "users",
+    security(("session" = []), ("bearer" = [])),
+    params(("username" = String, Path, description = "The user name.")),
+    responses(
+        (status = 204, description = "Done"),
+        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+    )
+)]
 pub async fn unlock_user(ctx: Ctx, Path(name): Path<String>) -> Result<StatusCode, ApiError> {
     ctx.require(UserType::Admin)?;
     let actor = ctx.actor();
@@ -74,7 +208,21 @@ pub async fn unlock_user(ctx: Ctx, Path(name): Path<String>) -> Result<StatusCod
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// Reset a user's TOTP (admin).
+///
 /// `DELETE /api/v1/users/{username}/totp`.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/users/{username}/totp",
+    operation_id = "resetTotp",
+    tag = "users",
+    security(("session" = []), ("bearer" = [])),
+    params(("username" = String, Path, description = "The user name.")),
+    responses(
+        (status = 204, description = "Done"),
+        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+    )
+)]
 pub async fn reset_totp(ctx: Ctx, Path(name): Path<String>) -> Result<StatusCode, ApiError> {
     ctx.require(UserType::Admin)?;
     let actor = ctx.actor();
@@ -84,14 +232,41 @@ pub async fn reset_totp(ctx: Ctx, Path(name): Path<String>) -> Result<StatusCode
 
 // ---- groups ----------------------------------------------------------------
 
+/// Groups (admin).
+///
 /// `GET /api/v1/groups`.
-pub async fn list_groups(ctx: Ctx) -> Result<Json<Value>, ApiError> {
+#[utoipa::path(
+    get,
+    path = "/api/v1/groups",
+    operation_id = "listGroups",
+    tag = "groups",
+    security(("session" = []), ("bearer" = [])),
+    responses(
+        (status = 200, description = "Every group", body = GroupList),
+        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+    )
+)]
+pub async fn list_groups(ctx: Ctx) -> Result<Json<GroupList>, ApiError> {
     ctx.require(UserType::Admin)?;
     let groups = ctx.run(|u| u.list_groups()).await??;
-    Ok(Json(json!({ "groups": groups })))
+    Ok(Json(GroupList { groups }))
 }
 
+/// Create a group (admin).
+///
 /// `POST /api/v1/groups`.
+#[utoipa::path(
+    post,
+    path = "/api/v1/groups",
+    operation_id = "createGroup",
+    tag = "groups",
+    security(("session" = []), ("bearer" = [])),
+    request_body = NewGroup,
+    responses(
+        (status = 201, description = "Created", body = Group),
+        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+    )
+)]
 pub async fn create_group(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<impl IntoResponse, ApiError> {
     ctx.require(UserType::Admin)?;
     let new: NewGroup = json_body(&headers, &body)?;
@@ -100,13 +275,42 @@ pub async fn create_group(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<i
     Ok((StatusCode::CREATED, Json(g)))
 }
 
+/// One group (admin).
+///
 /// `GET /api/v1/groups/{name}`.
+#[utoipa::path(
+    get,
+    path = "/api/v1/groups/{name}",
+    operation_id = "getGroup",
+    tag = "groups",
+    security(("session" = []), ("bearer" = [])),
+    params(("name" = String, Path, description = "The group name.")),
+    responses(
+        (status = 200, description = "The group", body = Group),
+        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+    )
+)]
 pub async fn get_group(ctx: Ctx, Path(name): Path<String>) -> Result<impl IntoResponse, ApiError> {
     ctx.require(UserType::Admin)?;
     Ok(Json(ctx.run(move |u| u.get_group(&name)).await??))
 }
 
+/// Change a group (admin).
+///
 /// `PATCH /api/v1/groups/{name}`.
+#[utoipa::path(
+    patch,
+    path = "/api/v1/groups/{name}",
+    operation_id = "updateGroup",
+    tag = "groups",
+    security(("session" = []), ("bearer" = [])),
+    params(("name" = String, Path, description = "The group name.")),
+    request_body = GroupPatch,
+    responses(
+        (status = 200, description = "The changed group", body = Group),
+        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+    )
+)]
 pub async fn update_group(
     ctx: Ctx,
     Path(name): Path<String>,
@@ -119,7 +323,21 @@ pub async fn update_group(
     Ok(Json(ctx.run(move |u| u.update_group(&actor, &name, patch)).await??))
 }
 
+/// Delete a group (admin).
+///
 /// `DELETE /api/v1/groups/{name}`.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/groups/{name}",
+    operation_id = "deleteGroup",
+    tag = "groups",
+    security(("session" = []), ("bearer" = [])),
+    params(("name" = String, Path, description = "The group name.")),
+    responses(
+        (status = 204, description = "Done"),
+        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+    )
+)]
 pub async fn delete_group(ctx: Ctx, Path(name): Path<String>) -> Result<StatusCode, ApiError> {
     ctx.require(UserType::Admin)?;
     let actor = ctx.actor();
@@ -127,7 +345,21 @@ pub async fn delete_group(ctx: Ctx, Path(name): Path<String>) -> Result<StatusCo
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// Add a member (admin, idempotent).
+///
 /// `PUT /api/v1/groups/{name}/members/{username}`.
+#[utoipa::path(
+    put,
+    path = "/api/v1/groups/{name}/members/{username}",
+    operation_id = "addMember",
+    tag = "groups",
+    security(("session" = []), ("bearer" = [])),
+    params(("name" = String, Path, description = "The group name."), ("username" = String, Path, description = "The user name.")),
+    responses(
+        (status = 204, description = "Done"),
+        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+    )
+)]
 pub async fn add_member(ctx: Ctx, Path((group, user)): Path<(String, String)>) -> Result<StatusCode, ApiError> {
     ctx.require(UserType::Admin)?;
     let actor = ctx.actor();
@@ -135,7 +367,21 @@ pub async fn add_member(ctx: Ctx, Path((group, user)): Path<(String, String)>) -
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// Remove a member (admin).
+///
 /// `DELETE /api/v1/groups/{name}/members/{username}`.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/groups/{name}/members/{username}",
+    operation_id = "removeMember",
+    tag = "groups",
+    security(("session" = []), ("bearer" = [])),
+    params(("name" = String, Path, description = "The group name."), ("username" = String, Path, description = "The user name.")),
+    responses(
+        (status = 204, description = "Done"),
+        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+    )
+)]
 pub async fn remove_member(ctx: Ctx, Path((group, user)): Path<(String, String)>) -> Result<StatusCode, ApiError> {
     ctx.require(UserType::Admin)?;
     let actor = ctx.actor();
@@ -146,8 +392,9 @@ pub async fn remove_member(ctx: Ctx, Path((group, user)): Path<(String, String)>
 // ---- assignments -----------------------------------------------------------
 
 /// `GET /api/v1/assignments` filters.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct AssignmentFilter {
     /// Of one user.
     #[serde(default)]
@@ -157,8 +404,22 @@ pub struct AssignmentFilter {
     group: Option<String>,
 }
 
+/// Source assignments (admin).
+///
 /// `GET /api/v1/assignments[?user=…|?group=…]`.
-pub async fn list_assignments(ctx: Ctx, Query(f): Query<AssignmentFilter>) -> Result<Json<Value>, ApiError> {
+#[utoipa::path(
+    get,
+    path = "/api/v1/assignments",
+    operation_id = "listAssignments",
+    tag = "assignments",
+    security(("session" = []), ("bearer" = [])),
+    params(AssignmentFilter),
+    responses(
+        (status = 200, description = "The assignments", body = AssignmentList),
+        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+    )
+)]
+pub async fn list_assignments(ctx: Ctx, Query(f): Query<AssignmentFilter>) -> Result<Json<AssignmentList>, ApiError> {
     ctx.require(UserType::Admin)?;
     let subject = match (f.user, f.group) {
         (Some(name), None) => Some(Subject { kind: SubjectKind::User, name }),
@@ -167,17 +428,31 @@ pub async fn list_assignments(ctx: Ctx, Query(f): Query<AssignmentFilter>) -> Re
         _ => return Err(ApiError::InvalidRequest("give at most one of `user` and `group`".into())),
     };
     let list = ctx.run(move |u| u.list_assignments(subject.as_ref())).await??;
-    Ok(Json(json!({ "assignments": list })))
+    Ok(Json(AssignmentList { assignments: list }))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct NewAssignment {
     subject: Subject,
     pattern: SourcePattern,
 }
 
+/// Assign a source pattern to a user or group (admin).
+///
 /// `POST /api/v1/assignments`.
+#[utoipa::path(
+    post,
+    path = "/api/v1/assignments",
+    operation_id = "createAssignment",
+    tag = "assignments",
+    security(("session" = []), ("bearer" = [])),
+    request_body = NewAssignment,
+    responses(
+        (status = 201, description = "Created", body = Assignment),
+        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+    )
+)]
 pub async fn create_assignment(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<impl IntoResponse, ApiError> {
     ctx.require(UserType::Admin)?;
     let a: NewAssignment = json_body(&headers, &body)?;
@@ -186,7 +461,21 @@ pub async fn create_assignment(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Res
     Ok((StatusCode::CREATED, Json(created)))
 }
 
+/// Remove an assignment (admin).
+///
 /// `DELETE /api/v1/assignments/{id}`.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/assignments/{id}",
+    operation_id = "deleteAssignment",
+    tag = "assignments",
+    security(("session" = []), ("bearer" = [])),
+    params(("id" = i64, Path, description = "The id.")),
+    responses(
+        (status = 204, description = "Done"),
+        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+    )
+)]
 pub async fn delete_assignment(ctx: Ctx, Path(id): Path<i64>) -> Result<StatusCode, ApiError> {
     ctx.require(UserType::Admin)?;
     let actor = ctx.actor();
@@ -197,25 +486,40 @@ pub async fn delete_assignment(ctx: Ctx, Path(id): Path<i64>) -> Result<StatusCo
 // ---- tokens ----------------------------------------------------------------
 
 /// `GET /api/v1/tokens` parameters.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct TokenFilter {
     /// Admins: every user's tokens.
     #[serde(default)]
     all: bool,
 }
 
+/// Own API tokens (all with ?all=true, admin).
+///
 /// `GET /api/v1/tokens[?all=true]`.
-pub async fn list_tokens(ctx: Ctx, Query(f): Query<TokenFilter>) -> Result<Json<Value>, ApiError> {
+#[utoipa::path(
+    get,
+    path = "/api/v1/tokens",
+    operation_id = "listTokens",
+    tag = "tokens",
+    security(("session" = []), ("bearer" = [])),
+    params(TokenFilter),
+    responses(
+        (status = 200, description = "The tokens (without secrets)", body = TokenList),
+        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+    )
+)]
+pub async fn list_tokens(ctx: Ctx, Query(f): Query<TokenFilter>) -> Result<Json<TokenList>, ApiError> {
     if f.all {
         ctx.require(UserType::Admin)?;
     }
     let owner = (!f.all).then(|| ctx.caller.username.clone());
     let tokens = ctx.run(move |u| u.list_tokens(owner.as_deref())).await??;
-    Ok(Json(json!({ "tokens": tokens })))
+    Ok(Json(TokenList { tokens }))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct NewToken {
     name: String,
@@ -226,7 +530,21 @@ struct NewToken {
     owner: Option<String>,
 }
 
+/// Create an API token; the secret is shown once.
+///
 /// `POST /api/v1/tokens`.
+#[utoipa::path(
+    post,
+    path = "/api/v1/tokens",
+    operation_id = "createToken",
+    tag = "tokens",
+    security(("session" = []), ("bearer" = [])),
+    request_body = NewToken,
+    responses(
+        (status = 201, description = "Created; the secret is shown once", body = CreatedToken),
+        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+    )
+)]
 pub async fn create_token(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<impl IntoResponse, ApiError> {
     let t: NewToken = json_body(&headers, &body)?;
     let owner = match t.owner {
@@ -249,10 +567,24 @@ pub async fn create_token(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<i
     };
     let actor = ctx.actor();
     let (token, secret) = ctx.run(move |u| u.create_token(&actor, &owner, &t.name, t.scope, expires)).await??;
-    Ok((StatusCode::CREATED, Json(json!({"token": token, "secret": secret}))))
+    Ok((StatusCode::CREATED, Json(CreatedToken { token, secret })))
 }
 
+/// Revoke a token (own, or any as admin).
+///
 /// `DELETE /api/v1/tokens/{id}`: own tokens, or any as admin.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/tokens/{id}",
+    operation_id = "revokeToken",
+    tag = "tokens",
+    security(("session" = []), ("bearer" = [])),
+    params(("id" = i64, Path, description = "The id.")),
+    responses(
+        (status = 204, description = "Done"),
+        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+    )
+)]
 pub async fn revoke_token(ctx: Ctx, Path(id): Path<i64>) -> Result<StatusCode, ApiError> {
     let owner = (!ctx.is_admin()).then(|| ctx.caller.username.clone());
     let actor = ctx.actor();
@@ -263,8 +595,9 @@ pub async fn revoke_token(ctx: Ctx, Path(id): Path<i64>) -> Result<StatusCode, A
 // ---- audit -----------------------------------------------------------------
 
 /// `GET /api/v1/audit` parameters.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct AuditParams {
     #[serde(default)]
     actor: Option<String>,
@@ -284,11 +617,25 @@ pub struct AuditParams {
     before: Option<i64>,
 }
 
+/// Audit records, newest first (admin).
+///
 /// `GET /api/v1/audit`.
+#[utoipa::path(
+    get,
+    path = "/api/v1/audit",
+    operation_id = "audit",
+    tag = "audit",
+    security(("session" = []), ("bearer" = [])),
+    params(AuditParams),
+    responses(
+        (status = 200, description = "Newest first", body = AuditPage),
+        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+    )
+)]
 pub async fn audit(
     ctx: Ctx,
     q: Result<Query<AuditParams>, axum::extract::rejection::QueryRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<AuditPage>, ApiError> {
     ctx.require(UserType::Admin)?;
     let Query(p) = q.map_err(|e| ApiError::InvalidRequest(e.body_text()))?;
     let now = sluice_core::event::now_ns();
@@ -307,12 +654,25 @@ pub async fn audit(
         before: p.before,
     };
     let (records, next) = ctx.run(move |u| u.audit_query(&query)).await??;
-    Ok(Json(json!({"records": records, "next": next})))
+    Ok(Json(AuditPage { records, next }))
 }
 
 // ---- settings --------------------------------------------------------------
 
+/// The effective auth policy (admin, read-only).
+///
 /// `GET /api/v1/settings/auth`.
+#[utoipa::path(
+    get,
+    path = "/api/v1/settings/auth",
+    operation_id = "authSettings",
+    tag = "settings",
+    security(("session" = []), ("bearer" = [])),
+    responses(
+        (status = 200, description = "The effective `[auth]` policy: `session`, `lockout`, `login_rate`, `password_min_length`, `totp`, `ldap`", body = Object),
+        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+    )
+)]
 pub async fn auth_settings(ctx: Ctx) -> Result<Json<Value>, ApiError> {
     ctx.require(UserType::Admin)?;
     let (source, _) = ctx.run(|u| u.ldap_settings()).await??;
@@ -344,20 +704,47 @@ fn ldap_json(source: sluice_users::ldap::SettingsSource, s: Option<LdapSettings>
     json!({"source": source, "settings": settings})
 }
 
+/// LDAP settings (admin).
+///
 /// `GET /api/v1/settings/ldap`.
+#[utoipa::path(
+    get,
+    path = "/api/v1/settings/ldap",
+    operation_id = "getLdap",
+    tag = "settings",
+    security(("session" = []), ("bearer" = [])),
+    responses(
+        (status = 200, description = "`{\"source\", \"settings\": LdapSettings + search_bind_password_set | null}`", body = Object),
+        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+    )
+)]
 pub async fn get_ldap(ctx: Ctx) -> Result<Json<Value>, ApiError> {
     ctx.require(UserType::Admin)?;
     let (source, s) = ctx.run(|u| u.ldap_settings()).await??;
     Ok(Json(ldap_json(source, s)))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct LdapBody {
     settings: LdapSettings,
 }
 
+/// Store LDAP settings (admin; 409 when set in the config file).
+///
 /// `PUT /api/v1/settings/ldap`.
+#[utoipa::path(
+    put,
+    path = "/api/v1/settings/ldap",
+    operation_id = "putLdap",
+    tag = "settings",
+    security(("session" = []), ("bearer" = [])),
+    request_body = LdapBody,
+    responses(
+        (status = 200, description = "As `GET`", body = Object),
+        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+    )
+)]
 pub async fn put_ldap(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<Json<Value>, ApiError> {
     ctx.require(UserType::Admin)?;
     let b: LdapBody = json_body(&headers, &body)?;
@@ -371,7 +758,20 @@ pub async fn put_ldap(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<Json<
     Ok(Json(ldap_json(source, s)))
 }
 
+/// Remove stored LDAP settings (admin).
+///
 /// `DELETE /api/v1/settings/ldap`.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/settings/ldap",
+    operation_id = "deleteLdap",
+    tag = "settings",
+    security(("session" = []), ("bearer" = [])),
+    responses(
+        (status = 204, description = "Done"),
+        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+    )
+)]
 pub async fn delete_ldap(ctx: Ctx) -> Result<StatusCode, ApiError> {
     ctx.require(UserType::Admin)?;
     let actor = ctx.actor();
@@ -379,7 +779,7 @@ pub async fn delete_ldap(ctx: Ctx) -> Result<StatusCode, ApiError> {
     Ok(StatusCode::NO_CONTENT)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct LdapTest {
     username: String,
@@ -388,7 +788,21 @@ struct LdapTest {
     settings: Option<LdapSettings>,
 }
 
+/// Bind as a user and show the mapping, changing nothing (admin).
+///
 /// `POST /api/v1/settings/ldap/test`.
+#[utoipa::path(
+    post,
+    path = "/api/v1/settings/ldap/test",
+    operation_id = "testLdap",
+    tag = "settings",
+    security(("session" = []), ("bearer" = [])),
+    request_body = LdapTest,
+    responses(
+        (status = 200, description = "`{\"ok\": true, \"dn\", \"ldap_groups\", \"groups\", \"type\"}` or `{\"ok\": false, \"error\"}`", body = Object),
+        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+    )
+)]
 pub async fn test_ldap(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<Json<Value>, ApiError> {
     ctx.require(UserType::Admin)?;
     let t: LdapTest = json_body(&headers, &body)?;
@@ -403,7 +817,20 @@ pub async fn test_ldap(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<Json
 
 // ---- node ------------------------------------------------------------------
 
+/// `/_node/stats` for operators and admins.
+///
 /// `GET /api/v1/node/stats`: `/_node/stats` for operators and admins.
+#[utoipa::path(
+    get,
+    path = "/api/v1/node/stats",
+    operation_id = "nodeStatsUser",
+    tag = "node",
+    security(("session" = []), ("bearer" = [])),
+    responses(
+        (status = 200, description = "As `GET /_node/stats`", body = Object),
+        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+    )
+)]
 pub async fn node_stats(ctx: Ctx, State(s): State<ApiState>) -> Result<Json<Value>, ApiError> {
     ctx.require(UserType::Operator)?;
     Ok(Json(crate::stats_json(&s)))

@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
 
 use crate::ast::Query;
 use crate::parser::{parse, ParseError};
@@ -21,7 +22,7 @@ fn default_size() -> usize {
 }
 
 /// `POST /api/v1/search` (also `GET` with the same names as query parameters).
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchRequest {
     /// The query string; empty means everything.
@@ -50,7 +51,7 @@ pub struct SearchRequest {
 
 /// The order of a search's hits: by event time, then by the order the store
 /// received them in (a stable tiebreaker; see `docs/query-semantics.md`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Order {
     /// Newest first.
@@ -109,7 +110,7 @@ impl SearchRequest {
 }
 
 /// One hit.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Hit {
     /// Stable unique id of the stored event.
     pub id: String,
@@ -124,7 +125,7 @@ pub struct Hit {
 }
 
 /// A page of hits, newest (or oldest) first.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct SearchResponse {
     /// All hits of the query in the range (not only this page).
     pub total: u64,
@@ -137,7 +138,7 @@ pub struct SearchResponse {
 }
 
 /// One aggregation of `POST /api/v1/aggregate`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Aggregation {
     /// Event counts per time bucket over the request's range. `interval`
@@ -161,7 +162,7 @@ pub enum Aggregation {
 }
 
 /// `POST /api/v1/aggregate`.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AggregateRequest {
     /// The query string; empty means everything.
@@ -201,7 +202,7 @@ impl AggregateRequest {
 }
 
 /// One bucket of a histogram or terms aggregation.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Bucket {
     /// Histogram: bucket start in epoch milliseconds; terms: the value.
     pub key: serde_json::Value,
@@ -210,7 +211,7 @@ pub struct Bucket {
 }
 
 /// Numeric statistics; `min`/`max`/`avg` are `None` when `count` is 0.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Stats {
     /// Events with a numeric value in the field.
     pub count: u64,
@@ -225,7 +226,7 @@ pub struct Stats {
 }
 
 /// The result of one [`Aggregation`].
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AggregationResult {
     /// See [`Aggregation::DateHistogram`].
@@ -237,7 +238,7 @@ pub enum AggregationResult {
 }
 
 /// `POST /api/v1/aggregate` response.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct AggregateResponse {
     /// Events matching the query in the range.
     pub total: u64,
@@ -248,7 +249,8 @@ pub struct AggregateResponse {
 }
 
 /// `GET /api/v1/fields?from=…&to=…`: the fields of the events in a time range.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct FieldsRequest {
     /// Time range start (see [`SearchRequest::from`]); none: unbounded.
@@ -267,7 +269,8 @@ impl FieldsRequest {
 }
 
 /// `GET /api/v1/tail?query=…`: Server-Sent Events of new matching events.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct TailRequest {
     /// The query string; empty means everything.
@@ -276,7 +279,7 @@ pub struct TailRequest {
 }
 
 /// The type a field was seen with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FieldType {
     /// Exact-match string (identity fields, short values).
@@ -292,7 +295,7 @@ pub enum FieldType {
 }
 
 /// `GET /api/v1/fields` entry.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct FieldInfo {
     /// Dotted path.
     pub name: String,

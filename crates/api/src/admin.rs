@@ -70,6 +70,7 @@ pub struct AuditPage {
     /// Newest first.
     pub records: Vec<AuditRecord>,
     /// Pass as `before` for the next page; `null` on the last page.
+    #[schema(required = true)]
     pub next: Option<String>,
 }
 

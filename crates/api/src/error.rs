@@ -161,12 +161,15 @@ pub struct ErrorDetail {
     pub message: String,
     /// Byte offset into the query string (`query_parse_error` only).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub position: Option<usize>,
     /// The offending request key (`invalid_request`), e.g. `new_password`, `panels[1].query`.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub field: Option<String>,
     /// Seconds (`locked`, `rate_limited`; also the `Retry-After` header).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub retry_after: Option<u64>,
 }
 

@@ -116,11 +116,13 @@ pub struct Hit {
     pub id: String,
     /// The event as sluice writes it to ndjson: `@timestamp` (RFC 3339, ns),
     /// `@group`, `@subgroup`, `@host`, `@source`, then its fields.
+    #[schema(value_type = BTreeMap<String, serde_json::Value>)]
     pub event: serde_json::Value,
     /// Set when the stored event cannot be shown as JSON: `event` is then a
     /// stand-in (`@timestamp`, the stored text as `message`, the tag
     /// `_unrenderable`) and this says why. Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub error: Option<String>,
 }
 
@@ -132,6 +134,7 @@ pub struct SearchResponse {
     /// This page.
     pub hits: Vec<Hit>,
     /// Pass as `search_after` to get the next page; `None` on the last page.
+    #[schema(required = true)]
     pub next: Option<String>,
     /// Time the backend spent, milliseconds.
     pub took_ms: u64,
@@ -201,10 +204,20 @@ impl AggregateRequest {
     }
 }
 
+/// The schema of [`Bucket::key`]: a number (histograms), or a string,
+/// number, boolean or null (terms).
+fn bucket_key() -> utoipa::openapi::schema::Schema {
+    use utoipa::openapi::schema::{ObjectBuilder, SchemaType, Type};
+    ObjectBuilder::new()
+        .schema_type(SchemaType::from_iter([Type::String, Type::Number, Type::Boolean, Type::Null]))
+        .into()
+}
+
 /// One bucket of a histogram or terms aggregation.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Bucket {
     /// Histogram: bucket start in epoch milliseconds; terms: the value.
+    #[schema(schema_with = bucket_key)]
     pub key: serde_json::Value,
     /// Events in the bucket.
     pub count: u64,
@@ -216,10 +229,13 @@ pub struct Stats {
     /// Events with a numeric value in the field.
     pub count: u64,
     /// Smallest value.
+    #[schema(required = true)]
     pub min: Option<f64>,
     /// Largest value.
+    #[schema(required = true)]
     pub max: Option<f64>,
     /// Mean.
+    #[schema(required = true)]
     pub avg: Option<f64>,
     /// Sum.
     pub sum: f64,

@@ -234,7 +234,8 @@ pub struct LdapSettings {
     #[serde(default)]
     pub search_bind_dn: Option<String>,
     /// Search bind: its password.
-    #[serde(default, skip_serializing)]
+    #[serde(default, skip_serializing_if = "never_serialized")]
+    #[schema(write_only)]
     pub search_bind_password: Option<String>,
     /// Search bind: an environment variable holding its password.
     #[serde(default)]
@@ -262,6 +263,12 @@ pub struct LdapSettings {
     #[serde(default = "default_ldap_timeout", with = "duration_str")]
     #[schema(value_type = String, example = "5s")]
     pub timeout: Duration,
+}
+
+/// `search_bind_password` is accepted but never sent back (written as
+/// `skip_serializing_if` so that the API description still lists it).
+fn never_serialized<T>(_: &T) -> bool {
+    true
 }
 
 fn default_group_attribute() -> String {

@@ -122,6 +122,7 @@ pub struct Dashboard {
     /// Time range.
     pub time: TimeSpec,
     /// Auto-refresh.
+    #[schema(required = true)]
     pub refresh: Option<String>,
     /// Panels.
     pub panels: Vec<Panel>,
@@ -178,8 +179,10 @@ pub struct SavedSearch {
     /// Query string.
     pub query: String,
     /// Start.
+    #[schema(required = true)]
     pub from: Option<String>,
     /// End.
+    #[schema(required = true)]
     pub to: Option<String>,
     /// Columns.
     pub columns: Vec<String>,

@@ -115,8 +115,10 @@ pub struct User {
     /// Two-factor state.
     pub totp: TotpStatus,
     /// RFC 3339 when the login lockout ends, if locked.
+    #[schema(required = true)]
     pub locked_until: Option<String>,
     /// Last successful login.
+    #[schema(required = true)]
     pub last_login: Option<String>,
     /// Created.
     pub created_at: String,
@@ -221,8 +223,10 @@ pub struct ApiToken {
     /// Created.
     pub created_at: String,
     /// Expiry, if any.
+    #[schema(required = true)]
     pub expires_at: Option<String>,
     /// Last authenticated request (updated at most once a minute).
+    #[schema(required = true)]
     pub last_used_at: Option<String>,
 }
 
@@ -258,8 +262,10 @@ pub struct AuditRecord {
     /// `success` or `failure`.
     pub outcome: String,
     /// Client address.
+    #[schema(required = true)]
     pub ip: Option<String>,
     /// Client user agent.
+    #[schema(required = true)]
     pub user_agent: Option<String>,
 }
 

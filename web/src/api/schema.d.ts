@@ -998,14 +998,14 @@ export interface components {
             /** @description Created. */
             created_at: string;
             /** @description Expiry, if any. */
-            expires_at?: string | null;
+            expires_at: string | null;
             /**
              * Format: int64
              * @description Id.
              */
             id: number;
             /** @description Last authenticated request (updated at most once a minute). */
-            last_used_at?: string | null;
+            last_used_at: string | null;
             /** @description Label. */
             name: string;
             /** @description Owner user name. */
@@ -1037,7 +1037,7 @@ export interface components {
         /** @description `GET /api/v1/audit` response. */
         AuditPage: {
             /** @description Pass as `before` for the next page; `null` on the last page. */
-            next?: string | null;
+            next: string | null;
             /** @description Newest first. */
             records: components["schemas"]["AuditRecord"][];
         };
@@ -1057,7 +1057,7 @@ export interface components {
              */
             id: number;
             /** @description Client address. */
-            ip?: string | null;
+            ip: string | null;
             /** @description `success` or `failure`. */
             outcome: string;
             /** @description On what, e.g. `bob`, `group:acme`. */
@@ -1065,7 +1065,7 @@ export interface components {
             /** @description When. */
             time: string;
             /** @description Client user agent. */
-            user_agent?: string | null;
+            user_agent: string | null;
         };
         /** @description `GET /api/v1/auth/config` response: what the login page offers. */
         AuthConfigResponse: {
@@ -1083,8 +1083,7 @@ export interface components {
              * @description Events in the bucket.
              */
             count: number;
-            /** @description Histogram: bucket start in epoch milliseconds; terms: the value. */
-            key: unknown;
+            key: string | number | boolean | null;
         };
         CodeBody: {
             code: string;
@@ -1123,7 +1122,7 @@ export interface components {
             /** @description Panels. */
             panels: components["schemas"]["Panel"][];
             /** @description Auto-refresh. */
-            refresh?: string | null;
+            refresh: string | null;
             /** @description Sharing. */
             sharing: components["schemas"]["Sharing"];
             /** @description Time range. */
@@ -1201,16 +1200,16 @@ export interface components {
         /** @description The `error` of an [`ErrorBody`]. */
         ErrorDetail: {
             /** @description The offending request key (`invalid_request`), e.g. `new_password`, `panels[1].query`. */
-            field?: string | null;
+            field?: string;
             /** @description What is wrong, for a human. */
             message: string;
             /** @description Byte offset into the query string (`query_parse_error` only). */
-            position?: number | null;
+            position?: number;
             /**
              * Format: int64
              * @description Seconds (`locked`, `rate_limited`; also the `Retry-After` header).
              */
-            retry_after?: number | null;
+            retry_after?: number;
             /** @description What kind of error. */
             type: components["schemas"]["ErrorType"];
         };
@@ -1285,12 +1284,14 @@ export interface components {
              *     stand-in (`@timestamp`, the stored text as `message`, the tag
              *     `_unrenderable`) and this says why. Absent otherwise.
              */
-            error?: string | null;
+            error?: string;
             /**
              * @description The event as sluice writes it to ndjson: `@timestamp` (RFC 3339, ns),
              *     `@group`, `@subgroup`, `@host`, `@source`, then its fields.
              */
-            event: unknown;
+            event: {
+                [key: string]: unknown;
+            };
             /** @description Stable unique id of the stored event. */
             id: string;
         };
@@ -1328,6 +1329,8 @@ export interface components {
             search_base?: string | null;
             /** @description Search bind: the account that searches (anonymous when missing). */
             search_bind_dn?: string | null;
+            /** @description Search bind: its password. */
+            search_bind_password?: string | null;
             /** @description Search bind: an environment variable holding its password. */
             search_bind_password_env?: string | null;
             /** @description Search bind: the filter with `{username}`, e.g. `(uid={username})`. */
@@ -1437,7 +1440,7 @@ export interface components {
             /** @description Description. */
             description: string;
             /** @description Start. */
-            from?: string | null;
+            from: string | null;
             /**
              * Format: int64
              * @description Id.
@@ -1452,7 +1455,7 @@ export interface components {
             /** @description Sharing. */
             sharing: components["schemas"]["Sharing"];
             /** @description End. */
-            to?: string | null;
+            to: string | null;
             /** @description Last saved. */
             updated_at: string;
             /**
@@ -1513,7 +1516,7 @@ export interface components {
             /** @description This page. */
             hits: components["schemas"]["Hit"][];
             /** @description Pass as `search_after` to get the next page; `None` on the last page. */
-            next?: string | null;
+            next: string | null;
             /**
              * Format: int64
              * @description Time the backend spent, milliseconds.
@@ -1551,7 +1554,7 @@ export interface components {
              * Format: double
              * @description Mean.
              */
-            avg?: number | null;
+            avg: number | null;
             /**
              * Format: int64
              * @description Events with a numeric value in the field.
@@ -1561,12 +1564,12 @@ export interface components {
              * Format: double
              * @description Largest value.
              */
-            max?: number | null;
+            max: number | null;
             /**
              * Format: double
              * @description Smallest value.
              */
-            min?: number | null;
+            min: number | null;
             /**
              * Format: double
              * @description Sum.
@@ -1638,9 +1641,9 @@ export interface components {
             /** @description Groups (manual and LDAP memberships), sorted. */
             groups: string[];
             /** @description Last successful login. */
-            last_login?: string | null;
+            last_login: string | null;
             /** @description RFC 3339 when the login lockout ends, if locked. */
-            locked_until?: string | null;
+            locked_until: string | null;
             /** @description Local or LDAP. */
             source: components["schemas"]["UserSource"];
             /** @description Two-factor state. */

@@ -26,9 +26,10 @@ use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 use sluice_query::Principal;
+use sluice_query::SourcePattern;
 use sluice_users::login::csrf_token;
+use sluice_users::model::{TotpStatus, UserSource};
 use sluice_users::{
     Actor, AuthFailure, Caller, Factor, LoginAttempt, LoginError, Stage, TokenScope, UserType, Users, UsersError, Via,
 };
@@ -408,38 +409,116 @@ pub struct RecoveryCodes {
     pub recovery_codes: Vec<String>,
 }
 
+/// `GET /api/v1/me`: the caller.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Me {
+    /// Who.
+    pub user: MeUser,
+    /// What their type allows (`logs:read`, `operations:read`, `users:manage`, `settings:manage`, `audit:read`).
+    pub permissions: Vec<&'static str>,
+    /// The sources they may read (their and their groups' assignments).
+    pub allowed: Vec<SourcePattern>,
+    /// `session` or `token`.
+    pub auth: &'static str,
+    /// The session, when authenticated by one.
+    #[schema(required = true)]
+    pub session: Option<SessionInfo>,
+    /// The token's scope, when authenticated by an API token.
+    #[schema(required = true)]
+    pub token_scope: Option<TokenScope>,
+    /// The CSRF token to send as `X-CSRF-Token` (sessions only).
+    #[schema(required = true)]
+    pub csrf_token: Option<String>,
+}
+
+/// The `user` of [`Me`].
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MeUser {
+    /// Lower-case login name.
+    pub username: String,
+    /// Free text.
+    pub display_name: String,
+    /// Type.
+    #[serde(rename = "type")]
+    pub user_type: UserType,
+    /// Local or LDAP.
+    pub source: UserSource,
+    /// Groups.
+    pub groups: Vec<String>,
+    /// Two-factor state.
+    pub totp: TotpStatus,
+}
+
+/// The `session` of [`Me`].
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SessionInfo {
+    /// When it was created.
+    pub created_at: String,
+    /// When it ends at the latest.
+    pub expires_at: String,
+    /// When it ends without activity.
+    pub idle_expires_at: String,
+    /// `full`, or `totp_enrollment` (only TOTP enrolment allowed).
+    pub stage: &'static str,
+}
+
+/// `POST /api/v1/auth/login` and `POST /api/v1/auth/totp` responses, by `status`.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum LoginResponse {
+    /// Logged in.
+    Authenticated {
+        /// The CSRF token (also in the `sluice_csrf` cookie).
+        csrf_token: String,
+        /// The caller.
+        me: Me,
+    },
+    /// Password accepted; send the second factor to `POST /api/v1/auth/totp` within `expires_in` seconds.
+    TotpRequired {
+        /// Seconds.
+        expires_in: u64,
+    },
+    /// Logged in, but the session may only enrol TOTP (`POST /api/v1/me/totp/enroll`).
+    TotpEnrollmentRequired {
+        /// The CSRF token.
+        csrf_token: String,
+        /// The caller.
+        me: Me,
+    },
+}
+
 /// The `GET /api/v1/me` document.
-pub fn me_json(users: &Users, caller: &Caller, session_id: Option<&str>) -> Result<Value, ApiError> {
+pub fn me_json(users: &Users, caller: &Caller, session_id: Option<&str>) -> Result<Me, ApiError> {
     let user = users.me(caller)?;
-    let (auth, session, scope) = match &caller.via {
+    let (auth, session, token_scope) = match &caller.via {
         Via::Session { stage, created_at, expires_at, idle_expires_at, .. } => (
             "session",
-            json!({
-                "created_at": sluice_users::clock::rfc3339(*created_at),
-                "expires_at": sluice_users::clock::rfc3339(*expires_at),
-                "idle_expires_at": sluice_users::clock::rfc3339(*idle_expires_at),
-                "stage": if *stage == Stage::Enroll { "totp_enrollment" } else { "full" },
+            Some(SessionInfo {
+                created_at: sluice_users::clock::rfc3339(*created_at),
+                expires_at: sluice_users::clock::rfc3339(*expires_at),
+                idle_expires_at: sluice_users::clock::rfc3339(*idle_expires_at),
+                stage: if *stage == Stage::Enroll { "totp_enrollment" } else { "full" },
             }),
-            Value::Null,
+            None,
         ),
-        Via::Token { scope, .. } => ("token", Value::Null, json!(scope)),
+        Via::Token { scope, .. } => ("token", None, Some(*scope)),
     };
-    Ok(json!({
-        "user": {
-            "username": user.username,
-            "display_name": user.display_name,
-            "type": user.user_type,
-            "source": user.source,
-            "groups": user.groups,
-            "totp": user.totp,
+    Ok(Me {
+        user: MeUser {
+            username: user.username,
+            display_name: user.display_name,
+            user_type: user.user_type,
+            source: user.source,
+            groups: user.groups,
+            totp: user.totp,
         },
-        "permissions": caller.user_type.permissions(),
-        "allowed": caller.allowed,
-        "auth": auth,
-        "session": session,
-        "token_scope": scope,
-        "csrf_token": session_id.map(csrf_token),
-    }))
+        permissions: caller.user_type.permissions(),
+        allowed: caller.allowed.clone(),
+        auth,
+        session,
+        token_scope,
+        csrf_token: session_id.map(csrf_token),
+    })
 }
 
 /// Login methods (no authentication).
@@ -479,19 +558,20 @@ async fn login_response(users: &Arc<Users>, o: sluice_users::LoginOutcome, https
     let secure = secure(users, https);
     let cookies = session_cookies(&o.session_id, &o.csrf_token, secure);
     let body = match o.stage {
-        Stage::Totp => json!({"status": "totp_required", "expires_in": o.expires_in}),
+        Stage::Totp => LoginResponse::TotpRequired { expires_in: o.expires_in },
         stage => {
             let sid = o.session_id.clone();
-            let me = blocking(users, move |u| -> Result<Value, ApiError> {
+            let me = blocking(users, move |u| -> Result<Me, ApiError> {
                 let caller = u.session(&sid).map_err(|e| ApiError::Internal(e.to_string()))?;
                 me_json(u, &caller, Some(&sid))
             })
             .await??;
-            json!({
-                "status": if stage == Stage::Enroll { "totp_enrollment_required" } else { "authenticated" },
-                "csrf_token": o.csrf_token,
-                "me": me,
-            })
+            let csrf_token = o.csrf_token;
+            if stage == Stage::Enroll {
+                LoginResponse::TotpEnrollmentRequired { csrf_token, me }
+            } else {
+                LoginResponse::Authenticated { csrf_token, me }
+            }
         }
     };
     Ok(with_cookies(Json(body).into_response(), cookies))
@@ -507,7 +587,7 @@ async fn login_response(users: &Arc<Users>, o: sluice_users::LoginOutcome, https
     tag = "auth",
     request_body = LoginBody,
     responses(
-        (status = 200, description = "`{\"status\": \"totp_required\", \"expires_in\"}` or `{\"status\": \"authenticated\" | \"totp_enrollment_required\", \"csrf_token\", \"me\"}`; sets the session cookies", body = Object),
+        (status = 200, description = "By `status`; sets the session cookies", body = LoginResponse),
         (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
     )
 )]
@@ -537,7 +617,7 @@ struct TotpBody {
     tag = "auth",
     request_body = TotpBody,
     responses(
-        (status = 200, description = "As for `POST /api/v1/auth/login`", body = Object),
+        (status = 200, description = "As for `POST /api/v1/auth/login`", body = LoginResponse),
         (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
     )
 )]
@@ -593,11 +673,11 @@ pub async fn logout(State(s): State<ApiState>, c: Client) -> Result<Response, Ap
     tag = "me",
     security(("session" = []), ("bearer" = [])),
     responses(
-        (status = 200, description = "The caller: `user`, `permissions`, `allowed`, `auth`, `session`, `token_scope`, `csrf_token`", body = Object),
+        (status = 200, description = "The caller", body = Me),
         (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
     )
 )]
-pub async fn me(EnrollCtx(ctx): EnrollCtx) -> Result<Json<Value>, ApiError> {
+pub async fn me(EnrollCtx(ctx): EnrollCtx) -> Result<Json<Me>, ApiError> {
     let (caller, sid) = (ctx.caller.clone(), ctx.session_id.clone());
     ctx.run(move |u| me_json(u, &caller, sid.as_deref())).await?.map(Json)
 }

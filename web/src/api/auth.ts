@@ -38,7 +38,8 @@ export interface Me {
   auth: 'session' | 'token';
   session: { created_at: string; expires_at: string; idle_expires_at: string; stage: 'full' | 'totp_enrollment' } | null;
   csrf_token: string | null;
-  token_scope?: 'search' | 'admin';
+  /** The token's scope; null for a session. */
+  token_scope: Schemas['TokenScope'] | null;
 }
 
 /** `POST /api/v1/auth/login` and `/auth/totp` answers. */

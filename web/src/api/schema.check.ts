@@ -2,7 +2,7 @@
 // the generated ./schema.d.ts, or kept for the localStorage fallback) still
 // fit the shapes the server documents: `tsc` (npm run lint, typecheck) fails
 // when a server type changes under them. Nothing here runs.
-import type { ApiToken, AuthConfig, Enrolment, Me, TotpState } from './auth';
+import type { ApiToken, AuthConfig, Enrolment, LoginResult, Me, TotpState } from './auth';
 import type { AuditRecord, Group, LdapSettings, User } from './admin';
 import type { Dashboard, DashboardBody, DashboardSummary, Panel, Sharing } from './dashboards';
 import type { SavedSearch, SavedSearchBody } from './savedSearches';
@@ -30,6 +30,8 @@ export type SchemaChecks = [
   Fits<AuditRecord, S['AuditRecord']>,
   Fits<AuthConfig, S['AuthConfigResponse']>,
   Fits<Me['user']['totp'], TotpState>,
+  Fits<Me, S['Me']>,
+  Fits<LoginResult, S['LoginResponse']>,
   Fits<ApiToken, S['ApiToken']>,
   Fits<Enrolment, S['TotpEnrolment']>,
   Fits<User, S['User']>,

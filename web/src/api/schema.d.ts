@@ -1359,6 +1359,60 @@ export interface components {
             password: string;
             username: string;
         };
+        /** @description `POST /api/v1/auth/login` and `POST /api/v1/auth/totp` responses, by `status`. */
+        LoginResponse: {
+            /** @description The CSRF token (also in the `sluice_csrf` cookie). */
+            csrf_token: string;
+            /** @description The caller. */
+            me: components["schemas"]["Me"];
+            /** @enum {string} */
+            status: "authenticated";
+        } | {
+            /**
+             * Format: int64
+             * @description Seconds.
+             */
+            expires_in: number;
+            /** @enum {string} */
+            status: "totp_required";
+        } | {
+            /** @description The CSRF token. */
+            csrf_token: string;
+            /** @description The caller. */
+            me: components["schemas"]["Me"];
+            /** @enum {string} */
+            status: "totp_enrollment_required";
+        };
+        /** @description `GET /api/v1/me`: the caller. */
+        Me: {
+            /** @description The sources they may read (their and their groups' assignments). */
+            allowed: components["schemas"]["SourcePattern"][];
+            /** @description `session` or `token`. */
+            auth: string;
+            /** @description The CSRF token to send as `X-CSRF-Token` (sessions only). */
+            csrf_token: string | null;
+            /** @description What their type allows (`logs:read`, `operations:read`, `users:manage`, `settings:manage`, `audit:read`). */
+            permissions: string[];
+            session: null | components["schemas"]["SessionInfo"];
+            token_scope: null | components["schemas"]["TokenScope"];
+            /** @description Who. */
+            user: components["schemas"]["MeUser"];
+        };
+        /** @description The `user` of [`Me`]. */
+        MeUser: {
+            /** @description Free text. */
+            display_name: string;
+            /** @description Groups. */
+            groups: string[];
+            /** @description Local or LDAP. */
+            source: components["schemas"]["UserSource"];
+            /** @description Two-factor state. */
+            totp: components["schemas"]["TotpStatus"];
+            /** @description Type. */
+            type: components["schemas"]["UserType"];
+            /** @description Lower-case login name. */
+            username: string;
+        };
         NewAssignment: {
             pattern: components["schemas"]["SourcePattern"];
             subject: components["schemas"]["Subject"];
@@ -1527,6 +1581,17 @@ export interface components {
              * @description All hits of the query in the range (not only this page).
              */
             total: number;
+        };
+        /** @description The `session` of [`Me`]. */
+        SessionInfo: {
+            /** @description When it was created. */
+            created_at: string;
+            /** @description When it ends at the latest. */
+            expires_at: string;
+            /** @description When it ends without activity. */
+            idle_expires_at: string;
+            /** @description `full`, or `totp_enrollment` (only TOTP enrolment allowed). */
+            stage: string;
         };
         /** @description Who shares a dashboard or saved search. */
         Sharing: {
@@ -1983,13 +2048,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description `{"status": "totp_required", "expires_in"}` or `{"status": "authenticated" | "totp_enrollment_required", "csrf_token", "me"}`; sets the session cookies */
+            /** @description By `status`; sets the session cookies */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": components["schemas"]["LoginResponse"];
                 };
             };
             /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
@@ -2049,7 +2114,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": components["schemas"]["LoginResponse"];
                 };
             };
             /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
@@ -2610,13 +2675,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The caller: `user`, `permissions`, `allowed`, `auth`, `session`, `token_scope`, `csrf_token` */
+            /** @description The caller */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": components["schemas"]["Me"];
                 };
             };
             /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */

@@ -12,7 +12,8 @@
 //!   users, groups, assignments, API tokens, LDAP settings, the audit log,
 //!   dashboards and saved searches ([`session`], [`admin`], [`content`];
 //!   `docs/specs/ui-api.md`). Every search then runs as the user's principal.
-//! - `GET /api/v1/openapi.json`: an OpenAPI 3.1 description of all of it.
+//! - `GET /api/v1/openapi.json`: an OpenAPI 3.1 description of all of it,
+//!   generated from the handlers and types ([`openapi`], ADR 0104).
 //! - `GET /_node/stats`: JSON shaped after Logstash's node stats API —
 //!   process (RSS, CPU, threads, open files), per pipeline its events
 //!   in/out/filtered with 1m/5m/15m rates, queue depth, batch latency

@@ -21,7 +21,7 @@ use sluice_users::{
 };
 use utoipa::{IntoParams, ToSchema};
 
-use crate::error::{ApiError, ErrorBody};
+use crate::error::ApiError;
 use crate::session::{json_body, Ctx};
 use crate::ApiState;
 
@@ -84,8 +84,7 @@ pub struct AuditPage {
     tag = "users",
     security(("session" = []), ("bearer" = [])),
     responses(
-        (status = 200, description = "Every user", body = UserList),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 200, description = "Every user", body = UserList)
     )
 )]
 pub async fn list_users(ctx: Ctx) -> Result<Json<UserList>, ApiError> {
@@ -105,8 +104,7 @@ pub async fn list_users(ctx: Ctx) -> Result<Json<UserList>, ApiError> {
     security(("session" = []), ("bearer" = [])),
     request_body = NewUser,
     responses(
-        (status = 201, description = "Created", body = User),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 201, description = "Created", body = User)
     )
 )]
 pub async fn create_user(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<impl IntoResponse, ApiError> {
@@ -128,8 +126,7 @@ pub async fn create_user(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<im
     security(("session" = []), ("bearer" = [])),
     params(("username" = String, Path, description = "The user name.")),
     responses(
-        (status = 200, description = "The user", body = User),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 200, description = "The user", body = User)
     )
 )]
 pub async fn get_user(ctx: Ctx, Path(name): Path<String>) -> Result<impl IntoResponse, ApiError> {
@@ -149,8 +146,7 @@ pub async fn get_user(ctx: Ctx, Path(name): Path<String>) -> Result<impl IntoRes
     params(("username" = String, Path, description = "The user name.")),
     request_body = UserPatch,
     responses(
-        (status = 200, description = "The changed user", body = User),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 200, description = "The changed user", body = User)
     )
 )]
 pub async fn update_user(
@@ -176,8 +172,7 @@ pub async fn update_user(
     security(("session" = []), ("bearer" = [])),
     params(("username" = String, Path, description = "The user name.")),
     responses(
-        (status = 204, description = "Done"),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 204, description = "Done")
     )
 )]
 pub async fn delete_user(ctx: Ctx, Path(name): Path<String>) -> Result<StatusCode, ApiError> {
@@ -198,8 +193,7 @@ pub async fn delete_user(ctx: Ctx, Path(name): Path<String>) -> Result<StatusCod
     security(("session" = []), ("bearer" = [])),
     params(("username" = String, Path, description = "The user name.")),
     responses(
-        (status = 204, description = "Done"),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 204, description = "Done")
     )
 )]
 pub async fn unlock_user(ctx: Ctx, Path(name): Path<String>) -> Result<StatusCode, ApiError> {
@@ -220,8 +214,7 @@ pub async fn unlock_user(ctx: Ctx, Path(name): Path<String>) -> Result<StatusCod
     security(("session" = []), ("bearer" = [])),
     params(("username" = String, Path, description = "The user name.")),
     responses(
-        (status = 204, description = "Done"),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 204, description = "Done")
     )
 )]
 pub async fn reset_totp(ctx: Ctx, Path(name): Path<String>) -> Result<StatusCode, ApiError> {
@@ -243,8 +236,7 @@ pub async fn reset_totp(ctx: Ctx, Path(name): Path<String>) -> Result<StatusCode
     tag = "groups",
     security(("session" = []), ("bearer" = [])),
     responses(
-        (status = 200, description = "Every group", body = GroupList),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 200, description = "Every group", body = GroupList)
     )
 )]
 pub async fn list_groups(ctx: Ctx) -> Result<Json<GroupList>, ApiError> {
@@ -264,8 +256,7 @@ pub async fn list_groups(ctx: Ctx) -> Result<Json<GroupList>, ApiError> {
     security(("session" = []), ("bearer" = [])),
     request_body = NewGroup,
     responses(
-        (status = 201, description = "Created", body = Group),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 201, description = "Created", body = Group)
     )
 )]
 pub async fn create_group(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<impl IntoResponse, ApiError> {
@@ -287,8 +278,7 @@ pub async fn create_group(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<i
     security(("session" = []), ("bearer" = [])),
     params(("name" = String, Path, description = "The group name.")),
     responses(
-        (status = 200, description = "The group", body = Group),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 200, description = "The group", body = Group)
     )
 )]
 pub async fn get_group(ctx: Ctx, Path(name): Path<String>) -> Result<impl IntoResponse, ApiError> {
@@ -308,8 +298,7 @@ pub async fn get_group(ctx: Ctx, Path(name): Path<String>) -> Result<impl IntoRe
     params(("name" = String, Path, description = "The group name.")),
     request_body = GroupPatch,
     responses(
-        (status = 200, description = "The changed group", body = Group),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 200, description = "The changed group", body = Group)
     )
 )]
 pub async fn update_group(
@@ -335,8 +324,7 @@ pub async fn update_group(
     security(("session" = []), ("bearer" = [])),
     params(("name" = String, Path, description = "The group name.")),
     responses(
-        (status = 204, description = "Done"),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 204, description = "Done")
     )
 )]
 pub async fn delete_group(ctx: Ctx, Path(name): Path<String>) -> Result<StatusCode, ApiError> {
@@ -357,8 +345,7 @@ pub async fn delete_group(ctx: Ctx, Path(name): Path<String>) -> Result<StatusCo
     security(("session" = []), ("bearer" = [])),
     params(("name" = String, Path, description = "The group name."), ("username" = String, Path, description = "The user name.")),
     responses(
-        (status = 204, description = "Done"),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 204, description = "Done")
     )
 )]
 pub async fn add_member(ctx: Ctx, Path((group, user)): Path<(String, String)>) -> Result<StatusCode, ApiError> {
@@ -379,8 +366,7 @@ pub async fn add_member(ctx: Ctx, Path((group, user)): Path<(String, String)>) -
     security(("session" = []), ("bearer" = [])),
     params(("name" = String, Path, description = "The group name."), ("username" = String, Path, description = "The user name.")),
     responses(
-        (status = 204, description = "Done"),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 204, description = "Done")
     )
 )]
 pub async fn remove_member(ctx: Ctx, Path((group, user)): Path<(String, String)>) -> Result<StatusCode, ApiError> {
@@ -416,8 +402,7 @@ pub struct AssignmentFilter {
     security(("session" = []), ("bearer" = [])),
     params(AssignmentFilter),
     responses(
-        (status = 200, description = "The assignments", body = AssignmentList),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 200, description = "The assignments", body = AssignmentList)
     )
 )]
 pub async fn list_assignments(ctx: Ctx, Query(f): Query<AssignmentFilter>) -> Result<Json<AssignmentList>, ApiError> {
@@ -450,8 +435,7 @@ struct NewAssignment {
     security(("session" = []), ("bearer" = [])),
     request_body = NewAssignment,
     responses(
-        (status = 201, description = "Created", body = Assignment),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 201, description = "Created", body = Assignment)
     )
 )]
 pub async fn create_assignment(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<impl IntoResponse, ApiError> {
@@ -473,8 +457,7 @@ pub async fn create_assignment(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Res
     security(("session" = []), ("bearer" = [])),
     params(("id" = i64, Path, description = "The id.")),
     responses(
-        (status = 204, description = "Done"),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 204, description = "Done")
     )
 )]
 pub async fn delete_assignment(ctx: Ctx, Path(id): Path<i64>) -> Result<StatusCode, ApiError> {
@@ -507,8 +490,7 @@ pub struct TokenFilter {
     security(("session" = []), ("bearer" = [])),
     params(TokenFilter),
     responses(
-        (status = 200, description = "The tokens (without secrets)", body = TokenList),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 200, description = "The tokens (without secrets)", body = TokenList)
     )
 )]
 pub async fn list_tokens(ctx: Ctx, Query(f): Query<TokenFilter>) -> Result<Json<TokenList>, ApiError> {
@@ -542,8 +524,7 @@ struct NewToken {
     security(("session" = []), ("bearer" = [])),
     request_body = NewToken,
     responses(
-        (status = 201, description = "Created; the secret is shown once", body = CreatedToken),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 201, description = "Created; the secret is shown once", body = CreatedToken)
     )
 )]
 pub async fn create_token(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<impl IntoResponse, ApiError> {
@@ -582,8 +563,7 @@ pub async fn create_token(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<i
     security(("session" = []), ("bearer" = [])),
     params(("id" = i64, Path, description = "The id.")),
     responses(
-        (status = 204, description = "Done"),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 204, description = "Done")
     )
 )]
 pub async fn revoke_token(ctx: Ctx, Path(id): Path<i64>) -> Result<StatusCode, ApiError> {
@@ -629,8 +609,7 @@ pub struct AuditParams {
     security(("session" = []), ("bearer" = [])),
     params(AuditParams),
     responses(
-        (status = 200, description = "Newest first", body = AuditPage),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 200, description = "Newest first", body = AuditPage)
     )
 )]
 pub async fn audit(
@@ -670,8 +649,7 @@ pub async fn audit(
     tag = "settings",
     security(("session" = []), ("bearer" = [])),
     responses(
-        (status = 200, description = "The effective `[auth]` policy: `session`, `lockout`, `login_rate`, `password_min_length`, `totp`, `ldap`", body = Object),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 200, description = "The effective `[auth]` policy: `session`, `lockout`, `login_rate`, `password_min_length`, `totp`, `ldap`", body = Object)
     )
 )]
 pub async fn auth_settings(ctx: Ctx) -> Result<Json<Value>, ApiError> {
@@ -715,8 +693,7 @@ fn ldap_json(source: sluice_users::ldap::SettingsSource, s: Option<LdapSettings>
     tag = "settings",
     security(("session" = []), ("bearer" = [])),
     responses(
-        (status = 200, description = "`{\"source\", \"settings\": LdapSettings + search_bind_password_set | null}`", body = Object),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 200, description = "`{\"source\", \"settings\": LdapSettings + search_bind_password_set | null}`", body = Object)
     )
 )]
 pub async fn get_ldap(ctx: Ctx) -> Result<Json<Value>, ApiError> {
@@ -742,8 +719,7 @@ struct LdapBody {
     security(("session" = []), ("bearer" = [])),
     request_body = LdapBody,
     responses(
-        (status = 200, description = "As `GET`", body = Object),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 200, description = "As `GET`", body = Object)
     )
 )]
 pub async fn put_ldap(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<Json<Value>, ApiError> {
@@ -769,8 +745,7 @@ pub async fn put_ldap(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<Json<
     tag = "settings",
     security(("session" = []), ("bearer" = [])),
     responses(
-        (status = 204, description = "Done"),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 204, description = "Done")
     )
 )]
 pub async fn delete_ldap(ctx: Ctx) -> Result<StatusCode, ApiError> {
@@ -800,8 +775,7 @@ struct LdapTest {
     security(("session" = []), ("bearer" = [])),
     request_body = LdapTest,
     responses(
-        (status = 200, description = "`{\"ok\": true, \"dn\", \"ldap_groups\", \"groups\", \"type\"}` or `{\"ok\": false, \"error\"}`", body = Object),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 200, description = "`{\"ok\": true, \"dn\", \"ldap_groups\", \"groups\", \"type\"}` or `{\"ok\": false, \"error\"}`", body = Object)
     )
 )]
 pub async fn test_ldap(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<Json<Value>, ApiError> {
@@ -828,8 +802,7 @@ pub async fn test_ldap(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<Json
     tag = "node",
     security(("session" = []), ("bearer" = [])),
     responses(
-        (status = 200, description = "As `GET /_node/stats`", body = Object),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 200, description = "As `GET /_node/stats`", body = Object)
     )
 )]
 pub async fn node_stats(ctx: Ctx, State(s): State<ApiState>) -> Result<Json<Value>, ApiError> {

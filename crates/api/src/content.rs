@@ -15,7 +15,7 @@ use sluice_users::content::{Dashboard, DashboardInput, SavedSearch, SavedSearchI
 use sluice_users::Sharing;
 use utoipa::ToSchema;
 
-use crate::error::{ApiError, ErrorBody};
+use crate::error::ApiError;
 use crate::session::{json_body, Ctx};
 use crate::ApiState;
 
@@ -79,8 +79,7 @@ pub struct SavedSearchList {
     tag = "dashboards",
     security(("session" = []), ("bearer" = [])),
     responses(
-        (status = 200, description = "Summaries of the visible dashboards", body = DashboardList),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 200, description = "Summaries of the visible dashboards", body = DashboardList)
     )
 )]
 pub async fn list_dashboards(ctx: Ctx) -> Result<Json<DashboardList>, ApiError> {
@@ -101,8 +100,7 @@ pub async fn list_dashboards(ctx: Ctx) -> Result<Json<DashboardList>, ApiError> 
     security(("session" = []), ("bearer" = [])),
     request_body = DashboardInput,
     responses(
-        (status = 201, description = "Created", body = Dashboard),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 201, description = "Created", body = Dashboard)
     )
 )]
 pub async fn create_dashboard(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<impl IntoResponse, ApiError> {
@@ -123,8 +121,7 @@ pub async fn create_dashboard(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Resu
     security(("session" = []), ("bearer" = [])),
     params(("id" = i64, Path, description = "The id.")),
     responses(
-        (status = 200, description = "The dashboard", body = Dashboard),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 200, description = "The dashboard", body = Dashboard)
     )
 )]
 pub async fn get_dashboard(ctx: Ctx, Path(id): Path<i64>) -> Result<impl IntoResponse, ApiError> {
@@ -144,8 +141,7 @@ pub async fn get_dashboard(ctx: Ctx, Path(id): Path<i64>) -> Result<impl IntoRes
     params(("id" = i64, Path, description = "The id.")),
     request_body = DashboardInput,
     responses(
-        (status = 200, description = "The changed dashboard", body = Dashboard),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 200, description = "The changed dashboard", body = Dashboard)
     )
 )]
 pub async fn update_dashboard(
@@ -170,8 +166,7 @@ pub async fn update_dashboard(
     security(("session" = []), ("bearer" = [])),
     params(("id" = i64, Path, description = "The id.")),
     responses(
-        (status = 204, description = "Done"),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 204, description = "Done")
     )
 )]
 pub async fn delete_dashboard(ctx: Ctx, Path(id): Path<i64>) -> Result<StatusCode, ApiError> {
@@ -215,8 +210,7 @@ fn error_json(e: ApiError) -> Value {
     params(("id" = i64, Path, description = "The id.")),
     request_body = DataRequest,
     responses(
-        (status = 200, description = "`{\"panels\": {<panel id>: {\"search\": SearchResponse} | {\"aggregate\": AggregateResponse} | ErrorBody}}`", body = Object),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 200, description = "`{\"panels\": {<panel id>: {\"search\": SearchResponse} | {\"aggregate\": AggregateResponse} | ErrorBody}}`", body = Object)
     )
 )]
 pub async fn dashboard_data(
@@ -287,8 +281,7 @@ pub async fn dashboard_data(
     tag = "saved-searches",
     security(("session" = []), ("bearer" = [])),
     responses(
-        (status = 200, description = "The visible saved searches", body = SavedSearchList),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 200, description = "The visible saved searches", body = SavedSearchList)
     )
 )]
 pub async fn list_saved(ctx: Ctx) -> Result<Json<SavedSearchList>, ApiError> {
@@ -308,8 +301,7 @@ pub async fn list_saved(ctx: Ctx) -> Result<Json<SavedSearchList>, ApiError> {
     security(("session" = []), ("bearer" = [])),
     request_body = SavedSearchInput,
     responses(
-        (status = 201, description = "Created", body = SavedSearch),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 201, description = "Created", body = SavedSearch)
     )
 )]
 pub async fn create_saved(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<impl IntoResponse, ApiError> {
@@ -330,8 +322,7 @@ pub async fn create_saved(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<i
     security(("session" = []), ("bearer" = [])),
     params(("id" = i64, Path, description = "The id.")),
     responses(
-        (status = 200, description = "The saved search", body = SavedSearch),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 200, description = "The saved search", body = SavedSearch)
     )
 )]
 pub async fn get_saved(ctx: Ctx, Path(id): Path<i64>) -> Result<impl IntoResponse, ApiError> {
@@ -351,8 +342,7 @@ pub async fn get_saved(ctx: Ctx, Path(id): Path<i64>) -> Result<impl IntoRespons
     params(("id" = i64, Path, description = "The id.")),
     request_body = SavedSearchInput,
     responses(
-        (status = 200, description = "The changed saved search", body = SavedSearch),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 200, description = "The changed saved search", body = SavedSearch)
     )
 )]
 pub async fn update_saved(
@@ -377,8 +367,7 @@ pub async fn update_saved(
     security(("session" = []), ("bearer" = [])),
     params(("id" = i64, Path, description = "The id.")),
     responses(
-        (status = 204, description = "Done"),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 204, description = "Done")
     )
 )]
 pub async fn delete_saved(ctx: Ctx, Path(id): Path<i64>) -> Result<StatusCode, ApiError> {

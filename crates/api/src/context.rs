@@ -21,7 +21,7 @@ use sluice_query::api::Search;
 use sluice_query::{Hit, Order, Principal, SearchBackend, TimeRange};
 
 use crate::auth::Authenticated;
-use crate::error::{ApiError, ErrorBody};
+use crate::error::ApiError;
 use crate::ApiState;
 
 /// Neighbours on each side when the request names no `n`.
@@ -115,8 +115,7 @@ fn term(field: &str, value: String) -> sluice_query::Query {
     security(("bearer" = []), ("session" = [])),
     params(ContextParams),
     responses(
-        (status = 200, description = "The event and its neighbours", body = ContextResponse),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 200, description = "The event and its neighbours", body = ContextResponse)
     )
 )]
 pub async fn context(

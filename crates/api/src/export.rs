@@ -26,7 +26,7 @@ use sluice_query::api::Search;
 use sluice_query::{Order, Principal, SearchBackend, SearchRequest, SearchResponse};
 
 use crate::auth::Authenticated;
-use crate::error::{ApiError, ErrorBody};
+use crate::error::ApiError;
 use crate::ApiState;
 
 /// Hits written when the request names no `limit`.
@@ -173,8 +173,7 @@ fn csv_row<I: IntoIterator<Item = S>, S: AsRef<[u8]>>(out: &mut Vec<u8>, cells: 
     security(("bearer" = []), ("session" = [])),
     params(ExportParams),
     responses(
-        (status = 200, description = "CSV (a header row of the fields, then one row per hit) or ndjson (one event per line)", body = String, content_type = "text/csv"),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 200, description = "CSV (a header row of the fields, then one row per hit) or ndjson (one event per line)", body = String, content_type = "text/csv")
     )
 )]
 pub async fn export(

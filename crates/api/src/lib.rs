@@ -301,8 +301,7 @@ async fn openapi() -> impl IntoResponse {
     tag = "node",
     security((), ("bearer" = [])),
     responses(
-        (status = 200, description = "Logstash-like node statistics", body = Object),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 200, description = "Logstash-like node statistics", body = Object)
     )
 )]
 async fn node_stats(_: MetricsAccess, State(s): State<ApiState>) -> Json<Value> {
@@ -403,8 +402,7 @@ fn backend_counters(s: &ApiState) -> Vec<(&'static str, u64)> {
     tag = "node",
     security((), ("bearer" = [])),
     responses(
-        (status = 200, description = "Prometheus text format 0.0.4", body = String, content_type = "text/plain"),
-        (status = "default", description = "An error", body = error::ErrorBody)
+        (status = 200, description = "Prometheus text format 0.0.4", body = String, content_type = "text/plain")
     )
 )]
 async fn prometheus(_: MetricsAccess, State(s): State<ApiState>) -> impl IntoResponse {

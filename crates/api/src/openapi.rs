@@ -15,8 +15,9 @@
 use std::sync::OnceLock;
 
 use utoipa::openapi::extensions::ExtensionsBuilder;
+use utoipa::openapi::path::Operation;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::openapi::{OpenApi as Document, PathItem};
+use utoipa::openapi::{ContentBuilder, OpenApi as Document, PathItem, Ref, RefOr, Response, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
 
 use crate::{admin, content, context, export, search, session};
@@ -175,17 +176,46 @@ fn bulk() {}
 #[allow(dead_code)]
 fn ndjson() {}
 
+/// Paths whose errors are not an [`ErrorBody`](crate::ErrorBody): the
+/// mounted ingest routes answer in their own shapes; this document cannot fail.
+const OWN_ERRORS: &[&str] = &["/_bulk", "/ndjson", "/api/v1/openapi.json"];
+
 /// The document, built from the code.
 pub fn document() -> Document {
     let mut doc = ApiDoc::openapi();
-    // The routes another component mounts on this listener say so.
-    for path in ["/_bulk", "/ndjson"] {
-        if let Some(op) = doc.paths.paths.get_mut(path).and_then(|item: &mut PathItem| item.post.as_mut()) {
-            let ext = ExtensionsBuilder::new().add("x-sluice-mount", MOUNT).build();
-            op.extensions.get_or_insert_with(Default::default).merge(ext);
+    for (path, item) in doc.paths.paths.iter_mut() {
+        // The routes another component mounts on this listener say so.
+        if MOUNTED.contains(&path.as_str()) {
+            if let Some(op) = item.post.as_mut() {
+                let ext = ExtensionsBuilder::new().add("x-sluice-mount", MOUNT).build();
+                op.extensions.get_or_insert_with(Default::default).merge(ext);
+            }
+        }
+        // Every other operation answers its errors as an `ErrorBody`
+        // (`crate::error`), said once here rather than on each handler.
+        if !OWN_ERRORS.contains(&path.as_str()) {
+            for op in operations(item) {
+                op.responses.responses.entry("default".into()).or_insert_with(error_response);
+            }
         }
     }
     doc
+}
+
+/// The routes the `http` source mounts with `address = "api"`.
+const MOUNTED: &[&str] = &["/_bulk", "/ndjson"];
+
+fn operations(item: &mut PathItem) -> impl Iterator<Item = &mut Operation> {
+    [&mut item.get, &mut item.put, &mut item.post, &mut item.delete, &mut item.patch].into_iter().flatten()
+}
+
+fn error_response() -> RefOr<Response> {
+    let content = ContentBuilder::new().schema(Some(Ref::from_schema_name("ErrorBody"))).build();
+    ResponseBuilder::new()
+        .description("An error: `{\"error\": {\"type\", \"message\"}}` with the status of its `type` (see `ErrorType`)")
+        .content("application/json", content)
+        .build()
+        .into()
 }
 
 /// The document as pretty-printed JSON with a final newline: what is served

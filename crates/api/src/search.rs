@@ -26,7 +26,7 @@ use sluice_query::{
 use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::Authenticated;
-use crate::error::{ApiError, ErrorBody};
+use crate::error::ApiError;
 use crate::ApiState;
 
 /// Hits per page when `size` is not given (as in [`SearchRequest`]).
@@ -124,8 +124,7 @@ async fn run_search(
     security(("bearer" = []), ("session" = [])),
     params(SearchParams),
     responses(
-        (status = 200, description = "Hits", body = SearchResponse),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 200, description = "Hits", body = SearchResponse)
     )
 )]
 pub async fn search_get(
@@ -148,8 +147,7 @@ pub async fn search_get(
     security(("bearer" = []), ("session" = [])),
     request_body = SearchRequest,
     responses(
-        (status = 200, description = "Hits", body = SearchResponse),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 200, description = "Hits", body = SearchResponse)
     )
 )]
 pub async fn search_post(
@@ -172,8 +170,7 @@ pub async fn search_post(
     security(("bearer" = []), ("session" = [])),
     request_body = AggregateRequest,
     responses(
-        (status = 200, description = "Results by name", body = AggregateResponse),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 200, description = "Results by name", body = AggregateResponse)
     )
 )]
 pub async fn aggregate(
@@ -203,8 +200,7 @@ pub async fn aggregate(
     security(("bearer" = []), ("session" = [])),
     params(sluice_query::FieldsRequest),
     responses(
-        (status = 200, description = "The fields", body = FieldsResponse),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 200, description = "The fields", body = FieldsResponse)
     )
 )]
 pub async fn fields(
@@ -236,8 +232,7 @@ pub async fn fields(
     security(("bearer" = []), ("session" = [])),
     params(sluice_query::TailRequest),
     responses(
-        (status = 200, description = "Server-Sent Events: an `: open` comment, then one `data: <Hit JSON>` per new matching event, `: keep-alive` comments", body = String, content_type = "text/event-stream"),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 200, description = "Server-Sent Events: an `: open` comment, then one `data: <Hit JSON>` per new matching event, `: keep-alive` comments", body = String, content_type = "text/event-stream")
     )
 )]
 pub async fn tail(

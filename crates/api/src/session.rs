@@ -37,7 +37,7 @@ use sluice_users::{
 use crate::auth::{bearer, ct_eq, AuthError, Authenticator, StaticTokens};
 use utoipa::ToSchema;
 
-use crate::error::{ApiError, ErrorBody};
+use crate::error::ApiError;
 use crate::ApiState;
 
 /// The session cookie.
@@ -530,8 +530,7 @@ pub fn me_json(users: &Users, caller: &Caller, session_id: Option<&str>) -> Resu
     operation_id = "authConfig",
     tag = "auth",
     responses(
-        (status = 200, description = "Login methods", body = AuthConfigResponse),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 200, description = "Login methods", body = AuthConfigResponse)
     )
 )]
 pub async fn auth_config(State(s): State<ApiState>) -> Result<Json<AuthConfigResponse>, ApiError> {
@@ -587,8 +586,7 @@ async fn login_response(users: &Arc<Users>, o: sluice_users::LoginOutcome, https
     tag = "auth",
     request_body = LoginBody,
     responses(
-        (status = 200, description = "By `status`; sets the session cookies", body = LoginResponse),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 200, description = "By `status`; sets the session cookies", body = LoginResponse)
     )
 )]
 pub async fn login(UsersOf(users): UsersOf, c: Client, body: Bytes) -> Result<Response, ApiError> {
@@ -617,8 +615,7 @@ struct TotpBody {
     tag = "auth",
     request_body = TotpBody,
     responses(
-        (status = 200, description = "As for `POST /api/v1/auth/login`", body = LoginResponse),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 200, description = "As for `POST /api/v1/auth/login`", body = LoginResponse)
     )
 )]
 pub async fn login_totp(UsersOf(users): UsersOf, c: Client, body: Bytes) -> Result<Response, ApiError> {
@@ -645,8 +642,7 @@ pub async fn login_totp(UsersOf(users): UsersOf, c: Client, body: Bytes) -> Resu
     operation_id = "logout",
     tag = "auth",
     responses(
-        (status = 204, description = "Done"),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 204, description = "Done")
     )
 )]
 pub async fn logout(State(s): State<ApiState>, c: Client) -> Result<Response, ApiError> {
@@ -673,8 +669,7 @@ pub async fn logout(State(s): State<ApiState>, c: Client) -> Result<Response, Ap
     tag = "me",
     security(("session" = []), ("bearer" = [])),
     responses(
-        (status = 200, description = "The caller", body = Me),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 200, description = "The caller", body = Me)
     )
 )]
 pub async fn me(EnrollCtx(ctx): EnrollCtx) -> Result<Json<Me>, ApiError> {
@@ -700,8 +695,7 @@ struct PasswordBody {
     security(("session" = []), ("bearer" = [])),
     request_body = PasswordBody,
     responses(
-        (status = 204, description = "Done"),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 204, description = "Done")
     )
 )]
 pub async fn change_password(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<StatusCode, ApiError> {
@@ -721,8 +715,7 @@ pub async fn change_password(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Resul
     tag = "me",
     security(("session" = []), ("bearer" = [])),
     responses(
-        (status = 200, description = "A new secret to confirm", body = TotpEnrolment),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 200, description = "A new secret to confirm", body = TotpEnrolment)
     )
 )]
 pub async fn totp_enroll(EnrollCtx(ctx): EnrollCtx) -> Result<Json<TotpEnrolment>, ApiError> {
@@ -748,8 +741,7 @@ struct CodeBody {
     security(("session" = []), ("bearer" = [])),
     request_body = CodeBody,
     responses(
-        (status = 200, description = "TOTP on; the recovery codes (shown once)", body = RecoveryCodes),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 200, description = "TOTP on; the recovery codes (shown once)", body = RecoveryCodes)
     )
 )]
 pub async fn totp_confirm(
@@ -774,8 +766,7 @@ pub async fn totp_confirm(
     security(("session" = []), ("bearer" = [])),
     request_body = CodeBody,
     responses(
-        (status = 200, description = "New recovery codes (shown once)", body = RecoveryCodes),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 200, description = "New recovery codes (shown once)", body = RecoveryCodes)
     )
 )]
 pub async fn recovery_codes(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<Json<RecoveryCodes>, ApiError> {
@@ -796,8 +787,7 @@ pub async fn recovery_codes(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result
     security(("session" = []), ("bearer" = [])),
     request_body = CodeBody,
     responses(
-        (status = 204, description = "Done"),
-        (status = "default", description = "An error (`{\"error\": {\"type\", \"message\"}}`, see `ErrorBody`)", body = ErrorBody)
+        (status = 204, description = "Done")
     )
 )]
 pub async fn totp_disable(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<StatusCode, ApiError> {

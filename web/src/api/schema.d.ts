@@ -1827,7 +1827,7 @@ export interface operations {
                     "application/json": Record<string, never>;
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -1860,7 +1860,7 @@ export interface operations {
                     "application/json": components["schemas"]["AggregateResponse"];
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -1894,7 +1894,7 @@ export interface operations {
                     "application/json": components["schemas"]["AssignmentList"];
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -1927,7 +1927,7 @@ export interface operations {
                     "application/json": components["schemas"]["Assignment"];
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -1957,7 +1957,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -1995,7 +1995,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuditPage"];
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2024,7 +2024,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuthConfigResponse"];
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2057,7 +2057,7 @@ export interface operations {
                     "application/json": components["schemas"]["LoginResponse"];
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2084,7 +2084,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2117,7 +2117,7 @@ export interface operations {
                     "application/json": components["schemas"]["LoginResponse"];
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2157,7 +2157,7 @@ export interface operations {
                     "application/json": components["schemas"]["ContextResponse"];
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2186,7 +2186,7 @@ export interface operations {
                     "application/json": components["schemas"]["DashboardList"];
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2219,7 +2219,7 @@ export interface operations {
                     "application/json": components["schemas"]["Dashboard"];
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2251,7 +2251,7 @@ export interface operations {
                     "application/json": components["schemas"]["Dashboard"];
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2287,7 +2287,7 @@ export interface operations {
                     "application/json": components["schemas"]["Dashboard"];
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2317,7 +2317,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2353,7 +2353,7 @@ export interface operations {
                     "application/json": Record<string, never>;
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2397,7 +2397,7 @@ export interface operations {
                     "text/csv": string;
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2431,7 +2431,7 @@ export interface operations {
                     "application/json": components["schemas"]["FieldsResponse"];
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2460,7 +2460,7 @@ export interface operations {
                     "application/json": components["schemas"]["GroupList"];
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2493,7 +2493,7 @@ export interface operations {
                     "application/json": components["schemas"]["Group"];
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2525,7 +2525,7 @@ export interface operations {
                     "application/json": components["schemas"]["Group"];
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2555,7 +2555,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2591,7 +2591,7 @@ export interface operations {
                     "application/json": components["schemas"]["Group"];
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2623,7 +2623,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2655,7 +2655,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2684,7 +2684,7 @@ export interface operations {
                     "application/json": components["schemas"]["Me"];
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2715,7 +2715,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2746,7 +2746,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2779,7 +2779,7 @@ export interface operations {
                     "application/json": components["schemas"]["RecoveryCodes"];
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2808,7 +2808,7 @@ export interface operations {
                     "application/json": components["schemas"]["TotpEnrolment"];
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2841,7 +2841,7 @@ export interface operations {
                     "application/json": components["schemas"]["RecoveryCodes"];
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2870,7 +2870,7 @@ export interface operations {
                     "application/json": Record<string, never>;
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2919,7 +2919,7 @@ export interface operations {
                     "application/json": components["schemas"]["SavedSearchList"];
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2952,7 +2952,7 @@ export interface operations {
                     "application/json": components["schemas"]["SavedSearch"];
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2984,7 +2984,7 @@ export interface operations {
                     "application/json": components["schemas"]["SavedSearch"];
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3020,7 +3020,7 @@ export interface operations {
                     "application/json": components["schemas"]["SavedSearch"];
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3050,7 +3050,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3100,7 +3100,7 @@ export interface operations {
                     "application/json": components["schemas"]["SearchResponse"];
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3133,7 +3133,7 @@ export interface operations {
                     "application/json": components["schemas"]["SearchResponse"];
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3162,7 +3162,7 @@ export interface operations {
                     "application/json": Record<string, never>;
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3191,7 +3191,7 @@ export interface operations {
                     "application/json": Record<string, never>;
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3224,7 +3224,7 @@ export interface operations {
                     "application/json": Record<string, never>;
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3251,7 +3251,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3284,7 +3284,7 @@ export interface operations {
                     "application/json": Record<string, never>;
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3316,7 +3316,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3348,7 +3348,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenList"];
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3381,7 +3381,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedToken"];
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3411,7 +3411,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3440,7 +3440,7 @@ export interface operations {
                     "application/json": components["schemas"]["UserList"];
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3473,7 +3473,7 @@ export interface operations {
                     "application/json": components["schemas"]["User"];
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3505,7 +3505,7 @@ export interface operations {
                     "application/json": components["schemas"]["User"];
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3535,7 +3535,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3571,7 +3571,7 @@ export interface operations {
                     "application/json": components["schemas"]["User"];
                 };
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3601,7 +3601,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3631,7 +3631,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description An error (`{"error": {"type", "message"}}`, see `ErrorBody`) */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3660,7 +3660,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description An error */
+            /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
                     [name: string]: unknown;

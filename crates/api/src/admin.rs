@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 use sluice_query::SourcePattern;
 use sluice_users::accounts::{GroupPatch, NewGroup, NewUser, UserPatch};
 use sluice_users::config::format_duration;
+use sluice_users::ldap::SettingsSource;
 use sluice_users::{
     ApiToken, Assignment, AuditQuery, AuditRecord, Group, LdapSettings, Subject, SubjectKind, TokenScope, User,
     UserType,
@@ -649,38 +650,112 @@ pub async fn audit(
     tag = "settings",
     security(("session" = []), ("bearer" = [])),
     responses(
-        (status = 200, description = "The effective `[auth]` policy: `session`, `lockout`, `login_rate`, `password_min_length`, `totp`, `ldap`", body = Object)
+        (status = 200, description = "The effective `[auth]` policy: `session`, `lockout`, `login_rate`, `password_min_length`, `totp`, `ldap`", body = AuthPolicy)
     )
 )]
-pub async fn auth_settings(ctx: Ctx) -> Result<Json<Value>, ApiError> {
+pub async fn auth_settings(ctx: Ctx) -> Result<Json<AuthPolicy>, ApiError> {
     ctx.require(UserType::Admin)?;
     let (source, _) = ctx.run(|u| u.ldap_settings()).await??;
     let c = ctx.users.config();
-    Ok(Json(json!({
-        "session": {
-            "idle_timeout": format_duration(c.session.idle_timeout.0),
-            "absolute_timeout": format_duration(c.session.absolute_timeout.0),
+    Ok(Json(AuthPolicy {
+        session: SessionPolicy {
+            idle_timeout: format_duration(c.session.idle_timeout.0),
+            absolute_timeout: format_duration(c.session.absolute_timeout.0),
         },
-        "lockout": {
-            "threshold": c.lockout.threshold,
-            "window": format_duration(c.lockout.window.0),
-            "duration": format_duration(c.lockout.duration.0),
+        lockout: LockoutPolicy {
+            threshold: c.lockout.threshold,
+            window: format_duration(c.lockout.window.0),
+            duration: format_duration(c.lockout.duration.0),
         },
-        "login_rate": {"per_minute": c.login_rate.per_minute, "burst": c.login_rate.burst},
-        "password_min_length": c.password_min_length,
-        "totp": {"issuer": c.totp.issuer, "require_types": c.totp.require_types},
-        "ldap": source,
-    })))
+        login_rate: LoginRatePolicy { per_minute: c.login_rate.per_minute, burst: c.login_rate.burst },
+        password_min_length: c.password_min_length,
+        totp: TotpPolicy { issuer: c.totp.issuer.clone(), require_types: c.totp.require_types.clone() },
+        ldap: source,
+    }))
 }
 
-fn ldap_json(source: sluice_users::ldap::SettingsSource, s: Option<LdapSettings>) -> Value {
-    let settings = s.map(|s| {
-        let set = s.search_bind_password.is_some() || s.search_bind_password_env.is_some();
-        let mut v = serde_json::to_value(&s).unwrap_or(Value::Null);
-        v["search_bind_password_set"] = json!(set);
-        v
+/// `GET /api/v1/settings/auth`: the effective `[auth]` policy (read-only).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AuthPolicy {
+    /// Session lifetimes.
+    pub session: SessionPolicy,
+    /// Login lockout per user name.
+    pub lockout: LockoutPolicy,
+    /// Login attempts per client address.
+    pub login_rate: LoginRatePolicy,
+    /// Shortest local password.
+    pub password_min_length: usize,
+    /// TOTP.
+    pub totp: TotpPolicy,
+    /// Where the LDAP settings come from.
+    pub ldap: SettingsSource,
+}
+
+/// `session` of [`AuthPolicy`] (durations as `"30m"`).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SessionPolicy {
+    /// Ends after this long without a request.
+    pub idle_timeout: String,
+    /// Ends this long after login.
+    pub absolute_timeout: String,
+}
+
+/// `lockout` of [`AuthPolicy`].
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LockoutPolicy {
+    /// Failures within `window` that lock the name.
+    pub threshold: u32,
+    /// The window.
+    pub window: String,
+    /// How long the lock lasts.
+    pub duration: String,
+}
+
+/// `login_rate` of [`AuthPolicy`].
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LoginRatePolicy {
+    /// Attempts per minute per address.
+    pub per_minute: u32,
+    /// Burst.
+    pub burst: u32,
+}
+
+/// `totp` of [`AuthPolicy`].
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TotpPolicy {
+    /// The issuer shown in authenticator apps.
+    pub issuer: String,
+    /// User types that must use TOTP.
+    pub require_types: Vec<UserType>,
+}
+
+/// `GET`/`PUT /api/v1/settings/ldap` response.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LdapState {
+    /// Where the settings come from.
+    pub source: SettingsSource,
+    /// The settings, without the bind password; `null` when LDAP is off.
+    #[schema(required = true)]
+    pub settings: Option<LdapSettingsView>,
+}
+
+/// [`LdapSettings`] as answered: the bind password only as whether one is set.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LdapSettingsView {
+    /// The settings (`search_bind_password` is never sent).
+    #[serde(flatten)]
+    pub settings: LdapSettings,
+    /// Whether a search bind password (or its environment variable) is set.
+    pub search_bind_password_set: bool,
+}
+
+fn ldap_json(source: SettingsSource, s: Option<LdapSettings>) -> LdapState {
+    let settings = s.map(|settings| LdapSettingsView {
+        search_bind_password_set: settings.search_bind_password.is_some()
+            || settings.search_bind_password_env.is_some(),
+        settings,
     });
-    json!({"source": source, "settings": settings})
+    LdapState { source, settings }
 }
 
 /// LDAP settings (admin).
@@ -693,10 +768,10 @@ fn ldap_json(source: sluice_users::ldap::SettingsSource, s: Option<LdapSettings>
     tag = "settings",
     security(("session" = []), ("bearer" = [])),
     responses(
-        (status = 200, description = "`{\"source\", \"settings\": LdapSettings + search_bind_password_set | null}`", body = Object)
+        (status = 200, description = "`{\"source\", \"settings\": LdapSettings + search_bind_password_set | null}`", body = LdapState)
     )
 )]
-pub async fn get_ldap(ctx: Ctx) -> Result<Json<Value>, ApiError> {
+pub async fn get_ldap(ctx: Ctx) -> Result<Json<LdapState>, ApiError> {
     ctx.require(UserType::Admin)?;
     let (source, s) = ctx.run(|u| u.ldap_settings()).await??;
     Ok(Json(ldap_json(source, s)))
@@ -719,10 +794,10 @@ struct LdapBody {
     security(("session" = []), ("bearer" = [])),
     request_body = LdapBody,
     responses(
-        (status = 200, description = "As `GET`", body = Object)
+        (status = 200, description = "As `GET`", body = LdapState)
     )
 )]
-pub async fn put_ldap(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<Json<Value>, ApiError> {
+pub async fn put_ldap(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<Json<LdapState>, ApiError> {
     ctx.require(UserType::Admin)?;
     let b: LdapBody = json_body(&headers, &body)?;
     let actor = ctx.actor();

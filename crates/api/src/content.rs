@@ -9,13 +9,14 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use axum::Json;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
-use sluice_query::{AggregateRequest, SearchRequest};
+use std::collections::BTreeMap;
+
+use sluice_query::{AggregateRequest, AggregateResponse, SearchRequest, SearchResponse};
 use sluice_users::content::{Dashboard, DashboardInput, SavedSearch, SavedSearchInput};
 use sluice_users::Sharing;
 use utoipa::ToSchema;
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorBody};
 use crate::session::{json_body, Ctx};
 use crate::ApiState;
 
@@ -186,16 +187,40 @@ struct DataRequest {
     panels: Option<Vec<String>>,
 }
 
-fn error_json(e: ApiError) -> Value {
+/// `POST /api/v1/dashboards/{id}/data` response.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DashboardData {
+    /// Each panel's result, by panel id.
+    pub panels: BTreeMap<String, PanelResult>,
+}
+
+/// One panel's result: its search, its aggregation, or why it failed.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum PanelResult {
+    /// A panel without `aggs`.
+    Search {
+        /// The search's first page.
+        search: SearchResponse,
+    },
+    /// A panel with `aggs`.
+    Aggregate {
+        /// The aggregations.
+        aggregate: AggregateResponse,
+    },
+    /// The panel failed (the other panels still answer).
+    Error(ErrorBody),
+}
+
+fn panel_error(e: ApiError) -> PanelResult {
     let message = match &e {
         ApiError::Internal(_) => "internal error (see the node's log)".to_string(),
         other => other.to_string(),
     };
-    let body = e.body(message);
     if let ApiError::Internal(detail) = &e {
         tracing::error!(error = %detail, "dashboard panel failed");
     }
-    json!(body)
+    PanelResult::Error(e.body(message))
 }
 
 /// Run the panels as the caller.
@@ -210,7 +235,7 @@ fn error_json(e: ApiError) -> Value {
     params(("id" = i64, Path, description = "The id.")),
     request_body = DataRequest,
     responses(
-        (status = 200, description = "`{\"panels\": {<panel id>: {\"search\": SearchResponse} | {\"aggregate\": AggregateResponse} | ErrorBody}}`", body = Object)
+        (status = 200, description = "Each panel\'s result", body = DashboardData)
     )
 )]
 pub async fn dashboard_data(
@@ -219,7 +244,7 @@ pub async fn dashboard_data(
     Path(id): Path<i64>,
     headers: HeaderMap,
     body: Bytes,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<DashboardData>, ApiError> {
     let req: DataRequest =
         if body.iter().all(u8::is_ascii_whitespace) { DataRequest::default() } else { json_body(&headers, &body)? };
     let caller = ctx.caller.clone();
@@ -229,7 +254,7 @@ pub async fn dashboard_data(
     let from = req.from.or(d.time.from.clone());
     let to = req.to.or(d.time.to.clone());
     let now = sluice_core::event::now_ns();
-    let mut out = Map::new();
+    let mut out = BTreeMap::new();
     for p in &d.panels {
         if req.panels.as_ref().is_some_and(|want| !want.contains(&p.id)) {
             continue;
@@ -240,10 +265,10 @@ pub async fn dashboard_data(
                     AggregateRequest { query: p.query.clone(), from: from.clone(), to: to.clone(), aggs: aggs.clone() };
                 match r.parse(now) {
                     Ok(a) => match backend.aggregate(&principal, &a).await {
-                        Ok(resp) => json!({"aggregate": resp}),
-                        Err(e) => error_json(e.into()),
+                        Ok(aggregate) => PanelResult::Aggregate { aggregate },
+                        Err(e) => panel_error(e.into()),
                     },
-                    Err(e) => error_json(e.into()),
+                    Err(e) => panel_error(e.into()),
                 }
             }
             None => {
@@ -258,17 +283,17 @@ pub async fn dashboard_data(
                 };
                 match r.parse(now) {
                     Ok(q) => match backend.search(&principal, &q).await {
-                        Ok(resp) => json!({"search": resp}),
-                        Err(e) => error_json(e.into()),
+                        Ok(search) => PanelResult::Search { search },
+                        Err(e) => panel_error(e.into()),
                     },
-                    Err(e) => error_json(e.into()),
+                    Err(e) => panel_error(e.into()),
                 }
             }
         };
         out.insert(p.id.clone(), result);
     }
     tracing::debug!(principal = %principal.name, dashboard = id, panels = out.len(), "api: dashboard data");
-    Ok(Json(json!({ "panels": out })))
+    Ok(Json(DashboardData { panels: out }))
 }
 
 /// Saved searches the caller may see.

@@ -22,14 +22,7 @@ export type Assignment = Schemas['Assignment'];
 export type AuditRecord = Omit<Schemas['AuditRecord'], 'actor_kind'> & { actor_kind: 'user' | 'token' | 'cli' | 'system' | 'anonymous' };
 
 /** `GET /api/v1/settings/auth`. */
-export interface AuthPolicy {
-  session: { idle_timeout: string; absolute_timeout: string };
-  lockout: { threshold: number; window: string; duration: string };
-  login_rate: { per_minute: number; burst: number };
-  password_min_length: number;
-  totp: { issuer: string; require_types: UserType[] };
-  ldap: 'config' | 'database' | 'none';
-}
+export type AuthPolicy = Schemas['AuthPolicy'];
 
 /** LDAP settings. */
 export interface LdapSettings {

@@ -1076,6 +1076,21 @@ export interface components {
             /** @description The node's version. */
             version: string;
         };
+        /** @description `GET /api/v1/settings/auth`: the effective `[auth]` policy (read-only). */
+        AuthPolicy: {
+            /** @description Where the LDAP settings come from. */
+            ldap: components["schemas"]["SettingsSource"];
+            /** @description Login lockout per user name. */
+            lockout: components["schemas"]["LockoutPolicy"];
+            /** @description Login attempts per client address. */
+            login_rate: components["schemas"]["LoginRatePolicy"];
+            /** @description Shortest local password. */
+            password_min_length: number;
+            /** @description Session lifetimes. */
+            session: components["schemas"]["SessionPolicy"];
+            /** @description TOTP. */
+            totp: components["schemas"]["TotpPolicy"];
+        };
         /** @description One bucket of a histogram or terms aggregation. */
         Bucket: {
             /**
@@ -1136,6 +1151,13 @@ export interface components {
              * @description Version (1 when created).
              */
             version: number;
+        };
+        /** @description `POST /api/v1/dashboards/{id}/data` response. */
+        DashboardData: {
+            /** @description Each panel's result, by panel id. */
+            panels: {
+                [key: string]: components["schemas"]["PanelResult"];
+            };
         };
         /** @description `POST`/`PUT /api/v1/dashboards` bodies. */
         DashboardInput: {
@@ -1345,6 +1367,17 @@ export interface components {
             /** @description `ldap://host:port` or `ldaps://host:port`. */
             url: string;
         };
+        /** @description [`LdapSettings`] as answered: the bind password only as whether one is set. */
+        LdapSettingsView: components["schemas"]["LdapSettings"] & {
+            /** @description Whether a search bind password (or its environment variable) is set. */
+            search_bind_password_set: boolean;
+        };
+        /** @description `GET`/`PUT /api/v1/settings/ldap` response. */
+        LdapState: {
+            settings: null | components["schemas"]["LdapSettingsView"];
+            /** @description Where the settings come from. */
+            source: components["schemas"]["SettingsSource"];
+        };
         LdapTest: {
             password: string;
             settings?: null | components["schemas"]["LdapSettings"];
@@ -1355,9 +1388,34 @@ export interface components {
          * @enum {string}
          */
         LdapTls: "none" | "starttls" | "ldaps";
+        /** @description `lockout` of [`AuthPolicy`]. */
+        LockoutPolicy: {
+            /** @description How long the lock lasts. */
+            duration: string;
+            /**
+             * Format: int32
+             * @description Failures within `window` that lock the name.
+             */
+            threshold: number;
+            /** @description The window. */
+            window: string;
+        };
         LoginBody: {
             password: string;
             username: string;
+        };
+        /** @description `login_rate` of [`AuthPolicy`]. */
+        LoginRatePolicy: {
+            /**
+             * Format: int32
+             * @description Burst.
+             */
+            burst: number;
+            /**
+             * Format: int32
+             * @description Attempts per minute per address.
+             */
+            per_minute: number;
         };
         /** @description `POST /api/v1/auth/login` and `POST /api/v1/auth/totp` responses, by `status`. */
         LoginResponse: {
@@ -1474,6 +1532,14 @@ export interface components {
             /** @description Heading. */
             title?: string;
         };
+        /** @description One panel's result: its search, its aggregation, or why it failed. */
+        PanelResult: {
+            /** @description The search's first page. */
+            search: components["schemas"]["SearchResponse"];
+        } | {
+            /** @description The aggregations. */
+            aggregate: components["schemas"]["AggregateResponse"];
+        } | components["schemas"]["ErrorBody"];
         PasswordBody: {
             current_password: string;
             new_password: string;
@@ -1593,6 +1659,18 @@ export interface components {
             /** @description `full`, or `totp_enrollment` (only TOTP enrolment allowed). */
             stage: string;
         };
+        /** @description `session` of [`AuthPolicy`] (durations as `"30m"`). */
+        SessionPolicy: {
+            /** @description Ends this long after login. */
+            absolute_timeout: string;
+            /** @description Ends after this long without a request. */
+            idle_timeout: string;
+        };
+        /**
+         * @description Where the settings come from.
+         * @enum {string}
+         */
+        SettingsSource: "config" | "database" | "none";
         /** @description Who shares a dashboard or saved search. */
         Sharing: {
             /** @description Visible to every user. */
@@ -1682,6 +1760,13 @@ export interface components {
             qr_svg: string;
             /** @description The base32 secret. */
             secret: string;
+        };
+        /** @description `totp` of [`AuthPolicy`]. */
+        TotpPolicy: {
+            /** @description The issuer shown in authenticator apps. */
+            issuer: string;
+            /** @description User types that must use TOTP. */
+            require_types: components["schemas"]["UserType"][];
         };
         /** @description TOTP state of a user. */
         TotpStatus: {
@@ -2344,13 +2429,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description `{"panels": {<panel id>: {"search": SearchResponse} | {"aggregate": AggregateResponse} | ErrorBody}}` */
+            /** @description Each panel's result */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": components["schemas"]["DashboardData"];
                 };
             };
             /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
@@ -3159,7 +3244,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": components["schemas"]["AuthPolicy"];
                 };
             };
             /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
@@ -3188,7 +3273,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": components["schemas"]["LdapState"];
                 };
             };
             /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
@@ -3221,7 +3306,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": components["schemas"]["LdapState"];
                 };
             };
             /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */

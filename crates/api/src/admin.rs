@@ -884,3 +884,32 @@ pub async fn node_stats(ctx: Ctx, State(s): State<ApiState>) -> Result<Json<Valu
     ctx.require(UserType::Operator)?;
     Ok(Json(crate::stats_json(&s)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The LDAP settings answer never carries the bind password, says
+    /// whether one is set, and keeps the settings' own keys at the top level
+    /// (as before the answer was typed for the OpenAPI document).
+    #[test]
+    fn ldap_state_hides_the_bind_password() {
+        let settings: LdapSettings = serde_json::from_value(json!({
+            "url": "ldap://ldap.example.org",
+            "search_base": "ou=people,dc=example,dc=org",
+            "search_bind_password": "s3cret",
+        }))
+        .unwrap();
+        let v = serde_json::to_value(ldap_json(SettingsSource::Database, Some(settings))).unwrap();
+        assert_eq!(v["source"], "database");
+        let s = v["settings"].as_object().unwrap();
+        assert!(!s.contains_key("search_bind_password"), "{v}");
+        assert!(!v.to_string().contains("s3cret"), "{v}");
+        assert_eq!(s["search_bind_password_set"], true);
+        assert_eq!(s["url"], "ldap://ldap.example.org");
+        assert_eq!(s["timeout"], "5s");
+        assert_eq!(s["group_attribute"], "memberOf");
+        let off = serde_json::to_value(ldap_json(SettingsSource::None, None)).unwrap();
+        assert_eq!(off, json!({"source": "none", "settings": null}));
+    }
+}

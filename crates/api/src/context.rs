@@ -21,7 +21,7 @@ use sluice_query::api::Search;
 use sluice_query::{Hit, Order, Principal, SearchBackend, TimeRange};
 
 use crate::auth::Authenticated;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorBody};
 use crate::ApiState;
 
 /// Neighbours on each side when the request names no `n`.
@@ -115,7 +115,11 @@ fn term(field: &str, value: String) -> sluice_query::Query {
     security(("bearer" = []), ("session" = [])),
     params(ContextParams),
     responses(
-        (status = 200, description = "The event and its neighbours", body = ContextResponse)
+        (status = 200, description = "The event and its neighbours", body = ContextResponse),
+        (status = 400, description = "`invalid_request`: a missing parameter, or `n` / `at` out of range (named in `field`)", body = ErrorBody),
+        (status = 401, description = "`unauthorized`: no or an unknown bearer token (also when no tokens are configured)", body = ErrorBody),
+        (status = 404, description = "`not_found`: no such event at `at` that the caller may read", body = ErrorBody),
+        (status = 503, description = "`no_store`: this node has no search store", body = ErrorBody)
     )
 )]
 pub async fn context(

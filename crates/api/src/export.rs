@@ -26,7 +26,7 @@ use sluice_query::api::Search;
 use sluice_query::{Order, Principal, SearchBackend, SearchRequest, SearchResponse};
 
 use crate::auth::Authenticated;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorBody};
 use crate::ApiState;
 
 /// Hits written when the request names no `limit`.
@@ -173,7 +173,10 @@ fn csv_row<I: IntoIterator<Item = S>, S: AsRef<[u8]>>(out: &mut Vec<u8>, cells: 
     security(("bearer" = []), ("session" = [])),
     params(ExportParams),
     responses(
-        (status = 200, description = "CSV (a header row of the fields, then one row per hit) or ndjson (one event per line)", body = String, content_type = "text/csv")
+        (status = 200, description = "CSV (a header row of the fields, then one row per hit) or ndjson (one event per line)", body = String, content_type = "text/csv"),
+        (status = 400, description = "`invalid_request` naming `format` or `limit` in `field`, `query_parse_error` (with `position`), `time_error`, or `bad_request`", body = ErrorBody),
+        (status = 401, description = "`unauthorized`: no or an unknown bearer token (also when no tokens are configured)", body = ErrorBody),
+        (status = 503, description = "`no_store`: this node has no search store", body = ErrorBody)
     )
 )]
 pub async fn export(

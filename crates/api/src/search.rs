@@ -26,8 +26,28 @@ use sluice_query::{
 use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::Authenticated;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorBody};
 use crate::ApiState;
+
+/// The errors every search endpoint answers (besides the `default` of
+/// [`crate::openapi::document`]).
+#[derive(utoipa::IntoResponses)]
+#[allow(dead_code)]
+pub enum SearchErrors {
+    /// `query_parse_error` (with `position`), `time_error`, `invalid_request` (bad JSON, an unknown key — named
+    /// in the message) or `bad_request` (the store cannot run it).
+    #[response(status = 400)]
+    BadRequest(#[to_schema] ErrorBody),
+    /// `unauthorized`: no or an unknown bearer token (also when no tokens are configured).
+    #[response(status = 401)]
+    Unauthorized(#[to_schema] ErrorBody),
+    /// `internal`: the store failed; details are in the node's log.
+    #[response(status = 500)]
+    Internal(#[to_schema] ErrorBody),
+    /// `no_store`: this node has no search store.
+    #[response(status = 503)]
+    NoStore(#[to_schema] ErrorBody),
+}
 
 /// Hits per page when `size` is not given (as in [`SearchRequest`]).
 const DEFAULT_SIZE: usize = 100;
@@ -124,7 +144,8 @@ async fn run_search(
     security(("bearer" = []), ("session" = [])),
     params(SearchParams),
     responses(
-        (status = 200, description = "Hits", body = SearchResponse)
+        (status = 200, description = "Hits", body = SearchResponse),
+        SearchErrors
     )
 )]
 pub async fn search_get(
@@ -147,7 +168,8 @@ pub async fn search_get(
     security(("bearer" = []), ("session" = [])),
     request_body = SearchRequest,
     responses(
-        (status = 200, description = "Hits", body = SearchResponse)
+        (status = 200, description = "Hits", body = SearchResponse),
+        SearchErrors
     )
 )]
 pub async fn search_post(
@@ -170,7 +192,8 @@ pub async fn search_post(
     security(("bearer" = []), ("session" = [])),
     request_body = AggregateRequest,
     responses(
-        (status = 200, description = "Results by name", body = AggregateResponse)
+        (status = 200, description = "Results by name", body = AggregateResponse),
+        SearchErrors
     )
 )]
 pub async fn aggregate(
@@ -200,7 +223,8 @@ pub async fn aggregate(
     security(("bearer" = []), ("session" = [])),
     params(sluice_query::FieldsRequest),
     responses(
-        (status = 200, description = "The fields", body = FieldsResponse)
+        (status = 200, description = "The fields", body = FieldsResponse),
+        SearchErrors
     )
 )]
 pub async fn fields(
@@ -232,7 +256,8 @@ pub async fn fields(
     security(("bearer" = []), ("session" = [])),
     params(sluice_query::TailRequest),
     responses(
-        (status = 200, description = "Server-Sent Events: an `: open` comment, then one `data: <Hit JSON>` per new matching event, `: keep-alive` comments", body = String, content_type = "text/event-stream")
+        (status = 200, description = "Server-Sent Events: an `: open` comment, then one `data: <Hit JSON>` per new matching event, `: keep-alive` comments", body = String, content_type = "text/event-stream"),
+        SearchErrors
     )
 )]
 pub async fn tail(

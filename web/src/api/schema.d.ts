@@ -1945,6 +1945,57 @@ export interface operations {
                     "application/json": components["schemas"]["AggregateResponse"];
                 };
             };
+            /**
+             * @description `query_parse_error` (with `position`), `time_error`, `invalid_request` (bad JSON, an unknown key — named
+             *     in the message) or `bad_request` (the store cannot run it).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The error. */
+                        error: components["schemas"]["ErrorDetail"];
+                    };
+                };
+            };
+            /** @description `unauthorized`: no or an unknown bearer token (also when no tokens are configured). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The error. */
+                        error: components["schemas"]["ErrorDetail"];
+                    };
+                };
+            };
+            /** @description `internal`: the store failed; details are in the node's log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The error. */
+                        error: components["schemas"]["ErrorDetail"];
+                    };
+                };
+            };
+            /** @description `no_store`: this node has no search store. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The error. */
+                        error: components["schemas"]["ErrorDetail"];
+                    };
+                };
+            };
             /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
@@ -2242,6 +2293,42 @@ export interface operations {
                     "application/json": components["schemas"]["ContextResponse"];
                 };
             };
+            /** @description `invalid_request`: a missing parameter, or `n` / `at` out of range (named in `field`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: no or an unknown bearer token (also when no tokens are configured) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: no such event at `at` that the caller may read */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `no_store`: this node has no search store */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
@@ -2482,6 +2569,33 @@ export interface operations {
                     "text/csv": string;
                 };
             };
+            /** @description `invalid_request` naming `format` or `limit` in `field`, `query_parse_error` (with `position`), `time_error`, or `bad_request` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: no or an unknown bearer token (also when no tokens are configured) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `no_store`: this node has no search store */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
@@ -2514,6 +2628,57 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["FieldsResponse"];
+                };
+            };
+            /**
+             * @description `query_parse_error` (with `position`), `time_error`, `invalid_request` (bad JSON, an unknown key — named
+             *     in the message) or `bad_request` (the store cannot run it).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The error. */
+                        error: components["schemas"]["ErrorDetail"];
+                    };
+                };
+            };
+            /** @description `unauthorized`: no or an unknown bearer token (also when no tokens are configured). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The error. */
+                        error: components["schemas"]["ErrorDetail"];
+                    };
+                };
+            };
+            /** @description `internal`: the store failed; details are in the node's log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The error. */
+                        error: components["schemas"]["ErrorDetail"];
+                    };
+                };
+            };
+            /** @description `no_store`: this node has no search store. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The error. */
+                        error: components["schemas"]["ErrorDetail"];
+                    };
                 };
             };
             /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
@@ -3185,6 +3350,57 @@ export interface operations {
                     "application/json": components["schemas"]["SearchResponse"];
                 };
             };
+            /**
+             * @description `query_parse_error` (with `position`), `time_error`, `invalid_request` (bad JSON, an unknown key — named
+             *     in the message) or `bad_request` (the store cannot run it).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The error. */
+                        error: components["schemas"]["ErrorDetail"];
+                    };
+                };
+            };
+            /** @description `unauthorized`: no or an unknown bearer token (also when no tokens are configured). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The error. */
+                        error: components["schemas"]["ErrorDetail"];
+                    };
+                };
+            };
+            /** @description `internal`: the store failed; details are in the node's log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The error. */
+                        error: components["schemas"]["ErrorDetail"];
+                    };
+                };
+            };
+            /** @description `no_store`: this node has no search store. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The error. */
+                        error: components["schemas"]["ErrorDetail"];
+                    };
+                };
+            };
             /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
             default: {
                 headers: {
@@ -3216,6 +3432,57 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SearchResponse"];
+                };
+            };
+            /**
+             * @description `query_parse_error` (with `position`), `time_error`, `invalid_request` (bad JSON, an unknown key — named
+             *     in the message) or `bad_request` (the store cannot run it).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The error. */
+                        error: components["schemas"]["ErrorDetail"];
+                    };
+                };
+            };
+            /** @description `unauthorized`: no or an unknown bearer token (also when no tokens are configured). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The error. */
+                        error: components["schemas"]["ErrorDetail"];
+                    };
+                };
+            };
+            /** @description `internal`: the store failed; details are in the node's log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The error. */
+                        error: components["schemas"]["ErrorDetail"];
+                    };
+                };
+            };
+            /** @description `no_store`: this node has no search store. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The error. */
+                        error: components["schemas"]["ErrorDetail"];
+                    };
                 };
             };
             /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */
@@ -3399,6 +3666,57 @@ export interface operations {
                 };
                 content: {
                     "text/event-stream": string;
+                };
+            };
+            /**
+             * @description `query_parse_error` (with `position`), `time_error`, `invalid_request` (bad JSON, an unknown key — named
+             *     in the message) or `bad_request` (the store cannot run it).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The error. */
+                        error: components["schemas"]["ErrorDetail"];
+                    };
+                };
+            };
+            /** @description `unauthorized`: no or an unknown bearer token (also when no tokens are configured). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The error. */
+                        error: components["schemas"]["ErrorDetail"];
+                    };
+                };
+            };
+            /** @description `internal`: the store failed; details are in the node's log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The error. */
+                        error: components["schemas"]["ErrorDetail"];
+                    };
+                };
+            };
+            /** @description `no_store`: this node has no search store. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The error. */
+                        error: components["schemas"]["ErrorDetail"];
+                    };
                 };
             };
             /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */

@@ -11,7 +11,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use axum::Json;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 use sluice_query::SourcePattern;
 use sluice_users::accounts::{GroupPatch, NewGroup, NewUser, UserPatch};
 use sluice_users::config::format_duration;
@@ -749,6 +749,33 @@ pub struct LdapSettingsView {
     pub search_bind_password_set: bool,
 }
 
+/// `POST /api/v1/settings/ldap/test` response.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum LdapTestResult {
+    /// The user bound; what they would map to.
+    Ok {
+        /// `true`.
+        ok: bool,
+        /// The user's DN.
+        dn: String,
+        /// Their LDAP groups.
+        ldap_groups: Vec<String>,
+        /// The sluice groups those map to.
+        groups: Vec<String>,
+        /// The user type they map to.
+        #[serde(rename = "type")]
+        user_type: UserType,
+    },
+    /// The test failed.
+    Failed {
+        /// `false`.
+        ok: bool,
+        /// Why.
+        error: String,
+    },
+}
+
 fn ldap_json(source: SettingsSource, s: Option<LdapSettings>) -> LdapState {
     let settings = s.map(|settings| LdapSettingsView {
         search_bind_password_set: settings.search_bind_password.is_some()
@@ -850,18 +877,18 @@ struct LdapTest {
     security(("session" = []), ("bearer" = [])),
     request_body = LdapTest,
     responses(
-        (status = 200, description = "`{\"ok\": true, \"dn\", \"ldap_groups\", \"groups\", \"type\"}` or `{\"ok\": false, \"error\"}`", body = Object)
+        (status = 200, description = "Whether the bind worked, and what it maps to", body = LdapTestResult)
     )
 )]
-pub async fn test_ldap(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<Json<Value>, ApiError> {
+pub async fn test_ldap(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<Json<LdapTestResult>, ApiError> {
     ctx.require(UserType::Admin)?;
     let t: LdapTest = json_body(&headers, &body)?;
     let r = ctx.run(move |u| u.ldap_test(t.settings, &t.username, &t.password)).await??;
     Ok(Json(match r {
         Ok((id, m)) => {
-            json!({"ok": true, "dn": id.dn, "ldap_groups": id.groups, "groups": m.groups, "type": m.user_type})
+            LdapTestResult::Ok { ok: true, dn: id.dn, ldap_groups: id.groups, groups: m.groups, user_type: m.user_type }
         }
-        Err(e) => json!({"ok": false, "error": e}),
+        Err(error) => LdapTestResult::Failed { ok: false, error },
     }))
 }
 
@@ -887,6 +914,8 @@ pub async fn node_stats(ctx: Ctx, State(s): State<ApiState>) -> Result<Json<Valu
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     /// The LDAP settings answer never carries the bind password, says

@@ -3,7 +3,7 @@
 // fit the shapes the server documents: `tsc` (npm run lint, typecheck) fails
 // when a server type changes under them. Nothing here runs.
 import type { ApiToken, AuthConfig, Enrolment, LoginResult, Me, TotpState } from './auth';
-import type { AuditRecord, Group, LdapSettings, User } from './admin';
+import type { AuditRecord, Group, LdapSettings, LdapTest, User } from './admin';
 import type { Dashboard, DashboardBody, DashboardSummary, Panel, Sharing } from './dashboards';
 import type { SavedSearch, SavedSearchBody } from './savedSearches';
 import type { ContextResponse } from './search';
@@ -28,6 +28,7 @@ export type SchemaChecks = [
   Fits<SearchResponse, S['SearchResponse']>,
   Fits<LdapSettings, S['LdapSettings']>,
   Fits<AuditRecord, S['AuditRecord']>,
+  Fits<LdapTest, S['LdapTestResult']>,
   Fits<AuthConfig, S['AuthConfigResponse']>,
   Fits<Me['user']['totp'], TotpState>,
   Fits<Me, S['Me']>,

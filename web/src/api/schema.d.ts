@@ -1383,6 +1383,24 @@ export interface components {
             settings?: null | components["schemas"]["LdapSettings"];
             username: string;
         };
+        /** @description `POST /api/v1/settings/ldap/test` response. */
+        LdapTestResult: {
+            /** @description The user's DN. */
+            dn: string;
+            /** @description The sluice groups those map to. */
+            groups: string[];
+            /** @description Their LDAP groups. */
+            ldap_groups: string[];
+            /** @description `true`. */
+            ok: boolean;
+            /** @description The user type they map to. */
+            type: components["schemas"]["UserType"];
+        } | {
+            /** @description Why. */
+            error: string;
+            /** @description `false`. */
+            ok: boolean;
+        };
         /**
          * @description How the LDAP connection is protected.
          * @enum {string}
@@ -3627,13 +3645,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description `{"ok": true, "dn", "ldap_groups", "groups", "type"}` or `{"ok": false, "error"}` */
+            /** @description Whether the bind worked, and what it maps to */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": components["schemas"]["LdapTestResult"];
                 };
             };
             /** @description An error: `{"error": {"type", "message"}}` with the status of its `type` (see `ErrorType`) */

@@ -21,7 +21,7 @@ use sluice_query::api::Search;
 use sluice_query::{Hit, Order, Principal, SearchBackend, TimeRange};
 
 use crate::auth::Authenticated;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorBody};
 use crate::ApiState;
 
 /// Neighbours on each side when the request names no `n`.
@@ -32,8 +32,9 @@ pub const MAX_N: usize = 500;
 const MAX_TIES: usize = 10_000;
 
 /// `GET /api/v1/context` parameters.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct ContextParams {
     /// The event's `id` (from a search hit).
     id: String,
@@ -51,7 +52,7 @@ pub struct ContextParams {
 }
 
 /// The answer: both sides in time order (oldest first), and the event.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ContextResponse {
     /// The `n` events before it (fewer at the start of the data).
     pub before: Vec<Hit>,
@@ -101,7 +102,26 @@ fn term(field: &str, value: String) -> sluice_query::Query {
     sluice_query::Query::Term { field: Some(field.into()), value }
 }
 
+/// The events around one event from the same host and source.
+///
+/// `n` events before and `n` after the event in search order (event time, then the order received), from events with the same `@host` and `@source` that the caller may read (filtered in the store). Pass the event's `id`, `@timestamp`, `@host` and `@source` from a search hit.
+///
 /// `GET /api/v1/context?id=…&at=…&host=…&source=…&n=…`.
+#[utoipa::path(
+    get,
+    path = "/api/v1/context",
+    operation_id = "context",
+    tag = "search",
+    security(("bearer" = []), ("session" = [])),
+    params(ContextParams),
+    responses(
+        (status = 200, description = "The event and its neighbours", body = ContextResponse),
+        (status = 400, description = "`invalid_request`: a missing parameter, or `n` / `at` out of range (named in `field`)", body = ErrorBody),
+        (status = 401, description = "`unauthorized`: no or an unknown bearer token (also when no tokens are configured)", body = ErrorBody),
+        (status = 404, description = "`not_found`: no such event at `at` that the caller may read", body = ErrorBody),
+        (status = 503, description = "`no_store`: this node has no search store", body = ErrorBody)
+    )
+)]
 pub async fn context(
     Authenticated(principal): Authenticated,
     State(s): State<ApiState>,

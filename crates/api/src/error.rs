@@ -26,9 +26,11 @@
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde_json::json;
+use serde::Serialize;
 use sluice_query::api::RequestError;
 use sluice_query::BackendError;
+
+use utoipa::ToSchema;
 
 use crate::auth::AuthError;
 
@@ -104,27 +106,117 @@ pub enum ApiError {
     Internal(String),
 }
 
+/// The closed set of error types (the `type` of an [`ErrorBody`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorType {
+    /// The query string does not parse (400).
+    QueryParseError,
+    /// `from` / `to` do not parse or the range is reversed (400).
+    TimeError,
+    /// Bad JSON, an unknown key, a bad parameter (400).
+    InvalidRequest,
+    /// The store cannot run the request as given (400).
+    BadRequest,
+    /// No or an unknown bearer token or session (401).
+    Unauthorized,
+    /// Login: wrong user name or password (401).
+    InvalidCredentials,
+    /// A wrong, reused or expired TOTP / recovery code (401).
+    InvalidCode,
+    /// The user type or token scope does not allow it (403).
+    Forbidden,
+    /// Session cookie without a valid `X-CSRF-Token` (403).
+    CsrfFailed,
+    /// The session may only enrol TOTP (403).
+    TotpEnrollmentRequired,
+    /// Name taken, stale version, last admin (409).
+    Conflict,
+    /// Login: too many failures for the name (429).
+    Locked,
+    /// Login: too many attempts from the address (429).
+    RateLimited,
+    /// No such route, user, group, id (404).
+    NotFound,
+    /// This node has no search backend (503).
+    NoStore,
+    /// The store failed; detail logged, not sent (500).
+    Internal,
+}
+
+/// Every error's JSON body: `{"error": {"type", "message", …}}`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ErrorBody {
+    /// The error.
+    pub error: ErrorDetail,
+}
+
+/// The `error` of an [`ErrorBody`].
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ErrorDetail {
+    /// What kind of error.
+    #[serde(rename = "type")]
+    pub kind: ErrorType,
+    /// What is wrong, for a human.
+    pub message: String,
+    /// Byte offset into the query string (`query_parse_error` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub position: Option<usize>,
+    /// The offending request key (`invalid_request`), e.g. `new_password`, `panels[1].query`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub field: Option<String>,
+    /// Seconds (`locked`, `rate_limited`; also the `Retry-After` header).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub retry_after: Option<u64>,
+}
+
 impl ApiError {
     /// The `type` in the body.
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> ErrorType {
         match self {
-            Self::QueryParse { .. } => "query_parse_error",
-            Self::Time(_) => "time_error",
-            Self::InvalidRequest(_) => "invalid_request",
-            Self::BadRequest(_) => "bad_request",
-            Self::Unauthorized(_) => "unauthorized",
-            Self::InvalidField { .. } => "invalid_request",
-            Self::InvalidCredentials => "invalid_credentials",
-            Self::InvalidCode => "invalid_code",
-            Self::Forbidden(_) => "forbidden",
-            Self::Csrf => "csrf_failed",
-            Self::EnrollmentRequired => "totp_enrollment_required",
-            Self::Conflict(_) => "conflict",
-            Self::Locked { .. } => "locked",
-            Self::RateLimited { .. } => "rate_limited",
-            Self::NotFound(_) => "not_found",
-            Self::NoStore => "no_store",
-            Self::Internal(_) => "internal",
+            Self::QueryParse { .. } => ErrorType::QueryParseError,
+            Self::Time(_) => ErrorType::TimeError,
+            Self::InvalidRequest(_) => ErrorType::InvalidRequest,
+            Self::BadRequest(_) => ErrorType::BadRequest,
+            Self::Unauthorized(_) => ErrorType::Unauthorized,
+            Self::InvalidField { .. } => ErrorType::InvalidRequest,
+            Self::InvalidCredentials => ErrorType::InvalidCredentials,
+            Self::InvalidCode => ErrorType::InvalidCode,
+            Self::Forbidden(_) => ErrorType::Forbidden,
+            Self::Csrf => ErrorType::CsrfFailed,
+            Self::EnrollmentRequired => ErrorType::TotpEnrollmentRequired,
+            Self::Conflict(_) => ErrorType::Conflict,
+            Self::Locked { .. } => ErrorType::Locked,
+            Self::RateLimited { .. } => ErrorType::RateLimited,
+            Self::NotFound(_) => ErrorType::NotFound,
+            Self::NoStore => ErrorType::NoStore,
+            Self::Internal(_) => ErrorType::Internal,
+        }
+    }
+
+    /// The JSON body (`{"error": {...}}`), with `message` as given.
+    pub fn body(&self, message: String) -> ErrorBody {
+        let retry_after = match self {
+            Self::Locked { retry_after } | Self::RateLimited { retry_after } => Some(*retry_after),
+            _ => None,
+        };
+        ErrorBody {
+            error: ErrorDetail {
+                kind: self.kind(),
+                message,
+                position: match self {
+                    Self::QueryParse { position, .. } => Some(*position),
+                    _ => None,
+                },
+                field: match self {
+                    Self::InvalidField { field, .. } => Some(field.clone()),
+                    _ => None,
+                },
+                retry_after,
+            },
         }
     }
 
@@ -188,21 +280,9 @@ impl IntoResponse for ApiError {
             }
             other => other.to_string(),
         };
-        let mut error = json!({"type": self.kind(), "message": message});
-        if let Self::QueryParse { position, .. } = &self {
-            error["position"] = json!(position);
-        }
-        if let Self::InvalidField { field, .. } = &self {
-            error["field"] = json!(field);
-        }
-        let retry = match &self {
-            Self::Locked { retry_after } | Self::RateLimited { retry_after } => Some(*retry_after),
-            _ => None,
-        };
-        if let Some(r) = retry {
-            error["retry_after"] = json!(r);
-        }
-        let mut resp = (status, Json(json!({ "error": error }))).into_response();
+        let body = self.body(message);
+        let retry = body.error.retry_after;
+        let mut resp = (status, Json(body)).into_response();
         if let Some(r) = retry {
             resp.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(r));
         }

@@ -26,7 +26,7 @@ use sluice_query::api::Search;
 use sluice_query::{Order, Principal, SearchBackend, SearchRequest, SearchResponse};
 
 use crate::auth::Authenticated;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorBody};
 use crate::ApiState;
 
 /// Hits written when the request names no `limit`.
@@ -76,8 +76,9 @@ impl Format {
 
 /// `GET /api/v1/export` parameters: the search's (`query`, `from`, `to`,
 /// `fields`, `order`) plus `format` and `limit`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct ExportParams {
     /// The query string; empty means everything.
     #[serde(default)]
@@ -159,7 +160,25 @@ fn csv_row<I: IntoIterator<Item = S>, S: AsRef<[u8]>>(out: &mut Vec<u8>, cells: 
     Ok(())
 }
 
+/// Download the hits of a search as CSV or ndjson, streamed page by page.
+///
+/// Runs as a search for the caller (the same permission filter, in the store). The first page runs before the response starts, so request errors get their status; a page failing later ends the body with an error. At most `limit` hits are written; `X-Sluice-Total` says how many matched.
+///
 /// `GET /api/v1/export?query=…&from=…&to=…&format=csv|ndjson&fields=a,b&limit=…&order=…`.
+#[utoipa::path(
+    get,
+    path = "/api/v1/export",
+    operation_id = "export",
+    tag = "search",
+    security(("bearer" = []), ("session" = [])),
+    params(ExportParams),
+    responses(
+        (status = 200, description = "CSV (a header row of the fields, then one row per hit) or ndjson (one event per line)", body = String, content_type = "text/csv"),
+        (status = 400, description = "`invalid_request` naming `format` or `limit` in `field`, `query_parse_error` (with `position`), `time_error`, or `bad_request`", body = ErrorBody),
+        (status = 401, description = "`unauthorized`: no or an unknown bearer token (also when no tokens are configured)", body = ErrorBody),
+        (status = 503, description = "`no_store`: this node has no search store", body = ErrorBody)
+    )
+)]
 pub async fn export(
     Authenticated(principal): Authenticated,
     State(s): State<ApiState>,

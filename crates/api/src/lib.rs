@@ -12,7 +12,8 @@
 //!   users, groups, assignments, API tokens, LDAP settings, the audit log,
 //!   dashboards and saved searches ([`session`], [`admin`], [`content`];
 //!   `docs/specs/ui-api.md`). Every search then runs as the user's principal.
-//! - `GET /api/v1/openapi.json`: an OpenAPI 3.1 description of all of it.
+//! - `GET /api/v1/openapi.json`: an OpenAPI 3.1 description of all of it,
+//!   generated from the handlers and types ([`openapi`], ADR 0104).
 //! - `GET /_node/stats`: JSON shaped after Logstash's node stats API —
 //!   process (RSS, CPU, threads, open files), per pipeline its events
 //!   in/out/filtered with 1m/5m/15m rates, queue depth, batch latency
@@ -38,6 +39,7 @@ pub mod error;
 pub mod export;
 pub mod exposition;
 pub mod mounts;
+pub mod openapi;
 pub mod process;
 pub mod search;
 pub mod session;
@@ -58,12 +60,12 @@ use sluice_query::SearchBackend;
 use sluice_users::Users;
 
 pub use auth::{AuthError, Authenticated, Authenticator, MetricsAccess, StaticTokens};
-pub use error::ApiError;
+pub use error::{ApiError, ErrorBody};
 pub use exposition::prometheus_text;
 pub use mounts::reserve_routes;
 pub use session::UserAuth;
 
-/// Every route of [`router`] (method, path), as documented in `openapi.json`.
+/// Every route of [`router`] (method, path), as documented in [`openapi_json`].
 pub const ROUTES: &[(&str, &str)] = &[
     ("GET", "/api/v1/search"),
     ("POST", "/api/v1/search"),
@@ -125,8 +127,11 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("GET", "/api/v1/node/stats"),
 ];
 
-/// The OpenAPI 3.1 document served at `/api/v1/openapi.json`.
-pub const OPENAPI_JSON: &str = include_str!("openapi.json");
+/// The OpenAPI 3.1 document served at `/api/v1/openapi.json`, generated
+/// from the handlers and types ([`openapi`]).
+pub fn openapi_json() -> &'static str {
+    openapi::json()
+}
 
 /// What the handlers read.
 #[derive(Clone)]
@@ -276,10 +281,29 @@ pub async fn serve(listener: sluice_net::Listener, state: ApiState, timeouts: sl
     sluice_net::http::serve(listener, router(state), timeouts, counter, never).await
 }
 
+/// This document (generated from the code, ADR 0104).
+#[utoipa::path(
+    get,
+    path = "/api/v1/openapi.json",
+    operation_id = "openapi",
+    tag = "node",
+    responses((status = 200, description = "This document", body = Object))
+)]
 async fn openapi() -> impl IntoResponse {
-    ([(header::CONTENT_TYPE, "application/json")], OPENAPI_JSON)
+    ([(header::CONTENT_TYPE, "application/json")], openapi::json())
 }
 
+/// Node statistics (shaped after Logstash's node stats API).
+#[utoipa::path(
+    get,
+    path = "/_node/stats",
+    operation_id = "nodeStats",
+    tag = "node",
+    security((), ("bearer" = [])),
+    responses(
+        (status = 200, description = "Logstash-like node statistics", body = Object)
+    )
+)]
 async fn node_stats(_: MetricsAccess, State(s): State<ApiState>) -> Json<Value> {
     Json(stats_json(&s))
 }
@@ -368,6 +392,19 @@ fn backend_counters(s: &ApiState) -> Vec<(&'static str, u64)> {
     s.backend.as_ref().map(|b| b.counters()).unwrap_or_default()
 }
 
+/// The node's counters in Prometheus text format.
+///
+/// Needs a credential when `[api] metrics_auth` is on.
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    operation_id = "metrics",
+    tag = "node",
+    security((), ("bearer" = [])),
+    responses(
+        (status = 200, description = "Prometheus text format 0.0.4", body = String, content_type = "text/plain")
+    )
+)]
 async fn prometheus(_: MetricsAccess, State(s): State<ApiState>) -> impl IntoResponse {
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], prometheus_text(&s))
 }

@@ -18,13 +18,36 @@ use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::IntoResponse;
 use axum::Json;
 use futures_util::stream::{Stream, StreamExt};
-use serde::Deserialize;
-use serde_json::json;
-use sluice_query::{AggregateRequest, FieldsRequest, SearchBackend, SearchRequest, TailRequest};
+use serde::{Deserialize, Serialize};
+use sluice_query::{
+    AggregateRequest, AggregateResponse, FieldInfo, FieldsRequest, SearchBackend, SearchRequest, SearchResponse,
+    TailRequest,
+};
+use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::Authenticated;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorBody};
 use crate::ApiState;
+
+/// The errors every search endpoint answers (besides the `default` of
+/// [`crate::openapi::document`]).
+#[derive(utoipa::IntoResponses)]
+#[allow(dead_code)]
+pub enum SearchErrors {
+    /// `query_parse_error` (with `position`), `time_error`, `invalid_request` (bad JSON, an unknown key — named
+    /// in the message) or `bad_request` (the store cannot run it).
+    #[response(status = 400)]
+    BadRequest(#[to_schema] ErrorBody),
+    /// `unauthorized`: no or an unknown bearer token (also when no tokens are configured).
+    #[response(status = 401)]
+    Unauthorized(#[to_schema] ErrorBody),
+    /// `internal`: the store failed; details are in the node's log.
+    #[response(status = 500)]
+    Internal(#[to_schema] ErrorBody),
+    /// `no_store`: this node has no search store.
+    #[response(status = 503)]
+    NoStore(#[to_schema] ErrorBody),
+}
 
 /// Hits per page when `size` is not given (as in [`SearchRequest`]).
 const DEFAULT_SIZE: usize = 100;
@@ -48,28 +71,31 @@ fn query_params<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
 
 /// `GET /api/v1/search` parameters: [`SearchRequest`]'s names, `fields`
 /// comma-separated.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct SearchParams {
-    /// See [`SearchRequest::query`].
+    /// The query string; empty means everything.
     #[serde(default)]
     query: String,
-    /// See [`SearchRequest::from`].
+    /// Start of the time range (inclusive): RFC 3339, epoch milliseconds or
+    /// relative (`now-15m`).
     #[serde(default)]
     from: Option<String>,
-    /// See [`SearchRequest::to`].
+    /// End of the time range (exclusive), same forms.
     #[serde(default)]
     to: Option<String>,
-    /// See [`SearchRequest::size`].
+    /// Hits per page, 1 to 10000 (default 100).
     #[serde(default)]
     size: Option<usize>,
-    /// See [`SearchRequest::search_after`].
+    /// The `next` cursor of the previous page.
     #[serde(default)]
     search_after: Option<String>,
-    /// Comma-separated field names.
+    /// Comma-separated fields to return in each hit (the `@` identity fields
+    /// are always there).
     #[serde(default)]
     fields: Option<String>,
-    /// See [`SearchRequest::order`].
+    /// `newest` first (the default) or `oldest` first.
     #[serde(default)]
     order: sluice_query::Order,
 }
@@ -88,6 +114,13 @@ impl From<SearchParams> for SearchRequest {
     }
 }
 
+/// `GET /api/v1/fields` response.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FieldsResponse {
+    /// The fields seen, by name.
+    pub fields: Vec<FieldInfo>,
+}
+
 async fn run_search(
     s: &ApiState,
     principal: &sluice_query::Principal,
@@ -100,7 +133,21 @@ async fn run_search(
     Ok(Json(resp))
 }
 
+/// A page of hits, newest first.
+///
 /// `GET /api/v1/search?query=…&from=…&to=…&size=…&search_after=…&fields=a,b&order=oldest`.
+#[utoipa::path(
+    get,
+    path = "/api/v1/search",
+    operation_id = "searchGet",
+    tag = "search",
+    security(("bearer" = []), ("session" = [])),
+    params(SearchParams),
+    responses(
+        (status = 200, description = "Hits", body = SearchResponse),
+        SearchErrors
+    )
+)]
 pub async fn search_get(
     Authenticated(principal): Authenticated,
     State(s): State<ApiState>,
@@ -110,7 +157,21 @@ pub async fn search_get(
     run_search(&s, &principal, req).await
 }
 
+/// A page of hits, newest first.
+///
 /// `POST /api/v1/search` with a [`SearchRequest`] body.
+#[utoipa::path(
+    post,
+    path = "/api/v1/search",
+    operation_id = "search",
+    tag = "search",
+    security(("bearer" = []), ("session" = [])),
+    request_body = SearchRequest,
+    responses(
+        (status = 200, description = "Hits", body = SearchResponse),
+        SearchErrors
+    )
+)]
 pub async fn search_post(
     Authenticated(principal): Authenticated,
     State(s): State<ApiState>,
@@ -120,7 +181,21 @@ pub async fn search_post(
     run_search(&s, &principal, req).await
 }
 
+/// Date histograms, top terms and numeric stats over the matching events.
+///
 /// `POST /api/v1/aggregate` with an [`AggregateRequest`] body.
+#[utoipa::path(
+    post,
+    path = "/api/v1/aggregate",
+    operation_id = "aggregate",
+    tag = "search",
+    security(("bearer" = []), ("session" = [])),
+    request_body = AggregateRequest,
+    responses(
+        (status = 200, description = "Results by name", body = AggregateResponse),
+        SearchErrors
+    )
+)]
 pub async fn aggregate(
     Authenticated(principal): Authenticated,
     State(s): State<ApiState>,
@@ -134,8 +209,24 @@ pub async fn aggregate(
     Ok(Json(resp))
 }
 
+/// Field names and types of the events in a time range the caller may read.
+///
+/// Every event in the range counts (the store's columns with a value in at least one of the caller's events), not a sample. Without `from` and `to`, all stored events.
+///
 /// `GET /api/v1/fields?from=…&to=…`: `{"fields": [{"name", "types"}]}` of
 /// the caller's events in the range (unbounded without `from`/`to`).
+#[utoipa::path(
+    get,
+    path = "/api/v1/fields",
+    operation_id = "fields",
+    tag = "search",
+    security(("bearer" = []), ("session" = [])),
+    params(sluice_query::FieldsRequest),
+    responses(
+        (status = 200, description = "The fields", body = FieldsResponse),
+        SearchErrors
+    )
+)]
 pub async fn fields(
     Authenticated(principal): Authenticated,
     State(s): State<ApiState>,
@@ -144,9 +235,11 @@ pub async fn fields(
     let range = query_params(q)?.range(sluice_core::event::now_ns())?;
     let backend = backend(&s)?;
     let fields = backend.fields(&principal, &range).await?;
-    Ok(Json(json!({ "fields": fields })))
+    Ok(Json(FieldsResponse { fields }))
 }
 
+/// Live tail: newly stored matching events as Server-Sent Events.
+///
 /// `GET /api/v1/tail?query=…`: an `: open` comment at once, then one
 /// `data: <hit json>` event per new matching event and a keep-alive comment
 /// every [`TAIL_KEEP_ALIVE`]; ends when the client disconnects (the backend's
@@ -155,6 +248,18 @@ pub async fn fields(
 /// The opening comment is there for Firefox: its `fetch()` resolves only when
 /// the first body bytes arrive, not with the headers, so without it a quiet
 /// tail looked "connecting" for a whole keep-alive interval.
+#[utoipa::path(
+    get,
+    path = "/api/v1/tail",
+    operation_id = "tail",
+    tag = "search",
+    security(("bearer" = []), ("session" = [])),
+    params(sluice_query::TailRequest),
+    responses(
+        (status = 200, description = "Server-Sent Events: an `: open` comment, then one `data: <Hit JSON>` per new matching event, `: keep-alive` comments", body = String, content_type = "text/event-stream"),
+        SearchErrors
+    )
+)]
 pub async fn tail(
     Authenticated(principal): Authenticated,
     State(s): State<ApiState>,

@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
 
 use crate::ast::Query;
 use crate::parser::{parse, ParseError};
@@ -21,7 +22,7 @@ fn default_size() -> usize {
 }
 
 /// `POST /api/v1/search` (also `GET` with the same names as query parameters).
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchRequest {
     /// The query string; empty means everything.
@@ -50,7 +51,7 @@ pub struct SearchRequest {
 
 /// The order of a search's hits: by event time, then by the order the store
 /// received them in (a stable tiebreaker; see `docs/query-semantics.md`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Order {
     /// Newest first.
@@ -109,35 +110,38 @@ impl SearchRequest {
 }
 
 /// One hit.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Hit {
     /// Stable unique id of the stored event.
     pub id: String,
     /// The event as sluice writes it to ndjson: `@timestamp` (RFC 3339, ns),
     /// `@group`, `@subgroup`, `@host`, `@source`, then its fields.
+    #[schema(value_type = BTreeMap<String, serde_json::Value>)]
     pub event: serde_json::Value,
     /// Set when the stored event cannot be shown as JSON: `event` is then a
     /// stand-in (`@timestamp`, the stored text as `message`, the tag
     /// `_unrenderable`) and this says why. Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub error: Option<String>,
 }
 
 /// A page of hits, newest (or oldest) first.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct SearchResponse {
     /// All hits of the query in the range (not only this page).
     pub total: u64,
     /// This page.
     pub hits: Vec<Hit>,
     /// Pass as `search_after` to get the next page; `None` on the last page.
+    #[schema(required = true)]
     pub next: Option<String>,
     /// Time the backend spent, milliseconds.
     pub took_ms: u64,
 }
 
 /// One aggregation of `POST /api/v1/aggregate`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Aggregation {
     /// Event counts per time bucket over the request's range. `interval`
@@ -161,7 +165,7 @@ pub enum Aggregation {
 }
 
 /// `POST /api/v1/aggregate`.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AggregateRequest {
     /// The query string; empty means everything.
@@ -200,32 +204,45 @@ impl AggregateRequest {
     }
 }
 
+/// The schema of [`Bucket::key`]: a number (histograms), or a string,
+/// number, boolean or null (terms).
+fn bucket_key() -> utoipa::openapi::schema::Schema {
+    use utoipa::openapi::schema::{ObjectBuilder, SchemaType, Type};
+    ObjectBuilder::new()
+        .schema_type(SchemaType::from_iter([Type::String, Type::Number, Type::Boolean, Type::Null]))
+        .into()
+}
+
 /// One bucket of a histogram or terms aggregation.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Bucket {
     /// Histogram: bucket start in epoch milliseconds; terms: the value.
+    #[schema(schema_with = bucket_key)]
     pub key: serde_json::Value,
     /// Events in the bucket.
     pub count: u64,
 }
 
 /// Numeric statistics; `min`/`max`/`avg` are `None` when `count` is 0.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Stats {
     /// Events with a numeric value in the field.
     pub count: u64,
     /// Smallest value.
+    #[schema(required = true)]
     pub min: Option<f64>,
     /// Largest value.
+    #[schema(required = true)]
     pub max: Option<f64>,
     /// Mean.
+    #[schema(required = true)]
     pub avg: Option<f64>,
     /// Sum.
     pub sum: f64,
 }
 
 /// The result of one [`Aggregation`].
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AggregationResult {
     /// See [`Aggregation::DateHistogram`].
@@ -237,7 +254,7 @@ pub enum AggregationResult {
 }
 
 /// `POST /api/v1/aggregate` response.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct AggregateResponse {
     /// Events matching the query in the range.
     pub total: u64,
@@ -248,7 +265,8 @@ pub struct AggregateResponse {
 }
 
 /// `GET /api/v1/fields?from=…&to=…`: the fields of the events in a time range.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct FieldsRequest {
     /// Time range start (see [`SearchRequest::from`]); none: unbounded.
@@ -267,7 +285,8 @@ impl FieldsRequest {
 }
 
 /// `GET /api/v1/tail?query=…`: Server-Sent Events of new matching events.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct TailRequest {
     /// The query string; empty means everything.
@@ -276,7 +295,7 @@ pub struct TailRequest {
 }
 
 /// The type a field was seen with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FieldType {
     /// Exact-match string (identity fields, short values).
@@ -292,7 +311,7 @@ pub enum FieldType {
 }
 
 /// `GET /api/v1/fields` entry.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct FieldInfo {
     /// Dotted path.
     pub name: String,

@@ -10,7 +10,7 @@ use sluice_core::Identity;
 
 /// A glob over one identity part: `*` matches any run of characters, `?`
 /// one character; anything else matches itself. `*` alone matches all.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(transparent)]
 pub struct Glob(pub String);
 
@@ -60,7 +60,7 @@ fn glob_match(p: &[u8], s: &[u8]) -> bool {
 /// Sources a principal may read: group, subgroup and host globs, all of
 /// which must match. Unknown keys are rejected: a misspelt `host` must not
 /// silently widen the pattern to every host.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SourcePattern {
     /// Group glob.

@@ -21,7 +21,7 @@ use crate::model::{
 use crate::{conflict_on_unique, password, secret, UserRow, Users, USER_COLS};
 
 /// `POST /api/v1/users`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewUser {
     /// Login name (lower-cased).
@@ -41,7 +41,7 @@ pub struct NewUser {
 }
 
 /// `PATCH /api/v1/users/{username}`: only the keys present change.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UserPatch {
     /// New display name.
@@ -62,7 +62,7 @@ pub struct UserPatch {
 }
 
 /// `POST /api/v1/groups`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewGroup {
     /// Name.
@@ -76,7 +76,7 @@ pub struct NewGroup {
 }
 
 /// `PATCH /api/v1/groups/{name}`.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GroupPatch {
     /// New description.

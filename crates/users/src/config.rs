@@ -180,7 +180,7 @@ fn default_issuer() -> String {
 }
 
 /// How the LDAP connection is protected.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum LdapTls {
     /// Plain LDAP (only on a trusted network or localhost).
@@ -193,7 +193,7 @@ pub enum LdapTls {
 }
 
 /// One LDAP group → sluice groups (and user type) mapping.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GroupMapping {
     /// The LDAP group: its DN or its name (`group_name_attribute`), case-insensitive.
@@ -207,7 +207,7 @@ pub struct GroupMapping {
 }
 
 /// `[auth.ldap]` (also the body of `PUT /api/v1/settings/ldap`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LdapSettings {
     /// `ldap://host:port` or `ldaps://host:port`.
@@ -218,6 +218,7 @@ pub struct LdapSettings {
     /// PEM file of the CA(s) that signed the server certificate (default:
     /// the system's roots).
     #[serde(default)]
+    #[schema(value_type = Option<String>)]
     pub ca_file: Option<PathBuf>,
     /// Direct bind: a DN template with `{username}`, e.g.
     /// `uid={username},ou=people,dc=example,dc=org`.
@@ -233,7 +234,8 @@ pub struct LdapSettings {
     #[serde(default)]
     pub search_bind_dn: Option<String>,
     /// Search bind: its password.
-    #[serde(default, skip_serializing)]
+    #[serde(default, skip_serializing_if = "never_serialized")]
+    #[schema(write_only)]
     pub search_bind_password: Option<String>,
     /// Search bind: an environment variable holding its password.
     #[serde(default)]
@@ -259,7 +261,14 @@ pub struct LdapSettings {
     pub group_map: Vec<GroupMapping>,
     /// Connect and operation timeout.
     #[serde(default = "default_ldap_timeout", with = "duration_str")]
+    #[schema(value_type = String, example = "5s")]
     pub timeout: Duration,
+}
+
+/// `search_bind_password` is accepted but never sent back (written as
+/// `skip_serializing_if` so that the API description still lists it).
+fn never_serialized<T>(_: &T) -> bool {
+    true
 }
 
 fn default_group_attribute() -> String {

@@ -34,7 +34,7 @@ pub const MAX_DOC_BYTES: usize = 256 * 1024;
 pub const CHARTS: &[&str] = &["timeseries", "bar", "pie", "table", "number"];
 
 /// A dashboard's time range.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TimeSpec {
     /// Start (search time syntax), e.g. `now-24h`.
@@ -46,7 +46,7 @@ pub struct TimeSpec {
 }
 
 /// One panel.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Panel {
     /// Unique within the dashboard.
@@ -81,7 +81,7 @@ fn empty_object() -> Value {
 }
 
 /// `POST`/`PUT /api/v1/dashboards` bodies.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DashboardInput {
     /// Title.
@@ -107,7 +107,7 @@ pub struct DashboardInput {
 }
 
 /// A dashboard as returned.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Dashboard {
     /// Id.
     pub id: i64,
@@ -122,6 +122,7 @@ pub struct Dashboard {
     /// Time range.
     pub time: TimeSpec,
     /// Auto-refresh.
+    #[schema(required = true)]
     pub refresh: Option<String>,
     /// Panels.
     pub panels: Vec<Panel>,
@@ -136,7 +137,7 @@ pub struct Dashboard {
 }
 
 /// `POST`/`PUT /api/v1/saved-searches` bodies.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SavedSearchInput {
     /// Name.
@@ -165,7 +166,7 @@ pub struct SavedSearchInput {
 }
 
 /// A saved search as returned.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct SavedSearch {
     /// Id.
     pub id: i64,
@@ -178,8 +179,10 @@ pub struct SavedSearch {
     /// Query string.
     pub query: String,
     /// Start.
+    #[schema(required = true)]
     pub from: Option<String>,
     /// End.
+    #[schema(required = true)]
     pub to: Option<String>,
     /// Columns.
     pub columns: Vec<String>,

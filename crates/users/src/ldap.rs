@@ -60,7 +60,7 @@ pub struct Mapped {
 }
 
 /// Where the settings come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SettingsSource {
     /// `[auth.ldap]` in the config file (read-only through the API).

@@ -7,7 +7,7 @@ use sluice_query::SourcePattern;
 
 /// What a user may do besides reading their assigned logs (see
 /// `docs/specs/ui-api.md` §1.3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum UserType {
     /// Reads the logs assigned to them; own dashboards, searches, tokens.
@@ -66,7 +66,7 @@ pub mod perm {
 }
 
 /// Where a user's password is checked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum UserSource {
     /// argon2id hash in the metadata database.
@@ -86,7 +86,7 @@ impl UserSource {
 }
 
 /// TOTP state of a user.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct TotpStatus {
     /// Enrolled and active.
     pub enabled: bool,
@@ -97,7 +97,7 @@ pub struct TotpStatus {
 }
 
 /// A user as the API shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct User {
     /// Lower-case login name.
     pub username: String,
@@ -115,8 +115,10 @@ pub struct User {
     /// Two-factor state.
     pub totp: TotpStatus,
     /// RFC 3339 when the login lockout ends, if locked.
+    #[schema(required = true)]
     pub locked_until: Option<String>,
     /// Last successful login.
+    #[schema(required = true)]
     pub last_login: Option<String>,
     /// Created.
     pub created_at: String,
@@ -125,7 +127,7 @@ pub struct User {
 }
 
 /// A group as the API shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Group {
     /// Name.
     pub name: String,
@@ -144,7 +146,7 @@ pub struct Group {
 }
 
 /// Who an assignment is for.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Subject {
     /// `user` or `group`.
@@ -154,7 +156,7 @@ pub struct Subject {
 }
 
 /// See [`Subject`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SubjectKind {
     /// A user.
@@ -173,7 +175,7 @@ impl std::fmt::Display for Subject {
 }
 
 /// Sources a user or group may read.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Assignment {
     /// Id.
     pub id: i64,
@@ -188,7 +190,7 @@ pub struct Assignment {
 }
 
 /// What an API token may do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum TokenScope {
     /// Read-only: `GET`s, search, aggregate, dashboard data.
@@ -208,7 +210,7 @@ impl TokenScope {
 }
 
 /// An API token (without its secret).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ApiToken {
     /// Id.
     pub id: i64,
@@ -221,13 +223,15 @@ pub struct ApiToken {
     /// Created.
     pub created_at: String,
     /// Expiry, if any.
+    #[schema(required = true)]
     pub expires_at: Option<String>,
     /// Last authenticated request (updated at most once a minute).
+    #[schema(required = true)]
     pub last_used_at: Option<String>,
 }
 
 /// Who shares a dashboard or saved search.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Sharing {
     /// Visible to every user.
@@ -239,7 +243,7 @@ pub struct Sharing {
 }
 
 /// One audit record.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct AuditRecord {
     /// Id (increasing).
     pub id: i64,
@@ -258,8 +262,10 @@ pub struct AuditRecord {
     /// `success` or `failure`.
     pub outcome: String,
     /// Client address.
+    #[schema(required = true)]
     pub ip: Option<String>,
     /// Client user agent.
+    #[schema(required = true)]
     pub user_agent: Option<String>,
 }
 

@@ -1,72 +1,28 @@
 // Administration (docs/specs/ui-api.md §4, §7, §11): users, groups,
 // assignments, audit log, auth policy and LDAP settings.
 import { request } from './client';
-import type { SourcePattern, TotpState, UserType } from './auth';
+import type { SourcePattern, UserType } from './auth';
+import type { components } from './schema';
+
+type Schemas = components['schemas'];
 
 /** `User`. */
-export interface User {
-  username: string;
-  display_name: string;
-  type: UserType;
-  source: 'local' | 'ldap';
-  disabled: boolean;
-  groups: string[];
-  totp: TotpState;
-  locked_until: string | null;
-  last_login: string | null;
-  created_at: string;
-  updated_at: string;
-}
+export type User = Schemas['User'];
 
 /** `Group`. */
-export interface Group {
-  name: string;
-  description: string;
-  require_totp: boolean;
-  members: string[];
-  ldap_members: string[];
-  created_at: string;
-  updated_at: string;
-}
+export type Group = Schemas['Group'];
 
 /** Who an assignment is for. */
-export interface Subject {
-  kind: 'user' | 'group';
-  name: string;
-}
+export type Subject = Schemas['Subject'];
 
 /** `Assignment`. */
-export interface Assignment {
-  id: number;
-  subject: Subject;
-  pattern: SourcePattern;
-  created_at: string;
-  created_by: string;
-}
+export type Assignment = Schemas['Assignment'];
 
-/** One audit record. */
-export interface AuditRecord {
-  id: number;
-  time: string;
-  actor: string;
-  actor_kind: 'user' | 'token' | 'cli' | 'system' | 'anonymous';
-  action: string;
-  target: string | null;
-  detail: unknown;
-  outcome: string;
-  ip: string | null;
-  user_agent: string | null;
-}
+/** One audit record (`actor_kind` spelt out: the document says "a string"). */
+export type AuditRecord = Omit<Schemas['AuditRecord'], 'actor_kind'> & { actor_kind: 'user' | 'token' | 'cli' | 'system' | 'anonymous' };
 
 /** `GET /api/v1/settings/auth`. */
-export interface AuthPolicy {
-  session: { idle_timeout: string; absolute_timeout: string };
-  lockout: { threshold: number; window: string; duration: string };
-  login_rate: { per_minute: number; burst: number };
-  password_min_length: number;
-  totp: { issuer: string; require_types: UserType[] };
-  ldap: 'config' | 'database' | 'none';
-}
+export type AuthPolicy = Schemas['AuthPolicy'];
 
 /** LDAP settings. */
 export interface LdapSettings {

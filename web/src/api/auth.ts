@@ -1,5 +1,8 @@
 // Login, second factor, the caller (docs/specs/ui-api.md §2–§3, §6).
 import { request } from './client';
+import type { components } from './schema';
+
+type Schemas = components['schemas'];
 
 /** `GET /api/v1/auth/config`. */
 export interface AuthConfig {
@@ -9,21 +12,13 @@ export interface AuthConfig {
 }
 
 /** `totp` of a user. */
-export interface TotpState {
-  enabled: boolean;
-  required: boolean;
-  recovery_codes_left: number;
-}
+export type TotpState = Schemas['TotpStatus'];
 
 /** User types. */
-export type UserType = 'admin' | 'operator' | 'viewer';
+export type UserType = Schemas['UserType'];
 
 /** A source pattern (`[api.tokens] allowed`, assignments). */
-export interface SourcePattern {
-  group: string;
-  subgroup: string;
-  host: string;
-}
+export type SourcePattern = Schemas['SourcePattern'];
 
 /** Rights (`permissions`). */
 export type Permission = 'logs:read' | 'operations:read' | 'users:manage' | 'settings:manage' | 'audit:read';
@@ -43,7 +38,8 @@ export interface Me {
   auth: 'session' | 'token';
   session: { created_at: string; expires_at: string; idle_expires_at: string; stage: 'full' | 'totp_enrollment' } | null;
   csrf_token: string | null;
-  token_scope?: 'search' | 'admin';
+  /** The token's scope; null for a session. */
+  token_scope: Schemas['TokenScope'] | null;
 }
 
 /** `POST /api/v1/auth/login` and `/auth/totp` answers. */
@@ -53,12 +49,7 @@ export type LoginResult =
   | { status: 'totp_enrollment_required'; csrf_token: string; me: Me };
 
 /** `POST /api/v1/me/totp/enroll`. */
-export interface Enrolment {
-  secret: string;
-  otpauth_uri: string;
-  /** `data:image/svg+xml;base64,…` */
-  qr_svg: string;
-}
+export type Enrolment = Schemas['TotpEnrolment'];
 
 /** `GET /api/v1/auth/config`. */
 export function authConfig(signal?: AbortSignal): Promise<AuthConfig> {
@@ -111,15 +102,7 @@ export function totpDisable(code: string): Promise<void> {
 }
 
 /** An API token (`GET /api/v1/tokens`). */
-export interface ApiToken {
-  id: number;
-  name: string;
-  owner: string;
-  scope: 'search' | 'admin';
-  created_at: string;
-  expires_at: string | null;
-  last_used_at: string | null;
-}
+export type ApiToken = Schemas['ApiToken'];
 
 /** `GET /api/v1/tokens[?all=true]`. */
 export async function listTokens(all = false, signal?: AbortSignal): Promise<ApiToken[]> {

@@ -17,6 +17,8 @@ export interface SavedSearch {
   columns: string[];
   sharing: Sharing;
   version: number;
+  created_at: string;
+  updated_at: string;
   can_edit: boolean;
 }
 

@@ -1,17 +1,14 @@
-// Types of the search API, mirroring the Rust DTOs in
-// crates/query/src/api.rs (SearchRequest, SearchResponse, Hit, Aggregation,
-// AggregateRequest/Response, Bucket, Stats, FieldInfo) and the error body of
-// crates/api/src/error.rs. Field names are the JSON names.
+// Types of the search API. The shapes are generated (ADR 0104): the Rust DTOs
+// in crates/query/src/api.rs and crates/api/src/error.rs → docs/openapi.json
+// (utoipa) → ./schema.d.ts (openapi-typescript); these are aliases, refined
+// only where the document is wider than what the UI relies on. `/_node/stats`
+// is not described field by field in the document yet, so its types stay here.
+import type { components } from './schema';
+
+type Schemas = components['schemas'];
 
 /** `POST /api/v1/search` body (`SearchRequest`). */
-export interface SearchRequest {
-  query: string;
-  from?: string | null;
-  to?: string | null;
-  size?: number;
-  search_after?: string | null;
-  fields?: string[] | null;
-}
+export type SearchRequest = Schemas['SearchRequest'];
 
 /** One stored event as sluice writes it: `@timestamp`, `@group`, … then its fields. */
 export type EventDoc = Record<string, unknown> & {
@@ -22,96 +19,42 @@ export type EventDoc = Record<string, unknown> & {
   '@source'?: string;
 };
 
-/** `Hit`. */
-export interface Hit {
-  id: string;
-  event: EventDoc;
-  /** Set when the stored event cannot be shown as JSON; `event` is then a stand-in. */
-  error?: string;
-}
+/** `Hit`, with the identity fields of `event` spelt out (the document says "an object"). */
+export type Hit = Omit<Schemas['Hit'], 'event'> & { event: EventDoc };
 
 /** `SearchResponse`: a page of hits, newest first. */
-export interface SearchResponse {
-  total: number;
-  hits: Hit[];
-  next: string | null;
-  took_ms: number;
-}
+export type SearchResponse = Omit<Schemas['SearchResponse'], 'hits'> & { hits: Hit[] };
 
 /** `Aggregation` (tagged by `type`). */
-export type Aggregation =
-  | { type: 'date_histogram'; interval?: string | null; buckets?: number | null }
-  | { type: 'terms'; field: string; size?: number | null }
-  | { type: 'stats'; field: string };
+export type Aggregation = Schemas['Aggregation'];
 
 /** `AggregateRequest`. */
-export interface AggregateRequest {
-  query: string;
-  from?: string | null;
-  to?: string | null;
-  aggs: Record<string, Aggregation>;
-}
+export type AggregateRequest = Schemas['AggregateRequest'];
 
 /** `Bucket`: histogram key is epoch ms, terms key is the value. */
-export interface Bucket {
-  key: string | number | boolean | null;
-  count: number;
-}
+export type Bucket = Schemas['Bucket'];
 
 /** `Stats`. */
-export interface Stats {
-  count: number;
-  min: number | null;
-  max: number | null;
-  avg: number | null;
-  sum: number;
-}
+export type Stats = Schemas['Stats'];
 
 /** `AggregationResult` (tagged by `type`). */
-export type AggregationResult =
-  | { type: 'date_histogram'; interval_ms: number; buckets: Bucket[] }
-  | { type: 'terms'; buckets: Bucket[]; other: number }
-  | ({ type: 'stats' } & Stats);
+export type AggregationResult = Schemas['AggregationResult'];
 
 /** `AggregateResponse`. */
-export interface AggregateResponse {
-  total: number;
-  aggs: Record<string, AggregationResult>;
-  took_ms: number;
-}
+export type AggregateResponse = Schemas['AggregateResponse'];
 
 /** `FieldType`. */
-export type FieldType = 'keyword' | 'text' | 'number' | 'date' | 'boolean';
+export type FieldType = Schemas['FieldType'];
 
 /** `FieldInfo`. */
-export interface FieldInfo {
-  name: string;
-  types: FieldType[];
-}
+export type FieldInfo = Schemas['FieldInfo'];
 
 /** The closed set of error types (crates/api/src/error.rs, docs/specs/ui-api.md §1.1), plus `network` for a failed fetch. */
-export type ErrorType =
-  | 'query_parse_error'
-  | 'time_error'
-  | 'invalid_request'
-  | 'bad_request'
-  | 'unauthorized'
-  | 'invalid_credentials'
-  | 'invalid_code'
-  | 'forbidden'
-  | 'csrf_failed'
-  | 'totp_enrollment_required'
-  | 'not_found'
-  | 'conflict'
-  | 'locked'
-  | 'rate_limited'
-  | 'no_store'
-  | 'internal'
-  | 'network';
+export type ErrorType = Schemas['ErrorType'] | 'network';
 
 /** The error body (docs/specs/ui-api.md §1.1). */
 export interface ErrorBody {
-  error: { type: ErrorType; message: string; position?: number; retry_after?: number; field?: string };
+  error: Omit<Schemas['ErrorDetail'], 'type'> & { type: ErrorType };
 }
 
 /** `/_node/stats`: one component's entry under `plugins`. */

@@ -9,8 +9,8 @@ import { toApiError, useRequest } from '../hooks/useRequest';
 import { TimeZoneSetting } from '../components/TimeZoneSetting/TimeZoneSetting';
 
 /** `group/subgroup/host`. */
-export function patternText(p: { group: string; subgroup: string; host: string }): string {
-  return `${p.group}/${p.subgroup}/${p.host}`;
+export function patternText(p: { group: string; subgroup?: string; host?: string }): string {
+  return `${p.group}/${p.subgroup ?? '*'}/${p.host ?? '*'}`;
 }
 
 /** The account page. */

@@ -52,7 +52,7 @@ export function searchUrl(s: SearchUrl): string {
 function answeredUrl(req: SearchRequest | null): string {
   if (!req) return '';
   const range = { from: req.from ?? DEFAULT_RANGE.from, to: req.to ?? DEFAULT_RANGE.to };
-  return searchUrl({ q: req.query, range, cols: [] });
+  return searchUrl({ q: req.query ?? '', range, cols: [] });
 }
 
 /** The search page. */

@@ -15,6 +15,8 @@ const saved: SavedSearch = {
   columns: ['@host', 'status'],
   sharing: { everyone: false, groups: ['ops'] },
   version: 1,
+  created_at: '2026-01-01T00:00:00Z',
+  updated_at: '2026-01-01T00:00:00Z',
   can_edit: false,
 };
 

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use sluice_core::component::{Filter, LiveConfig, Output, Sink, SourceContext};
 use sluice_core::condition::Condition;
 use sluice_core::metrics::{ComponentMetrics, PipelineMetrics};
-use sluice_core::{AckToken, Delivery, Event, Identity, QueuePosition};
+use sluice_core::{AckToken, Delivery, Event, QueuePosition};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -26,6 +26,7 @@ use sluice_core::component::Closed;
 
 use crate::config::{NodeConfig, QueueConfig};
 use crate::queue::{PipelineQueue, QueueOutput, WorkItem};
+use crate::stamp::SourceIdentity;
 use crate::topology::BuiltPipeline;
 
 struct SinkItem {
@@ -62,16 +63,16 @@ pub struct RunningPipeline {
 /// Adds identity and source name to what a source emits.
 struct Stamp {
     inner: Arc<QueueOutput>,
-    identity: Option<Arc<Identity>>,
+    identity: Option<SourceIdentity>,
     source_name: Arc<str>,
 }
 
 impl Stamp {
     fn stamp(&self, events: &mut [Event]) {
+        if let Some(id) = &self.identity {
+            id.stamp(events);
+        }
         for e in events.iter_mut() {
-            if let Some(id) = &self.identity {
-                e.identity = Arc::clone(id);
-            }
             if e.source.is_empty() {
                 e.source = Arc::clone(&self.source_name);
             }

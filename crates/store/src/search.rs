@@ -459,6 +459,10 @@ impl SearchBackend for Store {
             ("sluice_store_result_cache_evictions_total", load(&r.evictions)),
             ("sluice_store_result_cache_entries", entries as u64),
             ("sluice_store_result_cache_bytes", bytes as u64),
+            // What the store holds (issue #22, Operations page).
+            ("sluice_store_disk_bytes", self.disk_bytes()),
+            ("sluice_store_partitions", self.partitions().len() as u64),
+            ("sluice_store_stored_events", self.partitions().iter().map(|p| p.events).sum()),
         ]
     }
 }

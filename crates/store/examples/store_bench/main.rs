@@ -5,8 +5,12 @@
 //! cargo run --release -p sluice-store --example store_bench -- \
 //!     [--events N] [--dir PATH] [--commit-events N] [--writer-threads N] [--zstd-level N] [--merge-factor N]
 //!     [--runs N] [--keep] [--reuse]
+//! cargo run --release -p sluice-store --example store_bench -- \
+//!     --issue26 [--dir PATH] [--reuse] [--runs 30] [--warmup 3] [--sets 1] [--seed 26]
 //! ```
-//! Events are the 395-byte thesis event (`testdata/thesis/event.json`)
+//! With `--issue26`: issue #26's data set and six queries, the reference
+//! path next to the planned one (see `issue26.rs`). Otherwise:
+//! events are the 395-byte thesis event (`testdata/thesis/event.json`)
 //! with varying sequence numbers, levels, words, hosts and timestamps spread
 //! evenly over 26 hours. Generation is excluded from the timings (its CPU is
 //! measured per thread and subtracted).
@@ -18,6 +22,8 @@ use sluice_core::{Event, Identity, Value};
 use sluice_query::api::{Aggregate, Search};
 use sluice_query::{Aggregation, Principal, Query, SourcePattern, TimeRange};
 use sluice_store::{Store, StoreOptions};
+
+mod issue26;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -50,7 +56,7 @@ fn rss_mib() -> f64 {
         / 1024.0
 }
 
-fn arg(args: &[String], name: &str) -> Option<String> {
+pub(crate) fn arg(args: &[String], name: &str) -> Option<String> {
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
 }
 
@@ -62,7 +68,7 @@ struct Gen {
 
 impl Gen {
     fn new() -> Self {
-        let raw = include_bytes!("../../../testdata/thesis/event.json").to_vec();
+        let raw = include_bytes!("../../../../testdata/thesis/event.json").to_vec();
         let raw_len = raw.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(raw.len(), |i| i + 1);
         let (template, _) = sluice_core::codec::event_from_json(&raw[..raw_len]).expect("thesis event parses");
         let groups = (0..50).map(|h| Arc::new(Identity::new(format!("g{}", h % 5), "prod", format!("h{h}")))).collect();
@@ -86,13 +92,16 @@ impl Gen {
     }
 }
 
-fn pct(v: &mut [f64], p: f64) -> f64 {
+pub(crate) fn pct(v: &mut [f64], p: f64) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     v[((v.len() as f64 - 1.0) * p).round() as usize]
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--issue26") {
+        return issue26::run(&args);
+    }
     let n: u64 = arg(&args, "--events").and_then(|v| v.parse().ok()).unwrap_or(10_000_000);
     let runs: usize = arg(&args, "--runs").and_then(|v| v.parse().ok()).unwrap_or(200);
     let commit_events: usize =

@@ -190,8 +190,8 @@ fn queries() -> Vec<(&'static str, Q)> {
 fn answer(store: &Store, p: &Principal, q: &Q, planned: bool) -> (String, u64) {
     match q {
         Q::S(s) => {
-            let mut r = if planned { store.search_sync(p, s) } else { reference::search(store, p, s) }
-                .expect("bench search");
+            let mut r =
+                if planned { store.search_sync(p, s) } else { reference::search(store, p, s) }.expect("bench search");
             r.took_ms = 0;
             (format!("{:?} {:?} {:?}", r.total, r.hits, r.next), r.total)
         }
@@ -241,7 +241,8 @@ pub fn run(args: &[String]) {
     let only: Option<usize> = arg(args, "--only").and_then(|v| v.parse().ok());
     // `--planned-only`: the reference path is not timed (profiling the planned one).
     let skip_reference = args.iter().any(|a| a == "--planned-only");
-    let qs: Vec<_> = queries().into_iter().enumerate().filter(|(i, _)| only.is_none_or(|o| o == *i)).map(|x| x.1).collect();
+    let qs: Vec<_> =
+        queries().into_iter().enumerate().filter(|(i, _)| only.is_none_or(|o| o == *i)).map(|x| x.1).collect();
     let store = open(&dir, false);
     let parts: Vec<(String, u64)> = store.partitions().iter().map(|p| (p.name.clone(), p.events)).collect();
     println!("issue26: {total} events, dir {}, partitions {parts:?}", dir.display());

@@ -27,7 +27,7 @@ use sluice_query::api::{Aggregate, Search};
 use sluice_query::{Aggregation, Principal, Query, SourcePattern, TimeRange};
 use sluice_store::{reference, Store, StoreOptions};
 
-use crate::{arg, pct};
+use crate::{arg, page, pct};
 
 const MS: i64 = 1_000_000;
 const HOUR: i64 = 3_600_000 * MS;
@@ -149,14 +149,7 @@ enum Q {
 }
 
 fn search(query: Query, from: Option<i64>, to: Option<i64>) -> Q {
-    Q::S(Search {
-        query,
-        range: TimeRange { from_ns: from, to_ns: to },
-        size: 100,
-        search_after: None,
-        fields: None,
-        order: Default::default(),
-    })
+    Q::S(page(query, TimeRange { from_ns: from, to_ns: to }))
 }
 
 fn aggregate(name: &str, a: Aggregation) -> Q {

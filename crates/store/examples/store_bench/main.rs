@@ -92,6 +92,11 @@ impl Gen {
     }
 }
 
+/// A first page of 100 hits, newest first.
+pub(crate) fn page(query: Query, range: TimeRange) -> Search {
+    Search { query, range, size: 100, search_after: None, fields: None, order: Default::default() }
+}
+
 pub(crate) fn pct(v: &mut [f64], p: f64) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     v[((v.len() as f64 - 1.0) * p).round() as usize]
@@ -185,50 +190,31 @@ fn main() {
     let mut totals = (0u64, 0u64, 0u64, 0u64, 0u64);
     for r in 0..runs {
         let h0 = START + (r % hours) as i64 * HOUR;
-        let s = Search {
-            query: Query::Term { field: Some("@host".into()), value: format!("h{}", r % 50) },
-            range: TimeRange { from_ns: Some(h0), to_ns: Some(h0 + HOUR) },
-            size: 100,
-            search_after: None,
-            fields: None,
-            order: Default::default(),
-        };
+        let s = page(
+            Query::Term { field: Some("@host".into()), value: format!("h{}", r % 50) },
+            TimeRange { from_ns: Some(h0), to_ns: Some(h0 + HOUR) },
+        );
         let t = Instant::now();
         totals.0 = store.search_sync(&p, &s).expect("term").total;
         term.push(t.elapsed().as_secs_f64() * 1e3);
-        let s = Search {
-            query: Query::Term { field: None, value: WORDS[r % 8].into() },
-            range: TimeRange::default(),
-            size: 100,
-            search_after: None,
-            fields: None,
-            order: Default::default(),
-        };
+        let s = page(Query::Term { field: None, value: WORDS[r % 8].into() }, TimeRange::default());
         let t = Instant::now();
         totals.1 = store.search_sync(&p, &s).expect("text").total;
         text.push(t.elapsed().as_secs_f64() * 1e3);
-        let s = Search {
-            query: Query::Phrase { field: None, text: format!("{} LogGenerator {}", LEVELS[r % 4], WORDS[r % 8]) },
-            range: TimeRange::default(),
-            size: 100,
-            search_after: None,
-            fields: None,
-            order: Default::default(),
-        };
+        let s = page(
+            Query::Phrase { field: None, text: format!("{} LogGenerator {}", LEVELS[r % 4], WORDS[r % 8]) },
+            TimeRange::default(),
+        );
         let t = Instant::now();
         totals.2 = store.search_sync(&p, &s).expect("phrase").total;
         phrase.push(t.elapsed().as_secs_f64() * 1e3);
         // A dynamic field (column scan), high cardinality: one event per value.
         let first = ((h0 - START) as i128 * n as i128 / SPAN as i128) as u64;
         let k = first + (r as u64 * 7919) % (n / 27).max(1);
-        let s = Search {
-            query: Query::Term { field: Some("logcount".into()), value: k.to_string() },
-            range: TimeRange { from_ns: Some(h0), to_ns: Some(h0 + HOUR) },
-            size: 100,
-            search_after: None,
-            fields: None,
-            order: Default::default(),
-        };
+        let s = page(
+            Query::Term { field: Some("logcount".into()), value: k.to_string() },
+            TimeRange { from_ns: Some(h0), to_ns: Some(h0 + HOUR) },
+        );
         let t = Instant::now();
         totals.4 = store.search_sync(&p, &s).expect("dynamic term").total;
         dynamic.push(t.elapsed().as_secs_f64() * 1e3);

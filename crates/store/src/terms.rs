@@ -343,6 +343,8 @@ impl SegmentCollector for TermCountsSegment {
         for (c, counts) in &self.strs {
             let mut tc = TermCounts::default();
             let ords: Vec<u64> = counts.iter().enumerate().filter(|(_, &n)| n > 0).map(|(o, _)| o as u64).collect();
+            tc.ends.reserve(ords.len());
+            tc.counts.reserve(ords.len());
             let mut i = 0;
             let found = c.dictionary().sorted_ords_to_term_cb(&ords, |s| {
                 tc.push_str(s, u64::from(counts[ords[i] as usize]));
@@ -367,7 +369,13 @@ impl SegmentCollector for TermCountsSegment {
         nums.nums = merged;
         nums.bools = self.bool_counts;
         parts.push(nums);
-        TermCounts::merge(&parts)
+        // Usually one string column and nothing else: that part as it is.
+        parts.retain(|p| !p.is_empty());
+        match parts.len() {
+            0 => TermCounts::default(),
+            1 => parts.swap_remove(0),
+            _ => TermCounts::merge(&parts),
+        }
     }
 }
 

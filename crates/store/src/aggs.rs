@@ -11,8 +11,8 @@
 //! into its own buckets.
 
 use tantivy::collector::{Collector, SegmentCollector};
-use tantivy::columnar::{Cardinality, Column};
-use tantivy::{DocId, Score, SegmentOrdinal, SegmentReader};
+use tantivy::columnar::{Cardinality, Column, ColumnType};
+use tantivy::{u64_to_i64, DocId, Score, SegmentOrdinal, SegmentReader};
 
 use crate::cache::{SegmentHistogram, SegmentHits, Value, What};
 use crate::collect::{MinMax, StatsAcc, StatsCollector, StatsSegment};
@@ -52,7 +52,7 @@ impl Fused {
     /// the caller knows all match: see [`FusedSegment::collect_all`].
     pub fn collect_all(&self, ord: SegmentOrdinal, reader: &SegmentReader) -> tantivy::Result<Vec<Value>> {
         let mut seg = self.for_segment(ord, reader)?;
-        seg.collect_all(reader.max_doc());
+        seg.collect_all(reader)?;
         Ok(seg.harvest())
     }
 }
@@ -111,24 +111,28 @@ fn add_ts(parts: &mut [Part], ts: &[i64]) {
             }
             Part::Histogram { interval, first, counts } => {
                 let last = counts.len() as i64 - 1;
-                // The bucket of the previous `_ts` as [start, end): events are
-                // mostly in time order, so most need no division.
-                let (mut start, mut end, mut i) = (1i64, 0i64, 0usize);
+                // The bucket of the previous `_ts` as [start, end) and the
+                // matches counted into it since: events are mostly in time
+                // order, so most need no division and no store.
+                let (mut start, mut end, mut i, mut run) = (1i64, 0i64, 0usize, 0u64);
                 for &t in ts {
-                    if t < start || t >= end {
-                        let b = t.div_euclid(*interval);
-                        // Matches lie inside the segment's and the request's
-                        // bounds; clamp defensively as the reference does.
-                        i = (b - *first).clamp(0, last) as usize;
-                        if b - *first == i as i64 {
-                            start = b.saturating_mul(*interval);
-                            end = start.saturating_add(*interval);
-                        } else {
-                            (start, end) = (1, 0);
-                        }
+                    if start <= t && t < end {
+                        run += 1;
+                        continue;
                     }
-                    counts[i] += 1;
+                    counts[i] += run;
+                    let b = t.div_euclid(*interval);
+                    // Matches lie inside the segment's and the request's
+                    // bounds; clamp defensively as the reference does.
+                    i = (b - *first).clamp(0, last) as usize;
+                    run = 1;
+                    // Kept only when exact: not clamped, no overflow.
+                    (start, end) = match (b - *first == i as i64).then(|| b.checked_mul(*interval)).flatten() {
+                        Some(s) => (s, s.saturating_add(*interval)),
+                        None => (1, 0),
+                    };
                 }
+                counts[i] += run;
             }
             Part::Count | Part::Terms(_) | Part::Stats(_) => {}
         }
@@ -136,27 +140,39 @@ fn add_ts(parts: &mut [Part], ts: &[i64]) {
 }
 
 impl FusedSegment {
-    /// Computes everything over every document of the segment (`0..max_doc`,
-    /// none deleted: the caller knows they all match — a query of `*` by a
-    /// principal who reads everything, over a segment wholly inside the
-    /// range). `_ts` is decoded a chunk of rows at a time, terms straight
-    /// from their ordinal values ([`TermCountsSegment::collect_all`]): no
-    /// query, no document-to-row lookups. The result is the one
-    /// [`SegmentCollector::collect_block`] gives over the same documents.
-    pub fn collect_all(&mut self, max_doc: DocId) {
-        let dense_ts = self.ts.as_ref().is_none_or(|c| c.get_cardinality() == Cardinality::Full);
-        if !dense_ts {
-            // Not written by this store (every event has a `_ts`): the general path.
-            in_chunks(max_doc, |docs| self.collect_block(docs));
-            return;
-        }
+    /// Computes everything over every document of the segment of `reader`
+    /// (`0..max_doc`, none deleted: the caller knows they all match — a
+    /// query of `*` by a principal who reads everything, over a segment
+    /// wholly inside the range). `_ts` is decoded a chunk of rows at a time
+    /// from its column's stored (`u64`) values — the `i64` view decodes one
+    /// row per dynamic call —, terms straight from their ordinal values
+    /// ([`TermCountsSegment::collect_all`]): no query, no document-to-row
+    /// lookups. The result is the one [`SegmentCollector::collect_block`]
+    /// gives over the same documents.
+    pub fn collect_all(&mut self, reader: &SegmentReader) -> tantivy::Result<()> {
+        let max_doc = reader.max_doc();
+        let raw_ts = match &self.ts {
+            Some(_) => match reader.fast_fields().u64_lenient_for_type(Some(&[ColumnType::I64]), names::TS)? {
+                Some((c, _)) if c.get_cardinality() == Cardinality::Full => Some(c),
+                // Not written by this store (every event has one `_ts`): the general path.
+                _ => {
+                    in_chunks(max_doc, |docs| self.collect_block(docs));
+                    return Ok(());
+                }
+            },
+            None => None,
+        };
         self.count += u64::from(max_doc);
-        if let Some(ts) = &self.ts {
+        if let Some(ts) = raw_ts {
+            let mut raw = vec![0u64; CHUNK as usize];
             let mut buf = vec![0i64; CHUNK as usize];
             let mut start = 0;
             while start < max_doc {
                 let len = CHUNK.min(max_doc - start) as usize;
-                ts.values.get_range(u64::from(start), &mut buf[..len]);
+                ts.values.get_range(u64::from(start), &mut raw[..len]);
+                for (t, &r) in buf.iter_mut().zip(&raw[..len]) {
+                    *t = u64_to_i64(r);
+                }
                 add_ts(&mut self.parts, &buf[..len]);
                 start += len as u32;
             }
@@ -168,6 +184,7 @@ impl FusedSegment {
                 Part::Count | Part::MinMax(..) | Part::Histogram { .. } => {}
             }
         }
+        Ok(())
     }
 }
 

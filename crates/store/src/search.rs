@@ -188,7 +188,12 @@ fn segment_values(plan: &Plan<'_>, s: &Seg, needs: &[What], lo: i64, hi: i64) ->
     let mut out: Vec<Option<Value>> = needs.iter().map(|w| plan.cached(s, w)).collect();
     let missing: Vec<What> = needs.iter().zip(&out).filter(|(_, v)| v.is_none()).map(|(w, _)| w.clone()).collect();
     if !missing.is_empty() {
-        let computed = plan.collect(s, &Fused { needs: missing.clone(), lo, hi })?;
+        let fused = Fused { needs: missing.clone(), lo, hi };
+        let computed = if plan.all_docs(s) {
+            fused.collect_all(s.ord, plan.reader(s)).map_err(internal)?
+        } else {
+            plan.collect(s, &fused)?
+        };
         let mut computed = missing.into_iter().zip(computed);
         for slot in out.iter_mut().filter(|v| v.is_none()) {
             if let Some((w, v)) = computed.next() {

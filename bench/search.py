@@ -247,6 +247,7 @@ max_events = 65536
 [pipelines.main.sources.http]
 type = "http"
 address = "api"
+auth = "none"  # the loader on loopback; ingest is authenticated by default
 max_body_bytes = "64MiB"
 [pipelines.main.sinks.store]
 type = "store"

@@ -3,22 +3,31 @@
 # or into rsyslog (imudp -> omfile), reporting received and kernel-dropped datagrams.
 #
 # usage: scripts/udp-bench.sh sluice|rsyslog RATE SECS [WORKERS]
+#   WORKERS: the syslog_udp source's `workers` with an 8 MiB receive buffer,
+#          or `default` (the default): neither key set - what a user runs
+#          (workers = cores, at most 8; the kernel's default SO_RCVBUF).
 #   needs: a release build (CARGO_TARGET_DIR/release/sluice and examples/udp_blast:
 #          cargo build --release -p sluice && cargo build --release -p sluice-components --example udp_blast)
 #          rsyslog unpacked by scripts/syslog-clients.sh install.
 #   SLUICE_BIN=PATH runs that sluice binary instead of the target's (A/B runs).
+#   BUSY=1 keeps one core busy with another process (`yes > /dev/null`)
+#          for the whole run: the "while other work runs" condition.
 # Kernel drops come from /proc/net/udp (drops column of the receiving socket's port).
 set -euo pipefail
-WHO=${1:-sluice}; RATE=${2:-100000}; SECS=${3:-10}; WORKERS=${4:-1}
+WHO=${1:-sluice}; RATE=${2:-100000}; SECS=${3:-10}; WORKERS=${4:-default}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 T=${CARGO_TARGET_DIR:-$ROOT/target}/release
 PORT=${PORT:-25514}; API=${API:-127.0.0.1:29600}
 W=$(mktemp -d)
-trap 'kill $PID 2>/dev/null || true; wait $PID 2>/dev/null || true; [ -n "${KEEP:-}" ] && cat "$W/log"; rm -rf "$W"' EXIT
+BUSY_PID=""
+if [ "${BUSY:-0}" = 1 ]; then yes > /dev/null & BUSY_PID=$!; fi
+trap 'kill $PID $BUSY_PID 2>/dev/null || true; wait $PID 2>/dev/null || true; [ -n "${KEEP:-}" ] && cat "$W/log"; rm -rf "$W"' EXIT
 hexport=$(printf '%04X' "$PORT")
 drops() { awk -v p=":$hexport" 'NR>1 && $2 ~ p"$" {print $NF}' /proc/net/udp | head -1; }
 
 if [ "$WHO" = sluice ]; then
+  TUNING=""
+  [ "$WORKERS" = default ] || TUNING=$(printf 'workers = %s\nreceive_buffer_bytes = "8MiB"' "$WORKERS")
   cat > "$W/s.toml" <<EOF
 [node]
 data_dir = "$W/data"
@@ -29,8 +38,7 @@ workers = 1
 [pipelines.main.sources.udp]
 type = "syslog_udp"
 address = "127.0.0.1:$PORT"
-workers = $WORKERS
-receive_buffer_bytes = "8MiB"
+$TUNING
 [pipelines.main.sinks.b]
 type = "blackhole"
 EOF

@@ -110,7 +110,7 @@ const BODY_SNIPPET: usize = 200;
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigError> {
     let c: Config = parse_table(value, &cx.path)?;
-    let uri = parse_uri(&c.uri).map_err(|m| cx.error("uri", m))?;
+    let uri = parse_uri(&c.uri).map_err(|m| cx.error("uri", m.to_string()))?;
     let tls = match (&c.tls, uri.tls) {
         (Some(t), true) => Some(connector(t, &uri.connect).map_err(|(k, m)| cx.error(&format!("tls.{k}"), m))?),
         (None, true) => {

@@ -205,7 +205,7 @@ fn endpoints(c: &Config, cx: &BuildContext) -> Result<Vec<Endpoint>, ConfigError
     let mut any_tls = false;
     for (i, url) in urls.iter().enumerate() {
         let k = if key == "endpoint" { key.to_string() } else { format!("endpoints[{i}]") };
-        let uri = parse_uri(url.trim_end_matches('/')).map_err(|m| cx.error(&k, m))?;
+        let uri = parse_uri(url.trim_end_matches('/')).map_err(|m| cx.error(&k, m.to_string()))?;
         if uri.target.contains('?') {
             return Err(cx.error(&k, "must not contain a query string"));
         }

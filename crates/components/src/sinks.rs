@@ -56,13 +56,6 @@ mod registry_tests {
             ("elasticsearch", "total_fields_limit = 0", "test.elasticsearch.total_fields_limit: must be at least 1"),
             ("sluice", "block_timeout = \"0s\"", "test.sluice.block_timeout: must be greater than 0"),
         ];
-        for (name, line, want) in cases {
-            let spec = find(name).unwrap();
-            let body = format!("{line}\n{}", spec.example);
-            match crate::testkit::build_sink(spec, &body) {
-                Ok(_) => panic!("{name} with {line} built"),
-                Err(e) => assert_eq!(e.to_string(), want, "{name} with {line}"),
-            }
-        }
+        crate::testkit::check_refused(SPECS, crate::testkit::build_sink, &cases);
     }
 }

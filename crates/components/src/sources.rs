@@ -82,13 +82,6 @@ mod registry_tests {
             ("tcp", "max_line_bytes = 0", "test.tcp.max_line_bytes: must be greater than 0"),
             ("evtx", "scan_interval = \"0ms\"", "test.evtx.scan_interval: must be greater than 0"),
         ];
-        for (name, line, want) in cases {
-            let spec = find(name).unwrap();
-            let body = format!("{line}\n{}", spec.example);
-            match crate::testkit::build_source(spec, &body) {
-                Ok(_) => panic!("{name} with {line} built"),
-                Err(e) => assert_eq!(e.to_string(), want, "{name} with {line}"),
-            }
-        }
+        crate::testkit::check_refused(SPECS, crate::testkit::build_source, &cases);
     }
 }

@@ -140,4 +140,15 @@ mod registry_tests {
             assert_eq!(find(spec.name).map(|s| s.name), Some(spec.name));
         }
     }
+
+    /// A zero flush interval is refused when the table is parsed, naming the
+    /// key with the same words as every other positive key (issue #19).
+    #[test]
+    fn a_zero_is_refused_naming_its_key() {
+        let spec = find("metrics").unwrap();
+        match crate::testkit::build_filter(spec, "flush_interval = \"0s\"\nmeter = [\"events\"]") {
+            Ok(_) => panic!("metrics with flush_interval = 0s built"),
+            Err(e) => assert_eq!(e.to_string(), "test.metrics.flush_interval: must be greater than 0"),
+        }
+    }
 }

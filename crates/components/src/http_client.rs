@@ -7,6 +7,9 @@
 //! body bytes. The workspace has `hyper` only through axum, without its
 //! client feature, and the sinks need nothing more than this (ADR 0075).
 
+use std::io;
+use std::time::Duration;
+
 use sluice_core::metrics::Counter;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::net::TcpStream;
@@ -39,12 +42,80 @@ impl Uri {
     }
 }
 
+/// Why a configured URI is refused.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum UriError {
+    #[error("expected an http:// or https:// URI, found {0:?}")]
+    Scheme(String),
+    #[error("the path of {0:?} contains spaces or control characters (percent-encode them)")]
+    PathCharacters(String),
+    #[error("credentials in the URI are not supported; use auth_token or headers")]
+    Credentials,
+    #[error("unclosed '[' in {0:?}")]
+    UnclosedBracket(String),
+    #[error("missing host in {0:?}")]
+    MissingHost(String),
+    #[error("invalid port in {0:?}")]
+    InvalidPort(String),
+}
+
+/// Why a request or its response failed.
+#[derive(Debug, thiserror::Error)]
+pub enum HttpClientError {
+    #[error("connect {addr}: {source}")]
+    Connect { addr: String, source: io::Error },
+    #[error("set TCP_NODELAY: {0}")]
+    NoDelay(io::Error),
+    #[error("tls handshake with {addr}: {source}")]
+    TlsHandshake { addr: String, source: io::Error },
+    #[error("sending the request: {0}")]
+    Send(io::Error),
+    /// The connection ended before any byte of a response: typically an
+    /// idle keep-alive connection the server had closed.
+    #[error("connection closed before a response")]
+    ClosedBeforeResponse,
+    /// Reading failed (e.g. reset) before any byte of a response.
+    #[error("reading the response: {0}")]
+    ReadBeforeResponse(io::Error),
+    #[error("reading the response: {0}")]
+    Read(io::Error),
+    #[error("connection closed in the middle of the response head")]
+    ClosedInHead,
+    #[error("connection closed in the middle of the response")]
+    ClosedInBody,
+    #[error("response head too large")]
+    HeadTooLarge,
+    #[error("response line too long")]
+    LineTooLong,
+    #[error("invalid status line {0:?}")]
+    InvalidStatusLine(String),
+    #[error("invalid {0:?}")]
+    InvalidHeader(String),
+    #[error("invalid chunk size {0:?}")]
+    InvalidChunkSize(String),
+    #[error("missing CRLF after a chunk")]
+    MissingChunkCrlf,
+    #[error("no response within {0:?}")]
+    Timeout(Duration),
+    /// Any of the above, naming the request (`POST http://host/path: …`).
+    #[error("POST {url}: {source}")]
+    Request { url: String, source: Box<HttpClientError> },
+}
+
+impl HttpClientError {
+    /// Nothing of a response arrived: a request on a reused connection may
+    /// be sent again on a new one.
+    pub fn nothing_received(&self) -> bool {
+        matches!(self, Self::ClosedBeforeResponse | Self::ReadBeforeResponse(_))
+    }
+}
+
 /// Parses an `http://` or `https://` URI; errors name what is wrong.
-pub fn parse_uri(s: &str) -> Result<Uri, String> {
+pub fn parse_uri(s: &str) -> Result<Uri, UriError> {
     let (rest, tls) = match (s.strip_prefix("http://"), s.strip_prefix("https://")) {
         (Some(r), _) => (r, false),
         (None, Some(r)) => (r, true),
-        (None, None) => return Err(format!("expected an http:// or https:// URI, found {s:?}")),
+        (None, None) => return Err(UriError::Scheme(s.into())),
     };
     let rest = rest.split('#').next().unwrap_or_default();
     let (authority, target) = match rest.find(['/', '?']) {
@@ -53,13 +124,13 @@ pub fn parse_uri(s: &str) -> Result<Uri, String> {
     };
     let target = if target.starts_with('?') { format!("/{target}") } else { target.to_string() };
     if target.bytes().any(|b| b.is_ascii_whitespace() || b.is_ascii_control()) {
-        return Err(format!("the path of {s:?} contains spaces or control characters (percent-encode them)"));
+        return Err(UriError::PathCharacters(s.into()));
     }
     if authority.contains('@') {
-        return Err("credentials in the URI are not supported; use auth_token or headers".into());
+        return Err(UriError::Credentials);
     }
     let (host, port) = if let Some(r) = authority.strip_prefix('[') {
-        let (h, after) = r.split_once(']').ok_or_else(|| format!("unclosed '[' in {s:?}"))?;
+        let (h, after) = r.split_once(']').ok_or_else(|| UriError::UnclosedBracket(s.into()))?;
         (format!("[{h}]"), after.strip_prefix(':'))
     } else {
         match authority.rsplit_once(':') {
@@ -68,12 +139,12 @@ pub fn parse_uri(s: &str) -> Result<Uri, String> {
         }
     };
     if host.is_empty() || host == "[]" {
-        return Err(format!("missing host in {s:?}"));
+        return Err(UriError::MissingHost(s.into()));
     }
     let port = match port {
         None if tls => 443,
         None => 80,
-        Some(p) => p.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| format!("invalid port in {s:?}"))?,
+        Some(p) => p.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| UriError::InvalidPort(s.into()))?,
     };
     Ok(Uri { connect: format!("{host}:{port}"), host_header: authority.to_string(), target, tls })
 }
@@ -108,36 +179,18 @@ pub struct Response {
     pub keep_alive: bool,
 }
 
-/// Why reading a response failed.
-#[derive(Debug)]
-pub enum ReadError {
-    /// The connection ended (or was reset) before any byte of a response:
-    /// typically an idle keep-alive connection the server had closed.
-    NothingReceived(String),
-    /// Anything else.
-    Other(String),
-}
-
-impl ReadError {
-    pub fn message(self) -> String {
-        match self {
-            Self::NothingReceived(m) | Self::Other(m) => m,
-        }
-    }
-}
-
 /// The first position of `needle` in `hay`.
 pub fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
 }
 
 /// Reads more bytes into `buf`; end of stream is an error.
-async fn fill<R: AsyncRead + Unpin>(r: &mut R, buf: &mut Vec<u8>) -> Result<(), String> {
+async fn fill<R: AsyncRead + Unpin>(r: &mut R, buf: &mut Vec<u8>) -> Result<(), HttpClientError> {
     buf.reserve(8192);
     match r.read_buf(buf).await {
-        Ok(0) => Err("connection closed in the middle of the response".into()),
+        Ok(0) => Err(HttpClientError::ClosedInBody),
         Ok(_) => Ok(()),
-        Err(e) => Err(format!("reading the response: {e}")),
+        Err(e) => Err(HttpClientError::Read(e)),
     }
 }
 
@@ -153,7 +206,7 @@ async fn body_exact<R: AsyncRead + Unpin>(
     mut n: usize,
     snippet: &mut Vec<u8>,
     max: usize,
-) -> Result<(), String> {
+) -> Result<(), HttpClientError> {
     loop {
         let take = n.min(buf.len());
         keep(snippet, &buf[..take], max);
@@ -167,13 +220,13 @@ async fn body_exact<R: AsyncRead + Unpin>(
 }
 
 /// Returns the index of the next CRLF in `buf`, reading as needed.
-async fn line_end<R: AsyncRead + Unpin>(r: &mut R, buf: &mut Vec<u8>) -> Result<usize, String> {
+async fn line_end<R: AsyncRead + Unpin>(r: &mut R, buf: &mut Vec<u8>) -> Result<usize, HttpClientError> {
     loop {
         if let Some(i) = find(buf, b"\r\n") {
             return Ok(i);
         }
         if buf.len() > MAX_HEAD {
-            return Err("response line too long".into());
+            return Err(HttpClientError::LineTooLong);
         }
         fill(r, buf).await?;
     }
@@ -184,13 +237,13 @@ async fn chunked_body<R: AsyncRead + Unpin>(
     buf: &mut Vec<u8>,
     snippet: &mut Vec<u8>,
     max: usize,
-) -> Result<(), String> {
+) -> Result<(), HttpClientError> {
     loop {
         let i = line_end(r, buf).await?;
         let line = String::from_utf8_lossy(&buf[..i]).into_owned();
         buf.drain(..i + 2);
         let size_hex = line.split(';').next().unwrap_or_default().trim();
-        let size = usize::from_str_radix(size_hex, 16).map_err(|_| format!("invalid chunk size {line:?}"))?;
+        let size = usize::from_str_radix(size_hex, 16).map_err(|_| HttpClientError::InvalidChunkSize(line.clone()))?;
         if size == 0 {
             // Trailers, up to the empty line.
             loop {
@@ -206,7 +259,7 @@ async fn chunked_body<R: AsyncRead + Unpin>(
             fill(r, buf).await?;
         }
         if &buf[..2] != b"\r\n" {
-            return Err("missing CRLF after a chunk".into());
+            return Err(HttpClientError::MissingChunkCrlf);
         }
         buf.drain(..2);
     }
@@ -219,7 +272,7 @@ pub async fn read_response<R: AsyncRead + Unpin>(
     r: &mut R,
     buf: &mut Vec<u8>,
     max_body: usize,
-) -> Result<Response, ReadError> {
+) -> Result<Response, HttpClientError> {
     let mut received = !buf.is_empty();
     loop {
         let head_end = loop {
@@ -227,17 +280,15 @@ pub async fn read_response<R: AsyncRead + Unpin>(
                 break i;
             }
             if buf.len() > MAX_HEAD {
-                return Err(ReadError::Other("response head too large".into()));
+                return Err(HttpClientError::HeadTooLarge);
             }
             buf.reserve(8192);
             match r.read_buf(buf).await {
-                Ok(0) if !received => {
-                    return Err(ReadError::NothingReceived("connection closed before a response".into()))
-                }
-                Ok(0) => return Err(ReadError::Other("connection closed in the middle of the response head".into())),
+                Ok(0) if !received => return Err(HttpClientError::ClosedBeforeResponse),
+                Ok(0) => return Err(HttpClientError::ClosedInHead),
                 Ok(_) => received = true,
-                Err(e) if !received => return Err(ReadError::NothingReceived(format!("reading the response: {e}"))),
-                Err(e) => return Err(ReadError::Other(format!("reading the response: {e}"))),
+                Err(e) if !received => return Err(HttpClientError::ReadBeforeResponse(e)),
+                Err(e) => return Err(HttpClientError::Read(e)),
             }
         };
         let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
@@ -248,7 +299,7 @@ pub async fn read_response<R: AsyncRead + Unpin>(
         let version = parts.next().unwrap_or_default();
         let status = parts.next().and_then(|s| s.parse::<u16>().ok());
         let (Some(status), true) = (status, version.starts_with("HTTP/1.")) else {
-            return Err(ReadError::Other(format!("invalid status line {status_line:?}")));
+            return Err(HttpClientError::InvalidStatusLine(status_line.into()));
         };
         let mut keep_alive = version == "HTTP/1.1";
         let mut length = None;
@@ -257,7 +308,7 @@ pub async fn read_response<R: AsyncRead + Unpin>(
             let Some((name, value)) = line.split_once(':') else { continue };
             let (name, value) = (name.trim(), value.trim());
             if name.eq_ignore_ascii_case("content-length") {
-                length = Some(value.parse::<usize>().map_err(|_| ReadError::Other(format!("invalid {line:?}")))?);
+                length = Some(value.parse::<usize>().map_err(|_| HttpClientError::InvalidHeader(line.into()))?);
             } else if name.eq_ignore_ascii_case("transfer-encoding") {
                 chunked = value.to_ascii_lowercase().split(',').any(|t| t.trim() == "chunked");
             } else if name.eq_ignore_ascii_case("connection") {
@@ -276,9 +327,9 @@ pub async fn read_response<R: AsyncRead + Unpin>(
         if status == 204 || status == 304 {
             // No body.
         } else if chunked {
-            chunked_body(r, buf, &mut body, max_body).await.map_err(ReadError::Other)?;
+            chunked_body(r, buf, &mut body, max_body).await?;
         } else if let Some(n) = length {
-            body_exact(r, buf, n, &mut body, max_body).await.map_err(ReadError::Other)?;
+            body_exact(r, buf, n, &mut body, max_body).await?;
         } else {
             // Delimited by the end of the connection.
             keep_alive = false;
@@ -288,7 +339,7 @@ pub async fn read_response<R: AsyncRead + Unpin>(
                 match r.read_buf(buf).await {
                     Ok(0) => break,
                     Ok(_) => {}
-                    Err(e) => return Err(ReadError::Other(format!("reading the response: {e}"))),
+                    Err(e) => return Err(HttpClientError::Read(e)),
                 }
             }
         }
@@ -319,18 +370,18 @@ impl KeptConn {
         tls: Option<&TlsTarget>,
         req: &[u8],
         max_body: usize,
-        timeout: std::time::Duration,
+        timeout: Duration,
         requests: &Counter,
         bytes_out: &Counter,
-    ) -> Result<Response, String> {
+    ) -> Result<Response, HttpClientError> {
         let attempt = self.exchange(&uri.connect, tls, req, max_body, requests, bytes_out);
         let failed = match tokio::time::timeout(timeout, attempt).await {
             Ok(Ok(r)) => return Ok(r),
             Ok(Err(e)) => e,
-            Err(_) => format!("no response within {timeout:?}"),
+            Err(_) => HttpClientError::Timeout(timeout),
         };
         self.reset();
-        Err(format!("POST {}: {failed}", uri.url()))
+        Err(HttpClientError::Request { url: uri.url(), source: Box::new(failed) })
     }
 
     /// Sends `req` to `connect` (`host:port`, TLS when `tls` is set) and
@@ -347,7 +398,7 @@ impl KeptConn {
         max_body: usize,
         requests: &Counter,
         bytes_out: &Counter,
-    ) -> Result<Response, String> {
+    ) -> Result<Response, HttpClientError> {
         if self.conn.as_ref().is_some_and(|(s, _)| peer_closed(s.tcp())) {
             self.conn = None;
         }
@@ -355,16 +406,18 @@ impl KeptConn {
             let ((mut stream, mut rbuf), reused) = match self.conn.take() {
                 Some(c) => (c, true),
                 None => {
-                    let tcp = TcpStream::connect(connect).await.map_err(|e| format!("connect {connect}: {e}"))?;
+                    let tcp = TcpStream::connect(connect)
+                        .await
+                        .map_err(|source| HttpClientError::Connect { addr: connect.into(), source })?;
                     // Each request is one write, so Nagle would only delay its
                     // last segment behind the server's delayed ACK.
-                    tcp.set_nodelay(true).map_err(|e| format!("set TCP_NODELAY: {e}"))?;
+                    tcp.set_nodelay(true).map_err(HttpClientError::NoDelay)?;
                     let stream = match tls {
                         None => Stream::Plain(tcp),
                         Some((conn, name)) => Stream::Tls(Box::new(
                             conn.connect(name.clone(), tcp)
                                 .await
-                                .map_err(|e| format!("tls handshake with {connect}: {e}"))?,
+                                .map_err(|source| HttpClientError::TlsHandshake { addr: connect.into(), source })?,
                         )),
                     };
                     ((stream, Vec::new()), false)
@@ -375,7 +428,7 @@ impl KeptConn {
                 if reused {
                     continue;
                 }
-                return Err(format!("sending the request: {e}"));
+                return Err(HttpClientError::Send(e));
             }
             bytes_out.add(req.len() as u64);
             match read_response(&mut stream, &mut rbuf, max_body).await {
@@ -385,8 +438,8 @@ impl KeptConn {
                     }
                     return Ok(resp);
                 }
-                Err(ReadError::NothingReceived(_)) if reused => continue,
-                Err(e) => return Err(e.message()),
+                Err(e) if reused && e.nothing_received() => continue,
+                Err(e) => return Err(e),
             }
         }
     }
@@ -399,7 +452,7 @@ mod tests {
     /// How much of a response body the tests keep.
     const BODY_SNIPPET: usize = 200;
 
-    async fn read(bytes: &[u8]) -> (Result<Response, ReadError>, Vec<u8>) {
+    async fn read(bytes: &[u8]) -> (Result<Response, HttpClientError>, Vec<u8>) {
         let mut r = bytes;
         let mut buf = Vec::new();
         let res = read_response(&mut r, &mut buf, BODY_SNIPPET).await;
@@ -427,15 +480,17 @@ mod tests {
         let (r, _) = read(b"HTTP/1.1 204 No Content\r\n\r\n").await;
         assert_eq!(r.unwrap(), Response { status: 204, body: vec![], keep_alive: true });
 
-        assert!(matches!(read(b"").await.0, Err(ReadError::NothingReceived(_))));
-        assert!(matches!(read(b"SMTP ready\r\n\r\n").await.0, Err(ReadError::Other(_))));
+        assert!(matches!(read(b"").await.0, Err(HttpClientError::ClosedBeforeResponse)));
+        assert!(
+            matches!(read(b"SMTP ready\r\n\r\n").await.0, Err(HttpClientError::InvalidStatusLine(l)) if l == "SMTP ready")
+        );
         assert!(matches!(
             read(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort").await.0,
-            Err(ReadError::Other(_))
+            Err(HttpClientError::ClosedInBody)
         ));
         assert!(matches!(
             read(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n").await.0,
-            Err(ReadError::Other(_))
+            Err(HttpClientError::InvalidChunkSize(l)) if l == "zz"
         ));
     }
 
@@ -466,10 +521,16 @@ mod tests {
                 tls: true
             }
         );
-        assert!(parse_uri("ftp://x/").is_err());
-        assert!(parse_uri("http://:80/").is_err());
-        assert!(parse_uri("http://x:0/").is_err());
-        assert!(parse_uri("http://u:p@x/").is_err());
-        assert!(parse_uri("http://x/a b").is_err());
+        assert_eq!(parse_uri("ftp://x/"), Err(UriError::Scheme("ftp://x/".into())));
+        assert_eq!(parse_uri("http://:80/"), Err(UriError::MissingHost("http://:80/".into())));
+        assert_eq!(parse_uri("http://x:0/"), Err(UriError::InvalidPort("http://x:0/".into())));
+        assert_eq!(parse_uri("http://u:p@x/"), Err(UriError::Credentials));
+        assert_eq!(parse_uri("http://x/a b"), Err(UriError::PathCharacters("http://x/a b".into())));
+        assert_eq!(parse_uri("http://[::1/").unwrap_err().to_string(), "unclosed '[' in \"http://[::1/\"");
+        let e = HttpClientError::Request {
+            url: "http://x/in".into(),
+            source: Box::new(HttpClientError::Timeout(Duration::from_secs(2))),
+        };
+        assert_eq!(e.to_string(), "POST http://x/in: no response within 2s");
     }
 }

@@ -46,4 +46,16 @@ mod registry_tests {
             assert_eq!(find(spec.name).map(|s| s.name), Some(spec.name));
         }
     }
+
+    /// A zero where a positive value is needed is refused when the table is
+    /// parsed, naming the key (issue #19).
+    #[test]
+    fn a_zero_is_refused_naming_its_key() {
+        let cases = [
+            ("http", "timeout = \"0s\"", "test.http.timeout: must be greater than 0"),
+            ("elasticsearch", "total_fields_limit = 0", "test.elasticsearch.total_fields_limit: must be at least 1"),
+            ("sluice", "block_timeout = \"0s\"", "test.sluice.block_timeout: must be greater than 0"),
+        ];
+        crate::testkit::check_refused(SPECS, crate::testkit::build_sink, &cases);
+    }
 }

@@ -151,6 +151,22 @@ pub fn check_registry<T: ?Sized>(
     }
 }
 
+/// Builds each case `(type, line, error)` of `specs` with `line` put before
+/// the type's example, and checks that it fails with exactly `error`.
+pub fn check_refused<T: ?Sized>(
+    specs: &[&sluice_core::component::Spec<T>],
+    build: fn(&sluice_core::component::Spec<T>, &str) -> Result<Box<T>, ConfigError>,
+    cases: &[(&str, &str, &str)],
+) {
+    for (name, line, want) in cases {
+        let spec = specs.iter().find(|s| s.name == *name).unwrap_or_else(|| panic!("no component {name}"));
+        match build(spec, &format!("{line}\n{}", spec.example)) {
+            Ok(_) => panic!("{name} with {line} built"),
+            Err(e) => assert_eq!(e.to_string(), *want, "{name} with {line}"),
+        }
+    }
+}
+
 /// A listening source started on a free loopback port (`address` is
 /// prepended to `toml_body`) writing into an [`AckCapture`].
 pub struct Listening {

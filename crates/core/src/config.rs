@@ -8,6 +8,9 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
+mod positive;
+pub use positive::{Positive, Zero};
+
 /// A config problem at a key path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigError {

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration};
+use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration, Positive};
 
 /// A whole config file, its components still as TOML (see [`crate::topology`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -61,7 +61,7 @@ pub struct NodeConfig {
     /// [`Config::apply_role_defaults`]). Read at start (a reload keeps the
     /// running value).
     #[serde(default)]
-    pub runtime_threads: Option<usize>,
+    pub runtime_threads: Option<Positive<usize>>,
 }
 
 impl Default for NodeConfig {
@@ -103,7 +103,7 @@ impl Config {
             return;
         }
         if self.node.runtime_threads.is_none() {
-            self.node.runtime_threads = Some(cores().min(AGENT_RUNTIME_THREADS));
+            self.node.runtime_threads = Positive::new(cores().min(AGENT_RUNTIME_THREADS));
         }
         for p in self.pipelines.values_mut() {
             if p.raw.get("workers").is_none() {
@@ -147,16 +147,16 @@ pub struct ApiConfig {
     /// Connections served at once; one more gets `503` and is closed
     /// (counted in `sluice_api_refused_connections_total`).
     #[serde(default = "default_api_max_connections")]
-    pub max_connections: usize,
+    pub max_connections: Positive<usize>,
     /// Longest time from a request's first byte to the end of its header.
     #[serde(default = "default_header_timeout")]
-    pub header_timeout: HumanDuration,
+    pub header_timeout: Positive<HumanDuration>,
     /// Longest time to receive a request's whole body, from its first read.
     #[serde(default = "default_body_timeout")]
-    pub body_timeout: HumanDuration,
+    pub body_timeout: Positive<HumanDuration>,
     /// A connection with no request in progress is closed after this long.
     #[serde(default = "default_idle_timeout")]
-    pub idle_timeout: HumanDuration,
+    pub idle_timeout: Positive<HumanDuration>,
     /// Who may read `/_node/stats` and `/metrics` (ADR 0070): `"token"` (a
     /// caller the API authenticates) or `"none"` (anyone who reaches the
     /// port). Default: `"none"` when `address` is a loopback address,
@@ -221,17 +221,17 @@ fn is_loopback_address(address: &str) -> bool {
 fn default_api_address() -> String {
     "127.0.0.1:8080".into()
 }
-fn default_api_max_connections() -> usize {
-    4096
+fn default_api_max_connections() -> Positive<usize> {
+    Positive::<usize>::of(4096)
 }
-fn default_header_timeout() -> HumanDuration {
-    HumanDuration(sluice_net::http::DEFAULT_HEADER)
+fn default_header_timeout() -> Positive<HumanDuration> {
+    Positive::duration(sluice_net::http::DEFAULT_HEADER)
 }
-fn default_body_timeout() -> HumanDuration {
-    HumanDuration(sluice_net::http::DEFAULT_BODY)
+fn default_body_timeout() -> Positive<HumanDuration> {
+    Positive::duration(sluice_net::http::DEFAULT_BODY)
 }
-fn default_idle_timeout() -> HumanDuration {
-    HumanDuration(sluice_net::http::DEFAULT_IDLE)
+fn default_idle_timeout() -> Positive<HumanDuration> {
+    Positive::duration(sluice_net::http::DEFAULT_IDLE)
 }
 
 /// `[api.tokens.<name>]`: a static bearer token and what it may read. Exactly
@@ -259,18 +259,6 @@ pub struct TokenConfig {
 pub const MIN_TOKEN_LEN: usize = 16;
 
 fn check_api(api: &ApiConfig, errors: &mut Vec<ConfigError>) {
-    if api.max_connections == 0 {
-        errors.push(ConfigError::new("api.max_connections", "must be at least 1"));
-    }
-    for (key, d) in [
-        ("api.header_timeout", api.header_timeout),
-        ("api.body_timeout", api.body_timeout),
-        ("api.idle_timeout", api.idle_timeout),
-    ] {
-        if d.0.is_zero() {
-            errors.push(ConfigError::new(key, "must be greater than 0"));
-        }
-    }
     for (name, t) in &api.tokens {
         let path = format!("api.tokens.{name}");
         let set = [t.token.is_some(), t.token_env.is_some(), t.token_file.is_some()].iter().filter(|b| **b).count();
@@ -351,11 +339,11 @@ struct RawQueue {
     #[serde(rename = "type", default = "default_queue_type")]
     kind: String,
     #[serde(default)]
-    max_events: Option<usize>,
+    max_events: Option<Positive<usize>>,
     #[serde(default)]
     path: Option<PathBuf>,
     #[serde(default)]
-    shards: Option<usize>,
+    shards: Option<Positive<usize>>,
     #[serde(default)]
     segment_size: Option<ByteSize>,
     #[serde(default)]
@@ -460,9 +448,6 @@ pub fn parse_config(text: &str) -> Result<Config, Vec<ConfigError>> {
         None => ApiConfig::default(),
     };
     check_api(&api, &mut errors);
-    if node.runtime_threads == Some(0) {
-        errors.push(ConfigError::new("node.runtime_threads", "must be at least 1"));
-    }
     let auth = match table.get("auth") {
         Some(v) => match parse_table::<sluice_users::AuthConfig>(v.clone(), "auth") {
             Ok(a) => {
@@ -524,6 +509,8 @@ fn parse_pipeline(name: &str, v: &toml::Value) -> Result<PipelineConfig, Vec<Con
         errors.push(ConfigError::new(&path, "pipeline names may use letters, digits, '_' and '-'"));
     }
     let raw: RawPipeline = parse_table(v.clone(), &path).map_err(|e| vec![e])?;
+    // Checked here, not by type: a zero is reported together with the
+    // pipeline's queue and component errors (`sluice validate` lists them all).
     let workers = raw.workers.unwrap_or_else(cores);
     if workers == 0 {
         errors.push(ConfigError::new(format!("{path}.workers"), "must be at least 1"));
@@ -579,10 +566,7 @@ fn parse_queue(v: toml::Value, path: &str) -> Result<QueueConfig, ConfigError> {
                     return Err(ConfigError::new(format!("{path}.{k}"), "only valid with type = \"persisted\""));
                 }
             }
-            let max_events = q.max_events.unwrap_or(16 * 1024);
-            if max_events == 0 {
-                return Err(ConfigError::new(format!("{path}.max_events"), "must be at least 1"));
-            }
+            let max_events = q.max_events.map_or(16 * 1024, Positive::get);
             Ok(QueueConfig::Memory { max_events })
         }
         "persisted" => {
@@ -594,15 +578,12 @@ fn parse_queue(v: toml::Value, path: &str) -> Result<QueueConfig, ConfigError> {
             }
             let p = PersistedConfig {
                 path: q.path,
-                shards: q.shards,
+                shards: q.shards.map(Positive::get),
                 segment_size: q.segment_size.unwrap_or_else(default_segment),
                 max_bytes: q.max_bytes.unwrap_or_else(default_max_bytes),
                 fsync: q.fsync.unwrap_or_else(default_fsync),
                 checkpoint_interval: q.checkpoint_interval.unwrap_or_else(default_checkpoint_interval),
             };
-            if p.shards == Some(0) {
-                return Err(ConfigError::new(format!("{path}.shards"), "must be at least 1"));
-            }
             if p.segment_size.0 < 4096 {
                 return Err(ConfigError::new(format!("{path}.segment_size"), "must be at least 4KiB"));
             }

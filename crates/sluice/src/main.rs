@@ -390,7 +390,7 @@ fn run(role: Role, path: PathBuf, admin_password_file: Option<PathBuf>) -> anyho
     raise_open_file_limit();
     let mut rt = tokio::runtime::Builder::new_multi_thread();
     if let Some(n) = cfg.node.runtime_threads {
-        rt.worker_threads(n);
+        rt.worker_threads(n.get());
     }
     rt.enable_all().thread_name("sluice");
     // Idle runtime threads give freed memory back (issue #18);
@@ -474,8 +474,8 @@ fn run(role: Role, path: PathBuf, admin_password_file: Option<PathBuf>) -> anyho
                 }
                 (None, None) => state,
             };
-            tracing::info!(address = %local, max_connections = api_cfg.max_connections, "api listening");
-            let listener = sluice_net::Listener::new(listener, "api", api_cfg.max_connections, state.listener.clone());
+            tracing::info!(address = %local, max_connections = api_cfg.max_connections.get(), "api listening");
+            let listener = sluice_net::Listener::new(listener, "api", api_cfg.max_connections.get(), state.listener.clone());
             tokio::spawn(sluice_api::serve(listener, state, api_cfg.timeouts()));
         }
         wait_for_signals(role, &node, &path).await?;

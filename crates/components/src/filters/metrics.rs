@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use serde::Deserialize;
 use sluice_core::component::{BuildContext, Filter, FilterSpec};
-use sluice_core::config::{parse_table, ConfigError, HumanDuration};
+use sluice_core::config::{parse_table, ConfigError, HumanDuration, Positive};
 use sluice_core::metrics::{ComponentMetrics, Rates, TICK};
 use sluice_core::{Event, Object, Str, Value};
 
@@ -46,7 +46,7 @@ struct Config {
     /// Meter name templates.
     meter: Vec<String>,
     #[serde(default = "default_flush")]
-    flush_interval: HumanDuration,
+    flush_interval: Positive<HumanDuration>,
     /// Reset every meter this often (default: never).
     #[serde(default)]
     clear_interval: Option<HumanDuration>,
@@ -58,8 +58,8 @@ struct Config {
     add_tag: Vec<String>,
 }
 
-fn default_flush() -> HumanDuration {
-    HumanDuration(Duration::from_secs(5))
+fn default_flush() -> Positive<HumanDuration> {
+    Positive::duration(Duration::from_secs(5))
 }
 fn default_rates() -> Vec<u32> {
     vec![1, 5, 15]
@@ -134,9 +134,6 @@ fn build_metrics(value: toml::Value, cx: &BuildContext, now: Instant) -> Result<
             15 => rates[2] = true,
             other => return Err(cx.error("rates", format!("unsupported rate {other}: use 1, 5 and/or 15"))),
         }
-    }
-    if c.flush_interval.0.is_zero() {
-        return Err(cx.error("flush_interval", "must be positive"));
     }
     Ok(Metrics {
         fixed,

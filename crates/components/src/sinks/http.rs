@@ -39,7 +39,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use sluice_core::codec::write_json;
 use sluice_core::component::{BoxError, BuildContext, Sink, SinkSpec};
-use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration};
+use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration, Positive};
 use sluice_core::metrics::{ComponentMetrics, Counter};
 use sluice_core::Event;
 
@@ -78,10 +78,10 @@ struct Config {
     auth_token: Option<String>,
     /// Longest time for one request (connect, send, response).
     #[serde(default = "default_timeout")]
-    timeout: HumanDuration,
+    timeout: Positive<HumanDuration>,
     /// Largest request body; bigger batches are split.
     #[serde(default = "default_max_batch")]
-    max_batch_bytes: ByteSize,
+    max_batch_bytes: Positive<ByteSize>,
     /// `none` only, for now.
     #[serde(default = "default_compression")]
     #[allow(dead_code)]
@@ -92,11 +92,11 @@ struct Config {
     drop_on_4xx: bool,
 }
 
-fn default_timeout() -> HumanDuration {
-    HumanDuration(Duration::from_secs(30))
+fn default_timeout() -> Positive<HumanDuration> {
+    Positive::duration(Duration::from_secs(30))
 }
-fn default_max_batch() -> ByteSize {
-    ByteSize(10 << 20)
+fn default_max_batch() -> Positive<ByteSize> {
+    Positive::bytes(10 << 20)
 }
 fn default_compression() -> Compression {
     Compression::None
@@ -110,7 +110,7 @@ const BODY_SNIPPET: usize = 200;
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigError> {
     let c: Config = parse_table(value, &cx.path)?;
-    let uri = parse_uri(&c.uri).map_err(|m| cx.error("uri", m))?;
+    let uri = parse_uri(&c.uri).map_err(|m| cx.error("uri", m.to_string()))?;
     let tls = match (&c.tls, uri.tls) {
         (Some(t), true) => Some(connector(t, &uri.connect).map_err(|(k, m)| cx.error(&format!("tls.{k}"), m))?),
         (None, true) => {
@@ -122,12 +122,6 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
         (Some(_), false) => return Err(cx.error("tls", "only valid with an https:// uri")),
         (None, false) => None,
     };
-    if c.timeout.0.is_zero() {
-        return Err(cx.error("timeout", "must be greater than 0"));
-    }
-    if c.max_batch_bytes.0 == 0 {
-        return Err(cx.error("max_batch_bytes", "must be greater than 0"));
-    }
     let mut head = ndjson_post_head(&uri);
     if let Some(token) = &c.auth_token {
         if token.is_empty() || bad_value(token) {

@@ -42,7 +42,7 @@ use rdkafka::producer::{BaseRecord, DeliveryResult, Producer, ProducerContext, T
 use rdkafka::ClientContext;
 use serde::Deserialize;
 use sluice_core::component::{BoxError, BuildContext, Sink, SinkSpec};
-use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration};
+use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration, Positive};
 use sluice_core::metrics::Counter;
 use sluice_core::path::FieldPath;
 use sluice_core::value::{Object, Value};
@@ -129,7 +129,7 @@ struct Config {
     max_message_bytes: ByteSize,
     /// Events handed to Kafka and not yet acknowledged; beyond this, writes wait.
     #[serde(default = "default_max_in_flight_events")]
-    max_in_flight_events: usize,
+    max_in_flight_events: Positive<usize>,
     /// How long librdkafka keeps trying one record before reporting it failed
     /// (`message.timeout.ms`); the sink then produces it again.
     #[serde(default = "default_message_timeout")]
@@ -163,8 +163,8 @@ fn default_batch_bytes() -> ByteSize {
 fn default_max_message_bytes() -> ByteSize {
     ByteSize(1_000_000)
 }
-fn default_max_in_flight_events() -> usize {
-    50_000
+fn default_max_in_flight_events() -> Positive<usize> {
+    Positive::<usize>::of(50_000)
 }
 fn default_message_timeout() -> HumanDuration {
     HumanDuration(Duration::from_secs(30))
@@ -223,9 +223,6 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
             return Err(cx.error(k, "must be at most 15m"));
         }
     }
-    if c.max_in_flight_events == 0 {
-        return Err(cx.error("max_in_flight_events", "must be at least 1"));
-    }
     if c.max_message_bytes.0 < 1024 {
         return Err(cx.error("max_message_bytes", "must be at least 1KiB"));
     }
@@ -246,7 +243,7 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
     // turns an oversized event into a stub instead of a local error.
     cc.set("message.max.bytes", (c.max_message_bytes.0 + 64 * 1024).min(1_000_000_000).to_string());
     // Room for every record in flight plus retries.
-    cc.set("queue.buffering.max.messages", (c.max_in_flight_events * 2).clamp(1000, 10_000_000).to_string());
+    cc.set("queue.buffering.max.messages", (c.max_in_flight_events.get() * 2).clamp(1000, 10_000_000).to_string());
     cc.set("queue.buffering.max.kbytes", "2097151");
     let (retry_tx, retry_rx) = mpsc::unbounded_channel();
     let counters = Counters {
@@ -259,7 +256,7 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
     let producer: ThreadedProducer<SinkContext> = cc
         .create_with_context(ctx)
         .map_err(|e| cx.error("options", format!("cannot create the Kafka producer: {e}")))?;
-    let max = c.max_in_flight_events.min(Semaphore::MAX_PERMITS);
+    let max = c.max_in_flight_events.get().min(Semaphore::MAX_PERMITS);
     Ok(Box::new(KafkaSink {
         producer: Arc::new(producer),
         topic,

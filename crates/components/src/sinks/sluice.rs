@@ -81,7 +81,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use sluice_core::component::LiveConfig;
 use sluice_core::component::{BoxError, BuildContext, Sink, SinkSpec};
-use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration};
+use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration, Positive};
 use sluice_core::metrics::{ComponentMetrics, Counter, Gauge, LatencyHistogram};
 use sluice_core::mount::MountGuard;
 use sluice_core::{AckToken, Event};
@@ -197,27 +197,10 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
     if c.max_batch_bytes.0 < 1024 || c.max_batch_bytes.0 > (1 << 30) {
         return Err(cx.error("max_batch_bytes", "must be between 1KiB and 1GiB"));
     }
-    for (key, d) in [
-        ("connect_timeout", c.connect_timeout),
-        ("write_timeout", c.write_timeout),
-        ("heartbeat_interval", c.heartbeat_interval),
-        ("backoff_min", c.backoff_min),
-        ("block_timeout", c.block_timeout),
-    ] {
-        if d.0.is_zero() {
-            return Err(cx.error(key, "must be greater than 0"));
-        }
-    }
     if c.backoff_max.0 < c.backoff_min.0 {
         return Err(cx.error("backoff_max", "must not be less than backoff_min"));
     }
     if let Some(o) = &c.outlier_detection {
-        if o.consecutive_failures == 0 {
-            return Err(cx.error("outlier_detection.consecutive_failures", "must be at least 1"));
-        }
-        if o.ejection_time.0.is_zero() {
-            return Err(cx.error("outlier_detection.ejection_time", "must be greater than 0"));
-        }
         if o.max_ejected_percent > 100 {
             return Err(cx.error("outlier_detection.max_ejected_percent", "must be at most 100"));
         }

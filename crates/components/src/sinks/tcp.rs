@@ -36,7 +36,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde::Deserialize;
 use sluice_core::component::{BoxError, BuildContext, Sink, SinkSpec};
-use sluice_core::config::{parse_table, ConfigError, HumanDuration};
+use sluice_core::config::{parse_table, ConfigError, HumanDuration, Positive};
 use sluice_core::metrics::{ComponentMetrics, Counter};
 use sluice_core::Event;
 use tokio::net::TcpStream;
@@ -76,10 +76,10 @@ struct Config {
     framing: Framing,
     /// Longest wait for a connection.
     #[serde(default = "default_connect_timeout")]
-    connect_timeout: HumanDuration,
+    connect_timeout: Positive<HumanDuration>,
     /// Longest wait for one batch to be written.
     #[serde(default = "default_write_timeout")]
-    write_timeout: HumanDuration,
+    write_timeout: Positive<HumanDuration>,
     /// Connect with TLS, verifying the peer against `ca`.
     #[serde(default)]
     tls: Option<ClientTls>,
@@ -91,11 +91,11 @@ fn default_encoding() -> Encoding {
 fn default_framing() -> Framing {
     Framing::Newline
 }
-fn default_connect_timeout() -> HumanDuration {
-    HumanDuration(Duration::from_secs(10))
+fn default_connect_timeout() -> Positive<HumanDuration> {
+    Positive::duration(Duration::from_secs(10))
 }
-fn default_write_timeout() -> HumanDuration {
-    HumanDuration(Duration::from_secs(30))
+fn default_write_timeout() -> Positive<HumanDuration> {
+    Positive::duration(Duration::from_secs(30))
 }
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigError> {

@@ -37,7 +37,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use sluice_core::codec::event_from_json;
 use sluice_core::component::{BoxError, BuildContext, Source, SourceContext, SourceSpec};
-use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration};
+use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration, Positive};
 use sluice_core::event::{now_ns, Identity};
 use sluice_core::metrics::Counter;
 use sluice_core::Event;
@@ -61,22 +61,22 @@ struct Config {
     address: String,
     /// Largest frame payload (a JSON document or a compressed block).
     #[serde(default = "default_max_frame")]
-    max_frame_bytes: ByteSize,
+    max_frame_bytes: Positive<ByteSize>,
     /// Largest inflated compressed block.
     #[serde(default = "default_max_decompressed")]
-    max_decompressed_bytes: ByteSize,
+    max_decompressed_bytes: Positive<ByteSize>,
     /// Largest window a sender may announce.
     #[serde(default = "default_max_window")]
-    max_window: u32,
+    max_window: Positive<u32>,
     /// Events handed to the queue (and acknowledged) at once within a large window.
     #[serde(default = "default_max_batch")]
-    max_batch: usize,
+    max_batch: Positive<usize>,
     /// Connections served at once; more are closed and counted.
     #[serde(default = "default_max_connections")]
-    max_connections: usize,
+    max_connections: Positive<usize>,
     /// A connection quiet this long is closed.
     #[serde(default = "default_idle_timeout")]
-    idle_timeout: HumanDuration,
+    idle_timeout: Positive<HumanDuration>,
     /// TLS, with optional client certificates.
     #[serde(default)]
     tls: Option<Tls>,
@@ -91,45 +91,36 @@ struct Config {
     host: String,
 }
 
-fn default_max_frame() -> ByteSize {
-    ByteSize(16 << 20)
+fn default_max_frame() -> Positive<ByteSize> {
+    Positive::bytes(16 << 20)
 }
-fn default_max_decompressed() -> ByteSize {
-    ByteSize(64 << 20)
+fn default_max_decompressed() -> Positive<ByteSize> {
+    Positive::bytes(64 << 20)
 }
-fn default_max_window() -> u32 {
-    65_536
+fn default_max_window() -> Positive<u32> {
+    Positive::<u32>::of(65_536)
 }
-fn default_max_batch() -> usize {
-    4096
+fn default_max_batch() -> Positive<usize> {
+    Positive::<usize>::of(4096)
 }
-fn default_max_connections() -> usize {
-    DEFAULT_MAX_CONNECTIONS
+fn default_max_connections() -> Positive<usize> {
+    Positive::<usize>::of(DEFAULT_MAX_CONNECTIONS)
 }
-fn default_idle_timeout() -> HumanDuration {
-    HumanDuration(Duration::from_secs(300))
+fn default_idle_timeout() -> Positive<HumanDuration> {
+    Positive::duration(Duration::from_secs(300))
 }
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, ConfigError> {
     let c: Config = parse_table(value, &cx.path)?;
     let address: SocketAddr =
         c.address.parse().map_err(|e| cx.error("address", format!("invalid socket address {:?}: {e}", c.address)))?;
-    if c.max_frame_bytes.0 == 0 || c.max_decompressed_bytes.0 == 0 {
-        return Err(cx.error("max_frame_bytes", "max_frame_bytes and max_decompressed_bytes must be greater than 0"));
-    }
-    if c.max_window == 0 || c.max_batch == 0 || c.max_connections == 0 {
-        return Err(cx.error("max_window", "max_window, max_batch and max_connections must be at least 1"));
-    }
-    if c.idle_timeout.0.is_zero() {
-        return Err(cx.error("idle_timeout", "must be greater than 0"));
-    }
     let tls = c.tls.as_ref().map(|t| acked_stream::acceptor(t, cx)).transpose()?;
     Ok(Box::new(Beats {
         address,
-        limits: Limits { max_frame: c.max_frame_bytes.0 as usize, max_window: c.max_window },
+        limits: Limits { max_frame: c.max_frame_bytes.0 as usize, max_window: c.max_window.get() },
         max_decompressed: c.max_decompressed_bytes.0 as usize,
-        max_batch: c.max_batch,
-        max_connections: c.max_connections,
+        max_batch: c.max_batch.get(),
+        max_connections: c.max_connections.get(),
         idle: c.idle_timeout.0,
         tls,
         identity: Arc::new(Identity::new(c.group, c.subgroup, c.host)),

@@ -37,7 +37,7 @@ use std::time::{Duration, SystemTime};
 use async_trait::async_trait;
 use serde::Deserialize;
 use sluice_core::component::{BoxError, BuildContext, Source, SourceContext, SourceSpec};
-use sluice_core::config::{parse_table, ConfigError, HumanDuration};
+use sluice_core::config::{parse_table, ConfigError, HumanDuration, Positive};
 use sluice_core::event::now_ns;
 use sluice_core::value::{Object, Value};
 use sluice_core::Event;
@@ -60,17 +60,17 @@ struct Config {
     include: Vec<String>,
     /// How often files are checked for new records (default 2s).
     #[serde(default = "default_scan_interval")]
-    scan_interval: HumanDuration,
+    scan_interval: Positive<HumanDuration>,
     /// Most events per batch (default 500).
     #[serde(default = "default_batch_events")]
-    batch_events: usize,
+    batch_events: Positive<usize>,
 }
 
-fn default_scan_interval() -> HumanDuration {
-    HumanDuration(Duration::from_secs(2))
+fn default_scan_interval() -> Positive<HumanDuration> {
+    Positive::duration(Duration::from_secs(2))
 }
-fn default_batch_events() -> usize {
-    500
+fn default_batch_events() -> Positive<usize> {
+    Positive::<usize>::of(500)
 }
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, ConfigError> {
@@ -81,14 +81,13 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
     for (i, p) in c.include.iter().enumerate() {
         glob::Pattern::new(p).map_err(|e| cx.error(&format!("include[{i}]"), format!("invalid glob {p:?}: {e}")))?;
     }
-    if c.scan_interval.0.is_zero() {
-        return Err(cx.error("scan_interval", "must be greater than 0"));
-    }
-    if c.batch_events == 0 {
-        return Err(cx.error("batch_events", "must be at least 1"));
-    }
     let registry_path = cx.data_dir.join("evtx_positions").join(&cx.pipeline).join(format!("{}.json", cx.id));
-    Ok(Box::new(Evtx { include: c.include, scan_interval: c.scan_interval.0, batch: c.batch_events, registry_path }))
+    Ok(Box::new(Evtx {
+        include: c.include,
+        scan_interval: c.scan_interval.0,
+        batch: c.batch_events.get(),
+        registry_path,
+    }))
 }
 
 struct Evtx {

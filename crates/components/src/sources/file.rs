@@ -58,7 +58,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use serde::Deserialize;
 use sluice_core::component::{BoxError, BuildContext, Closed, Output, Source, SourceContext, SourceSpec};
-use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration};
+use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration, Positive};
 use sluice_core::metrics::{ComponentMetrics, Counter};
 use tokio_util::sync::CancellationToken;
 
@@ -120,10 +120,10 @@ struct Config {
     start_at: StartAt,
     /// How often the globs are scanned for new files (default 1s).
     #[serde(default = "default_scan_interval")]
-    scan_interval: HumanDuration,
+    scan_interval: Positive<HumanDuration>,
     /// How long the reader sleeps when no file had new data (default 250ms).
     #[serde(default = "default_poll_interval")]
-    poll_interval: HumanDuration,
+    poll_interval: Positive<HumanDuration>,
     /// Longest line kept whole (default 1MiB); see `long_lines`.
     #[serde(default = "default_max_line")]
     max_line_bytes: ByteSize,
@@ -141,7 +141,7 @@ struct Config {
     read_buffer: ByteSize,
     /// Most events per batch (default 1024).
     #[serde(default = "default_batch_events")]
-    batch_events: usize,
+    batch_events: Positive<usize>,
     /// Close a file that did not grow for this long (default 5m); it is
     /// reopened by a scan when it grows again.
     #[serde(default = "default_close_inactive")]
@@ -163,11 +163,11 @@ struct Config {
 fn default_start_at() -> StartAt {
     StartAt::Beginning
 }
-fn default_scan_interval() -> HumanDuration {
-    HumanDuration(Duration::from_secs(1))
+fn default_scan_interval() -> Positive<HumanDuration> {
+    Positive::duration(Duration::from_secs(1))
 }
-fn default_poll_interval() -> HumanDuration {
-    HumanDuration(Duration::from_millis(250))
+fn default_poll_interval() -> Positive<HumanDuration> {
+    Positive::duration(Duration::from_millis(250))
 }
 fn default_max_line() -> ByteSize {
     ByteSize(1 << 20)
@@ -181,8 +181,8 @@ fn default_encoding() -> Encoding {
 fn default_read_buffer() -> ByteSize {
     ByteSize(256 << 10)
 }
-fn default_batch_events() -> usize {
-    1024
+fn default_batch_events() -> Positive<usize> {
+    Positive::<usize>::of(1024)
 }
 fn default_close_inactive() -> HumanDuration {
     HumanDuration(Duration::from_secs(300))
@@ -214,15 +214,6 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
     if c.read_buffer.0 < 4096 || c.read_buffer.0 > (64 << 20) {
         return Err(cx.error("read_buffer", "must be between 4KiB and 64MiB"));
     }
-    if c.batch_events == 0 {
-        return Err(cx.error("batch_events", "must be at least 1"));
-    }
-    if c.scan_interval.0.is_zero() || c.poll_interval.0.is_zero() {
-        return Err(cx.error(
-            if c.scan_interval.0.is_zero() { "scan_interval" } else { "poll_interval" },
-            "must be greater than 0",
-        ));
-    }
     let joiner = match &c.multiline {
         Some(m) => Some(Joiner::new(m).map_err(|e| cx.error("multiline.pattern", e))?),
         None => None,
@@ -246,7 +237,7 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
             latin1: c.encoding == Encoding::Latin1,
             offset_field: c.offset_field,
             read_buffer: c.read_buffer.0 as usize,
-            batch_events: c.batch_events,
+            batch_events: c.batch_events.get(),
             joiner,
             close_inactive: c.close_inactive.0,
         },

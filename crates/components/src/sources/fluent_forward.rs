@@ -32,7 +32,7 @@ use crate::net::DEFAULT_MAX_CONNECTIONS;
 use async_trait::async_trait;
 use serde::Deserialize;
 use sluice_core::component::{BoxError, BuildContext, Source, SourceContext, SourceSpec};
-use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration};
+use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration, Positive};
 use sluice_core::event::Identity;
 use sluice_core::metrics::Counter;
 use sluice_core::Event;
@@ -57,19 +57,19 @@ struct Config {
     address: String,
     /// Largest message (msgpack bytes).
     #[serde(default = "default_max_message")]
-    max_message_bytes: ByteSize,
+    max_message_bytes: Positive<ByteSize>,
     /// Largest inflated CompressedPackedForward payload.
     #[serde(default = "default_max_decompressed")]
-    max_decompressed_bytes: ByteSize,
+    max_decompressed_bytes: Positive<ByteSize>,
     /// Deepest nesting of arrays and maps in a message.
     #[serde(default = "default_max_depth")]
     max_depth: usize,
     /// Connections served at once; more are closed and counted.
     #[serde(default = "default_max_connections")]
-    max_connections: usize,
+    max_connections: Positive<usize>,
     /// A connection quiet this long is closed.
     #[serde(default = "default_idle_timeout")]
-    idle_timeout: HumanDuration,
+    idle_timeout: Positive<HumanDuration>,
     /// TLS, with optional client certificates.
     #[serde(default)]
     tls: Option<Tls>,
@@ -91,36 +91,28 @@ struct Config {
     host: String,
 }
 
-fn default_max_message() -> ByteSize {
-    ByteSize(16 << 20)
+fn default_max_message() -> Positive<ByteSize> {
+    Positive::bytes(16 << 20)
 }
-fn default_max_decompressed() -> ByteSize {
-    ByteSize(64 << 20)
+fn default_max_decompressed() -> Positive<ByteSize> {
+    Positive::bytes(64 << 20)
 }
 fn default_max_depth() -> usize {
     32
 }
-fn default_max_connections() -> usize {
-    DEFAULT_MAX_CONNECTIONS
+fn default_max_connections() -> Positive<usize> {
+    Positive::<usize>::of(DEFAULT_MAX_CONNECTIONS)
 }
-fn default_idle_timeout() -> HumanDuration {
-    HumanDuration(Duration::from_secs(300))
+fn default_idle_timeout() -> Positive<HumanDuration> {
+    Positive::duration(Duration::from_secs(300))
 }
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, ConfigError> {
     let c: Config = parse_table(value, &cx.path)?;
     let address: SocketAddr =
         c.address.parse().map_err(|e| cx.error("address", format!("invalid socket address {:?}: {e}", c.address)))?;
-    if c.max_message_bytes.0 == 0 || c.max_decompressed_bytes.0 == 0 {
-        return Err(
-            cx.error("max_message_bytes", "max_message_bytes and max_decompressed_bytes must be greater than 0")
-        );
-    }
-    if c.max_depth < 3 || c.max_connections == 0 {
-        return Err(cx.error("max_depth", "max_depth must be at least 3 and max_connections at least 1"));
-    }
-    if c.idle_timeout.0.is_zero() {
-        return Err(cx.error("idle_timeout", "must be greater than 0"));
+    if c.max_depth < 3 {
+        return Err(cx.error("max_depth", "must be at least 3"));
     }
     let tls = c.tls.as_ref().map(|t| acked_stream::acceptor(t, cx)).transpose()?;
     if c.shared_key.as_deref() == Some("") {
@@ -136,7 +128,7 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
             max_decompressed: c.max_decompressed_bytes.0 as usize,
             max_depth: c.max_depth,
         },
-        max_connections: c.max_connections,
+        max_connections: c.max_connections.get(),
         idle: c.idle_timeout.0,
         tls,
         identity: Arc::new(Identity::new(c.group, c.subgroup, c.host)),

@@ -41,7 +41,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use serde::Deserialize;
 use sluice_core::component::{BoxError, BuildContext, Source, SourceContext, SourceSpec};
-use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration};
+use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration, Positive};
 use sluice_core::event::{now_ns, Identity};
 use sluice_core::metrics::{ComponentMetrics, Counter};
 use sluice_core::Event;
@@ -80,28 +80,28 @@ struct Config {
     address: String,
     /// Largest message (a datagram, a reassembled chunk set, a TCP frame).
     #[serde(default = "default_max_message")]
-    max_message_bytes: ByteSize,
+    max_message_bytes: Positive<ByteSize>,
     /// Largest inflated payload.
     #[serde(default = "default_max_decompressed")]
-    max_decompressed_bytes: ByteSize,
+    max_decompressed_bytes: Positive<ByteSize>,
     /// Deepest JSON nesting accepted.
     #[serde(default = "default_max_depth")]
-    max_depth: usize,
+    max_depth: Positive<usize>,
     /// Most chunks per message (at most 128).
     #[serde(default = "default_max_chunks")]
     max_chunks: u8,
     /// Chunked messages waiting for their last chunk at once.
     #[serde(default = "default_max_pending")]
-    max_pending_messages: usize,
+    max_pending_messages: Positive<usize>,
     /// How long a chunk set may wait for its last chunk.
     #[serde(default = "default_chunk_timeout")]
-    chunk_timeout: HumanDuration,
+    chunk_timeout: Positive<HumanDuration>,
     /// TCP connections served at once; more are closed and counted.
     #[serde(default = "default_max_connections")]
-    max_connections: usize,
+    max_connections: Positive<usize>,
     /// A TCP connection quiet this long is closed.
     #[serde(default = "default_idle_timeout")]
-    idle_timeout: HumanDuration,
+    idle_timeout: Positive<HumanDuration>,
     /// Identity of every event (the sender cannot change it).
     #[serde(default)]
     group: String,
@@ -119,49 +119,37 @@ struct Config {
     tokens: std::collections::BTreeMap<String, TokenConfig>,
 }
 
-fn default_max_message() -> ByteSize {
-    ByteSize(1 << 20)
+fn default_max_message() -> Positive<ByteSize> {
+    Positive::bytes(1 << 20)
 }
-fn default_max_decompressed() -> ByteSize {
-    ByteSize(8 << 20)
+fn default_max_decompressed() -> Positive<ByteSize> {
+    Positive::bytes(8 << 20)
 }
-fn default_max_depth() -> usize {
-    32
+fn default_max_depth() -> Positive<usize> {
+    Positive::<usize>::of(32)
 }
 fn default_max_chunks() -> u8 {
     gelf::MAX_CHUNKS
 }
-fn default_max_pending() -> usize {
-    1024
+fn default_max_pending() -> Positive<usize> {
+    Positive::<usize>::of(1024)
 }
-fn default_chunk_timeout() -> HumanDuration {
-    HumanDuration(Duration::from_secs(5))
+fn default_chunk_timeout() -> Positive<HumanDuration> {
+    Positive::duration(Duration::from_secs(5))
 }
-fn default_max_connections() -> usize {
-    16_384
+fn default_max_connections() -> Positive<usize> {
+    Positive::<usize>::of(16_384)
 }
-fn default_idle_timeout() -> HumanDuration {
-    HumanDuration(Duration::from_secs(300))
+fn default_idle_timeout() -> Positive<HumanDuration> {
+    Positive::duration(Duration::from_secs(300))
 }
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, ConfigError> {
     let c: Config = parse_table(value, &cx.path)?;
     let address: SocketAddr =
         c.address.parse().map_err(|e| cx.error("address", format!("invalid socket address {:?}: {e}", c.address)))?;
-    if c.max_message_bytes.0 == 0 {
-        return Err(cx.error("max_message_bytes", "must be greater than 0"));
-    }
-    if c.max_decompressed_bytes.0 == 0 {
-        return Err(cx.error("max_decompressed_bytes", "must be greater than 0"));
-    }
     if c.max_chunks == 0 || c.max_chunks > gelf::MAX_CHUNKS {
         return Err(cx.error("max_chunks", "must be between 1 and 128"));
-    }
-    if c.max_pending_messages == 0 || c.max_connections == 0 || c.max_depth == 0 {
-        return Err(cx.error("max_pending_messages", "max_pending_messages, max_connections, max_depth must be ≥ 1"));
-    }
-    if c.chunk_timeout.0.is_zero() || c.idle_timeout.0.is_zero() {
-        return Err(cx.error("chunk_timeout", "chunk_timeout and idle_timeout must be greater than 0"));
     }
     let tokens = if c.mode == Mode::Http {
         ingest_auth::resolve(c.auth, &c.tokens, cx)?
@@ -179,13 +167,13 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
         limits: ChunkLimits {
             max_chunks: c.max_chunks,
             max_message_bytes: c.max_message_bytes.0 as usize,
-            max_pending: c.max_pending_messages,
+            max_pending: c.max_pending_messages.get(),
             timeout: c.chunk_timeout.0,
         },
-        max_connections: c.max_connections,
+        max_connections: c.max_connections.get(),
         idle: c.idle_timeout.0,
         max_decompressed: c.max_decompressed_bytes.0 as usize,
-        max_depth: c.max_depth,
+        max_depth: c.max_depth.get(),
         identity: Arc::new(Identity::new(c.group, c.subgroup, c.host)),
     }))
 }

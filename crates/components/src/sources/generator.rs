@@ -14,7 +14,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use sluice_core::codec::event_from_json;
 use sluice_core::component::{BoxError, BuildContext, Source, SourceContext, SourceSpec};
-use sluice_core::config::{parse_table, ConfigError};
+use sluice_core::config::{parse_table, ConfigError, Positive};
 use sluice_core::Event;
 
 /// Registry entry.
@@ -42,30 +42,24 @@ struct Config {
     rate: f64,
     /// Parallel generating tasks.
     #[serde(default = "default_threads")]
-    threads: usize,
+    threads: Positive<usize>,
     /// Events per push into the queue.
     #[serde(default = "default_batch")]
-    batch_size: usize,
+    batch_size: Positive<usize>,
 }
 
 fn default_message() -> String {
     "generated event {seq}".into()
 }
-fn default_threads() -> usize {
-    1
+fn default_threads() -> Positive<usize> {
+    Positive::<usize>::of(1)
 }
-fn default_batch() -> usize {
-    512
+fn default_batch() -> Positive<usize> {
+    Positive::<usize>::of(512)
 }
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, ConfigError> {
     let c: Config = parse_table(value, &cx.path)?;
-    if c.threads == 0 {
-        return Err(cx.error("threads", "must be at least 1"));
-    }
-    if c.batch_size == 0 {
-        return Err(cx.error("batch_size", "must be at least 1"));
-    }
     if !(c.rate >= 0.0 && c.rate.is_finite()) {
         return Err(cx.error("rate", "must be a non-negative number"));
     }
@@ -95,7 +89,7 @@ impl Source for Generator {
         let next = Arc::new(AtomicU64::new(0));
         let started = Instant::now();
         let mut tasks = Vec::new();
-        for thread in 0..self.c.threads {
+        for thread in 0..self.c.threads.get() {
             let c = Arc::clone(&self.c);
             let cx = cx.clone();
             let next = Arc::clone(&next);
@@ -120,8 +114,8 @@ async fn generate(
         if cx.shutdown.is_cancelled() {
             return Ok(());
         }
-        let first = next.fetch_add(c.batch_size as u64, Ordering::Relaxed);
-        let mut n = c.batch_size as u64;
+        let first = next.fetch_add(c.batch_size.get() as u64, Ordering::Relaxed);
+        let mut n = c.batch_size.get() as u64;
         if c.count > 0 {
             if first >= c.count {
                 return Ok(());

@@ -112,7 +112,7 @@ use axum::Router;
 use serde::{Deserialize, Serialize};
 use sluice_core::codec::event_from_json;
 use sluice_core::component::{BoxError, BuildContext, Source, SourceContext, SourceSpec};
-use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration};
+use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration, Positive};
 use sluice_core::metrics::Counter;
 use sluice_core::mount::Mounts;
 use sluice_core::{Event, Identity, Value};
@@ -159,10 +159,10 @@ struct Config {
     format: LineFormat,
     /// Largest accepted request body (after gzip decoding).
     #[serde(default = "default_max_body")]
-    max_body_bytes: ByteSize,
+    max_body_bytes: Positive<ByteSize>,
     /// Longest accepted line (ndjson) or bulk source line.
     #[serde(default = "default_max_line")]
-    max_line_bytes: ByteSize,
+    max_line_bytes: Positive<ByteSize>,
     /// `token` (default): requests need one of `tokens`; `none`: no check.
     #[serde(default)]
     auth: AuthMode,
@@ -174,35 +174,35 @@ struct Config {
     bulk: bool,
     /// Own port only: connections served at once; one more gets `503`.
     #[serde(default)]
-    max_connections: Option<usize>,
+    max_connections: Option<Positive<usize>>,
     /// Own port only: longest time from a request's first byte to the end of its header.
     #[serde(default)]
-    header_timeout: Option<HumanDuration>,
+    header_timeout: Option<Positive<HumanDuration>>,
     /// Own port only: longest time to receive a request's whole body.
     #[serde(default)]
-    body_timeout: Option<HumanDuration>,
+    body_timeout: Option<Positive<HumanDuration>>,
     /// Own port only: a connection with no request in progress is closed after this long.
     #[serde(default)]
-    idle_timeout: Option<HumanDuration>,
+    idle_timeout: Option<Positive<HumanDuration>>,
     /// `_bulk` `create` ids remembered for 409 answers: at most this many pairs.
     #[serde(default = "default_created_ids_max")]
-    created_ids_max: usize,
+    created_ids_max: Positive<usize>,
     /// ... and for this long.
     #[serde(default = "default_created_ids_ttl")]
-    created_ids_ttl: HumanDuration,
+    created_ids_ttl: Positive<HumanDuration>,
     /// Longest wait of a `refresh=wait_for` request for the sinks.
     #[serde(default = "default_refresh_timeout")]
-    refresh_timeout: HumanDuration,
+    refresh_timeout: Positive<HumanDuration>,
 }
 
-fn default_created_ids_max() -> usize {
-    1_000_000
+fn default_created_ids_max() -> Positive<usize> {
+    Positive::<usize>::of(1_000_000)
 }
-fn default_created_ids_ttl() -> HumanDuration {
-    HumanDuration(Duration::from_secs(24 * 3600))
+fn default_created_ids_ttl() -> Positive<HumanDuration> {
+    Positive::duration(Duration::from_secs(24 * 3600))
 }
-fn default_refresh_timeout() -> HumanDuration {
-    HumanDuration(Duration::from_secs(30))
+fn default_refresh_timeout() -> Positive<HumanDuration> {
+    Positive::duration(Duration::from_secs(30))
 }
 
 /// Default `max_connections` of the source's own port.
@@ -211,11 +211,11 @@ const DEFAULT_MAX_CONNECTIONS: usize = 4096;
 fn default_format() -> LineFormat {
     LineFormat::Ndjson
 }
-fn default_max_body() -> ByteSize {
-    ByteSize(10 << 20)
+fn default_max_body() -> Positive<ByteSize> {
+    Positive::bytes(10 << 20)
 }
-fn default_max_line() -> ByteSize {
-    ByteSize(1 << 20)
+fn default_max_line() -> Positive<ByteSize> {
+    Positive::bytes(1 << 20)
 }
 fn default_bulk() -> bool {
     true
@@ -275,34 +275,17 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
             .address
             .parse()
             .map_err(|e| cx.error("address", format!("invalid socket address {:?} (or \"api\"): {e}", c.address)))?;
-        let timeouts = crate::http_listen::timeouts(cx, c.header_timeout, c.body_timeout, c.idle_timeout)?;
-        let max_connections = c.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS);
-        if max_connections == 0 {
-            return Err(cx.error("max_connections", "must be at least 1"));
-        }
+        let timeouts = crate::http_listen::timeouts(c.header_timeout, c.body_timeout, c.idle_timeout);
+        let max_connections = c.max_connections.map_or(DEFAULT_MAX_CONNECTIONS, Positive::get);
         Listen::Bind { address, timeouts, max_connections }
     };
-    if c.max_body_bytes.0 == 0 {
-        return Err(cx.error("max_body_bytes", "must be greater than 0"));
-    }
-    if c.max_line_bytes.0 == 0 {
-        return Err(cx.error("max_line_bytes", "must be greater than 0"));
-    }
     let tokens = auth::resolve(c.auth, &c.tokens, cx)?;
-    if c.created_ids_max == 0 {
-        return Err(cx.error("created_ids_max", "must be at least 1"));
-    }
-    for (key, t) in [("created_ids_ttl", c.created_ids_ttl.0), ("refresh_timeout", c.refresh_timeout.0)] {
-        if t.is_zero() {
-            return Err(cx.error(key, "must be greater than 0"));
-        }
-    }
     // Opened at start (`sluice validate` writes nothing).
     let created_ids_path =
         (!cx.dry_run).then(|| cx.data_dir.join("http_created_ids").join(&cx.pipeline).join(format!("{}.ids", cx.id)));
     Ok(Box::new(Http {
         created_ids_path,
-        created_ids_max: c.created_ids_max,
+        created_ids_max: c.created_ids_max.get(),
         created_ids_ttl: c.created_ids_ttl.0,
         refresh_timeout: c.refresh_timeout.0,
         listen,

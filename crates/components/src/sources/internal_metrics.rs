@@ -12,7 +12,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde::Deserialize;
 use sluice_core::component::{BoxError, BuildContext, Source, SourceContext, SourceSpec};
-use sluice_core::config::{parse_table, ConfigError, HumanDuration};
+use sluice_core::config::{parse_table, ConfigError, HumanDuration, Positive};
 use sluice_core::metrics::Registry;
 use sluice_core::{Event, Object, Value};
 
@@ -29,18 +29,15 @@ pub const SPEC: SourceSpec = SourceSpec {
 struct Config {
     /// How often to emit.
     #[serde(default = "default_interval")]
-    interval: HumanDuration,
+    interval: Positive<HumanDuration>,
 }
 
-fn default_interval() -> HumanDuration {
-    HumanDuration(std::time::Duration::from_secs(10))
+fn default_interval() -> Positive<HumanDuration> {
+    Positive::duration(std::time::Duration::from_secs(10))
 }
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, ConfigError> {
     let c: Config = parse_table(value, &cx.path)?;
-    if c.interval.0.is_zero() {
-        return Err(cx.error("interval", "must be greater than 0"));
-    }
     Ok(Box::new(InternalMetrics { interval: c.interval.0, registry: Arc::clone(&cx.registry) }))
 }
 

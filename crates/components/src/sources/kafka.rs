@@ -60,7 +60,7 @@ use rdkafka::{ClientContext, Offset, TopicPartitionList};
 use serde::Deserialize;
 use sluice_core::codec::{event_from_json, event_from_json_bytes, event_from_object};
 use sluice_core::component::{BoxError, BuildContext, Source, SourceContext, SourceSpec};
-use sluice_core::config::{parse_table, ConfigError, HumanDuration};
+use sluice_core::config::{parse_table, ConfigError, HumanDuration, Positive};
 use sluice_core::metrics::{ComponentMetrics, Counter, LabelledValue};
 use sluice_core::value::Value;
 use sluice_core::{AckToken, Delivery, Event, Identity};
@@ -99,7 +99,7 @@ struct Config {
     trust_identity: bool,
     /// Most events handed to the pipeline at once.
     #[serde(default = "default_batch_size")]
-    batch_size: usize,
+    batch_size: Positive<usize>,
     /// Longest wait to fill a batch.
     #[serde(default = "default_batch_delay")]
     batch_delay: HumanDuration,
@@ -141,8 +141,8 @@ struct Config {
 fn default_start_from() -> String {
     "earliest".into()
 }
-fn default_batch_size() -> usize {
-    1000
+fn default_batch_size() -> Positive<usize> {
+    Positive::<usize>::of(1000)
 }
 fn default_batch_delay() -> HumanDuration {
     HumanDuration(Duration::from_millis(20))
@@ -190,9 +190,6 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
     }
     if c.group_id.trim().is_empty() {
         return Err(cx.error("group_id", "must not be empty"));
-    }
-    if c.batch_size == 0 {
-        return Err(cx.error("batch_size", "must be at least 1"));
     }
     let now = crate::kafka::now_ms();
     let start = match c.start_from.as_str() {
@@ -255,7 +252,7 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
         start,
         replay,
         trust_identity: c.trust_identity,
-        batch_size: c.batch_size,
+        batch_size: c.batch_size.get(),
         batch_delay: c.batch_delay.0,
         commit_interval: c.commit_interval.0,
         revoke_timeout: c.revoke_timeout.0,

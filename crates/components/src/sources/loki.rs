@@ -41,7 +41,7 @@ use axum::response::Response;
 use axum::Router;
 use serde::Deserialize;
 use sluice_core::component::{BoxError, BuildContext, Source, SourceContext, SourceSpec};
-use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration};
+use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration, Positive};
 use sluice_core::metrics::Counter;
 use sluice_core::Event;
 use sluice_net::{HttpTimeouts, Listener, ListenerCounters};
@@ -66,19 +66,19 @@ struct Config {
     address: String,
     /// Largest request body (on the wire, and after gzip decoding).
     #[serde(default = "default_max_body")]
-    max_body_bytes: ByteSize,
+    max_body_bytes: Positive<ByteSize>,
     /// Largest snappy-decompressed protobuf.
     #[serde(default = "default_max_decompressed")]
-    max_decompressed_bytes: ByteSize,
+    max_decompressed_bytes: Positive<ByteSize>,
     /// Most entries in one request.
     #[serde(default = "default_max_entries")]
-    max_entries: usize,
+    max_entries: Positive<usize>,
     /// Most labels per stream (and structured-metadata pairs per entry).
     #[serde(default = "default_max_labels")]
-    max_labels: usize,
+    max_labels: Positive<usize>,
     /// Deepest JSON nesting.
     #[serde(default = "default_max_depth")]
-    max_depth: usize,
+    max_depth: Positive<usize>,
     /// `token` (default) or `none`.
     #[serde(default)]
     auth: AuthMode,
@@ -87,64 +87,52 @@ struct Config {
     tokens: BTreeMap<String, TokenConfig>,
     /// Connections served at once; one more gets `503`.
     #[serde(default = "default_max_connections")]
-    max_connections: usize,
+    max_connections: Positive<usize>,
     /// Longest time from a request's first byte to the end of its header.
     #[serde(default)]
-    header_timeout: Option<HumanDuration>,
+    header_timeout: Option<Positive<HumanDuration>>,
     /// Longest time to receive a request's whole body.
     #[serde(default)]
-    body_timeout: Option<HumanDuration>,
+    body_timeout: Option<Positive<HumanDuration>>,
     /// A connection with no request in progress is closed after this long.
     #[serde(default)]
-    idle_timeout: Option<HumanDuration>,
+    idle_timeout: Option<Positive<HumanDuration>>,
 }
 
-fn default_max_body() -> ByteSize {
-    ByteSize(10 << 20)
+fn default_max_body() -> Positive<ByteSize> {
+    Positive::bytes(10 << 20)
 }
-fn default_max_decompressed() -> ByteSize {
-    ByteSize(64 << 20)
+fn default_max_decompressed() -> Positive<ByteSize> {
+    Positive::bytes(64 << 20)
 }
-fn default_max_entries() -> usize {
-    100_000
+fn default_max_entries() -> Positive<usize> {
+    Positive::<usize>::of(100_000)
 }
-fn default_max_labels() -> usize {
-    64
+fn default_max_labels() -> Positive<usize> {
+    Positive::<usize>::of(64)
 }
-fn default_max_depth() -> usize {
-    32
+fn default_max_depth() -> Positive<usize> {
+    Positive::<usize>::of(32)
 }
-fn default_max_connections() -> usize {
-    4096
+fn default_max_connections() -> Positive<usize> {
+    Positive::<usize>::of(4096)
 }
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, ConfigError> {
     let c: Config = parse_table(value, &cx.path)?;
     let address: SocketAddr =
         c.address.parse().map_err(|e| cx.error("address", format!("invalid socket address {:?}: {e}", c.address)))?;
-    let timeouts = crate::http_listen::timeouts(cx, c.header_timeout, c.body_timeout, c.idle_timeout)?;
-    for (key, zero) in [
-        ("max_body_bytes", c.max_body_bytes.0 == 0),
-        ("max_decompressed_bytes", c.max_decompressed_bytes.0 == 0),
-        ("max_entries", c.max_entries == 0),
-        ("max_labels", c.max_labels == 0),
-        ("max_depth", c.max_depth == 0),
-        ("max_connections", c.max_connections == 0),
-    ] {
-        if zero {
-            return Err(cx.error(key, "must be greater than 0"));
-        }
-    }
+    let timeouts = crate::http_listen::timeouts(c.header_timeout, c.body_timeout, c.idle_timeout);
     let tokens = ingest_auth::resolve(c.auth, &c.tokens, cx)?;
     Ok(Box::new(Loki {
         address,
         timeouts,
-        max_connections: c.max_connections,
+        max_connections: c.max_connections.get(),
         max_body: usize::try_from(c.max_body_bytes.0).unwrap_or(usize::MAX),
         limits: Limits {
-            max_entries: c.max_entries,
-            max_labels: c.max_labels,
-            max_depth: c.max_depth,
+            max_entries: c.max_entries.get(),
+            max_labels: c.max_labels.get(),
+            max_depth: c.max_depth.get(),
             max_decompressed: usize::try_from(c.max_decompressed_bytes.0).unwrap_or(usize::MAX),
         },
         auth: c.auth,

@@ -49,7 +49,7 @@ use axum::http::HeaderMap;
 use axum::Router;
 use serde::Deserialize;
 use sluice_core::component::{BoxError, BuildContext, Source, SourceContext, SourceSpec};
-use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration};
+use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration, Positive};
 use sluice_core::event::now_ns;
 use sluice_core::metrics::Counter;
 use sluice_core::{Event, Identity};
@@ -81,19 +81,19 @@ struct Config {
     grpc_address: Option<String>,
     /// Largest request body (or gRPC message) on the wire.
     #[serde(default = "default_max_body")]
-    max_body_bytes: ByteSize,
+    max_body_bytes: Positive<ByteSize>,
     /// Largest body (or gRPC message) after gzip.
     #[serde(default = "default_max_decompressed")]
-    max_decompressed_bytes: ByteSize,
+    max_decompressed_bytes: Positive<ByteSize>,
     /// Most log records in one request.
     #[serde(default = "default_max_records")]
-    max_records: usize,
+    max_records: Positive<usize>,
     /// Most attributes of one record, resource or scope.
     #[serde(default = "default_max_attributes")]
-    max_attributes: usize,
+    max_attributes: Positive<usize>,
     /// Deepest nesting of `AnyValue` arrays and key-value lists.
     #[serde(default = "default_max_depth")]
-    max_depth: usize,
+    max_depth: Positive<usize>,
     /// `token` (default) or `none`.
     #[serde(default)]
     auth: AuthMode,
@@ -102,35 +102,35 @@ struct Config {
     tokens: BTreeMap<String, TokenConfig>,
     /// Connections served at once per port; one more gets `503`.
     #[serde(default = "default_max_connections")]
-    max_connections: usize,
+    max_connections: Positive<usize>,
     /// Longest time from a request's first byte to the end of its header.
     #[serde(default)]
-    header_timeout: Option<HumanDuration>,
+    header_timeout: Option<Positive<HumanDuration>>,
     /// Longest time to receive a request's whole body.
     #[serde(default)]
-    body_timeout: Option<HumanDuration>,
+    body_timeout: Option<Positive<HumanDuration>>,
     /// A connection with no request in progress is closed after this long.
     #[serde(default)]
-    idle_timeout: Option<HumanDuration>,
+    idle_timeout: Option<Positive<HumanDuration>>,
 }
 
-fn default_max_body() -> ByteSize {
-    ByteSize(10 << 20)
+fn default_max_body() -> Positive<ByteSize> {
+    Positive::bytes(10 << 20)
 }
-fn default_max_decompressed() -> ByteSize {
-    ByteSize(64 << 20)
+fn default_max_decompressed() -> Positive<ByteSize> {
+    Positive::bytes(64 << 20)
 }
-fn default_max_records() -> usize {
-    100_000
+fn default_max_records() -> Positive<usize> {
+    Positive::<usize>::of(100_000)
 }
-fn default_max_attributes() -> usize {
-    128
+fn default_max_attributes() -> Positive<usize> {
+    Positive::<usize>::of(128)
 }
-fn default_max_depth() -> usize {
-    32
+fn default_max_depth() -> Positive<usize> {
+    Positive::<usize>::of(32)
 }
-fn default_max_connections() -> usize {
-    4096
+fn default_max_connections() -> Positive<usize> {
+    Positive::<usize>::of(4096)
 }
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, ConfigError> {
@@ -145,36 +145,20 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
     if http_address.is_none() && grpc_address.is_none() {
         return Err(cx.error("address", "set `address` (OTLP/HTTP), `grpc_address` (OTLP/gRPC) or both"));
     }
-    let d = HttpTimeouts::default();
-    let timeouts = HttpTimeouts {
-        header: c.header_timeout.map_or(d.header, |t| t.0),
-        body: c.body_timeout.map_or(d.body, |t| t.0),
-        idle: c.idle_timeout.map_or(d.idle, |t| t.0),
-    };
-    for (key, zero) in [
-        ("header_timeout", timeouts.header.is_zero()),
-        ("body_timeout", timeouts.body.is_zero()),
-        ("idle_timeout", timeouts.idle.is_zero()),
-        ("max_body_bytes", c.max_body_bytes.0 == 0),
-        ("max_decompressed_bytes", c.max_decompressed_bytes.0 == 0),
-        ("max_records", c.max_records == 0),
-        ("max_attributes", c.max_attributes == 0),
-        ("max_depth", c.max_depth == 0),
-        ("max_connections", c.max_connections == 0),
-    ] {
-        if zero {
-            return Err(cx.error(key, "must be greater than 0"));
-        }
-    }
+    let timeouts = crate::http_listen::timeouts(c.header_timeout, c.body_timeout, c.idle_timeout);
     let tokens = ingest_auth::resolve(c.auth, &c.tokens, cx)?;
     Ok(Box::new(Otlp {
         http_address,
         grpc_address,
         timeouts,
-        max_connections: c.max_connections,
+        max_connections: c.max_connections.get(),
         max_body: usize::try_from(c.max_body_bytes.0).unwrap_or(usize::MAX),
         max_decompressed: usize::try_from(c.max_decompressed_bytes.0).unwrap_or(usize::MAX),
-        limits: Limits { max_records: c.max_records, max_attributes: c.max_attributes, max_depth: c.max_depth },
+        limits: Limits {
+            max_records: c.max_records.get(),
+            max_attributes: c.max_attributes.get(),
+            max_depth: c.max_depth.get(),
+        },
         auth: c.auth,
         tokens,
     }))

@@ -78,7 +78,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde::Deserialize;
 use sluice_core::component::{BoxError, BuildContext, Source, SourceContext, SourceSpec};
-use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration};
+use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration, Positive};
 use sluice_core::metrics::Counter;
 use sluice_core::{Event, Identity};
 use sluice_protocol::compress::decode_events;
@@ -122,7 +122,7 @@ struct Config {
     max_in_flight: u32,
     /// Connections served at once; more are refused.
     #[serde(default = "default_max_connections")]
-    max_connections: usize,
+    max_connections: Positive<usize>,
     /// Credit mode: credits granted when a sender connects (default: `max_in_flight`).
     #[serde(default)]
     initial_credits: Option<u32>,
@@ -131,10 +131,10 @@ struct Config {
     credit_high_water: f64,
     /// Longest wait for a `HELLO` (and TLS handshake) after accepting.
     #[serde(default = "default_handshake_timeout")]
-    handshake_timeout: HumanDuration,
+    handshake_timeout: Positive<HumanDuration>,
     /// Expected frame interval; a connection silent for three of these is closed.
     #[serde(default = "default_heartbeat")]
-    heartbeat_interval: HumanDuration,
+    heartbeat_interval: Positive<HumanDuration>,
     /// Name announced to senders (default: the node's host name).
     #[serde(default)]
     name: Option<String>,
@@ -184,17 +184,17 @@ fn default_max_batch() -> ByteSize {
 fn default_max_in_flight() -> u32 {
     8
 }
-fn default_max_connections() -> usize {
-    1024
+fn default_max_connections() -> Positive<usize> {
+    Positive::<usize>::of(1024)
 }
 fn default_high_water() -> f64 {
     0.5
 }
-fn default_handshake_timeout() -> HumanDuration {
-    HumanDuration(Duration::from_secs(10))
+fn default_handshake_timeout() -> Positive<HumanDuration> {
+    Positive::duration(Duration::from_secs(10))
 }
-fn default_heartbeat() -> HumanDuration {
-    HumanDuration(Duration::from_secs(5))
+fn default_heartbeat() -> Positive<HumanDuration> {
+    Positive::duration(Duration::from_secs(5))
 }
 
 /// A resolved token.
@@ -251,16 +251,8 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
     if c.max_in_flight == 0 || c.max_in_flight > 1024 {
         return Err(cx.error("max_in_flight", "must be between 1 and 1024"));
     }
-    if c.max_connections == 0 {
-        return Err(cx.error("max_connections", "must be at least 1"));
-    }
     if !(c.credit_high_water > 0.0 && c.credit_high_water <= 1.0) {
         return Err(cx.error("credit_high_water", "must be greater than 0 and at most 1"));
-    }
-    for (key, d) in [("handshake_timeout", c.handshake_timeout), ("heartbeat_interval", c.heartbeat_interval)] {
-        if d.0.is_zero() {
-            return Err(cx.error(key, "must be greater than 0"));
-        }
     }
     let tls = c.tls.as_ref().map(acceptor).transpose().map_err(|(k, m)| cx.error(&join("tls", k), m))?;
     let name = c.name.clone().unwrap_or_else(|| sluice_core::secret::hostname().unwrap_or_default());
@@ -278,7 +270,7 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
             name,
             ack: c.ack,
         }),
-        max_connections: c.max_connections,
+        max_connections: c.max_connections.get(),
     }))
 }
 

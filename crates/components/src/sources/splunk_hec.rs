@@ -58,7 +58,7 @@ use axum::Router;
 use parking_lot::Mutex;
 use serde::Deserialize;
 use sluice_core::component::{BoxError, BuildContext, Source, SourceContext, SourceSpec};
-use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration};
+use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration, Positive};
 use sluice_core::event::now_ns;
 use sluice_core::metrics::Counter;
 use sluice_core::{Event, Identity, Object, Value};
@@ -84,16 +84,16 @@ struct Config {
     address: String,
     /// Largest request body (after gzip decoding).
     #[serde(default = "default_max_body")]
-    max_body_bytes: ByteSize,
+    max_body_bytes: Positive<ByteSize>,
     /// Most events in one request.
     #[serde(default = "default_max_events")]
-    max_events: usize,
+    max_events: Positive<usize>,
     /// Deepest JSON nesting of an event object.
     #[serde(default = "default_max_depth")]
-    max_depth: usize,
+    max_depth: Positive<usize>,
     /// Longest `/raw` line; longer ones are cut (`oversized_frames`).
     #[serde(default = "default_max_line")]
-    max_line_bytes: ByteSize,
+    max_line_bytes: Positive<ByteSize>,
     /// `token` (default) or `none`.
     #[serde(default)]
     auth: AuthMode,
@@ -105,75 +105,62 @@ struct Config {
     acknowledgements: bool,
     /// Channels remembered for acknowledgements.
     #[serde(default = "default_max_channels")]
-    max_channels: usize,
+    max_channels: Positive<usize>,
     /// Unqueried `ackId`s remembered per channel.
     #[serde(default = "default_max_acks")]
-    max_acks_per_channel: usize,
+    max_acks_per_channel: Positive<usize>,
     /// Connections served at once; one more gets `503`.
     #[serde(default = "default_max_connections")]
-    max_connections: usize,
+    max_connections: Positive<usize>,
     /// Longest time from a request's first byte to the end of its header.
     #[serde(default)]
-    header_timeout: Option<HumanDuration>,
+    header_timeout: Option<Positive<HumanDuration>>,
     /// Longest time to receive a request's whole body.
     #[serde(default)]
-    body_timeout: Option<HumanDuration>,
+    body_timeout: Option<Positive<HumanDuration>>,
     /// A connection with no request in progress is closed after this long.
     #[serde(default)]
-    idle_timeout: Option<HumanDuration>,
+    idle_timeout: Option<Positive<HumanDuration>>,
 }
 
-fn default_max_body() -> ByteSize {
-    ByteSize(10 << 20)
+fn default_max_body() -> Positive<ByteSize> {
+    Positive::bytes(10 << 20)
 }
-fn default_max_events() -> usize {
-    100_000
+fn default_max_events() -> Positive<usize> {
+    Positive::<usize>::of(100_000)
 }
-fn default_max_depth() -> usize {
-    32
+fn default_max_depth() -> Positive<usize> {
+    Positive::<usize>::of(32)
 }
-fn default_max_line() -> ByteSize {
-    ByteSize(1 << 20)
+fn default_max_line() -> Positive<ByteSize> {
+    Positive::bytes(1 << 20)
 }
-fn default_max_channels() -> usize {
-    10_000
+fn default_max_channels() -> Positive<usize> {
+    Positive::<usize>::of(10_000)
 }
-fn default_max_acks() -> usize {
-    100_000
+fn default_max_acks() -> Positive<usize> {
+    Positive::<usize>::of(100_000)
 }
-fn default_max_connections() -> usize {
-    4096
+fn default_max_connections() -> Positive<usize> {
+    Positive::<usize>::of(4096)
 }
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, ConfigError> {
     let c: Config = parse_table(value, &cx.path)?;
     let address: SocketAddr =
         c.address.parse().map_err(|e| cx.error("address", format!("invalid socket address {:?}: {e}", c.address)))?;
-    let timeouts = crate::http_listen::timeouts(cx, c.header_timeout, c.body_timeout, c.idle_timeout)?;
-    for (key, zero) in [
-        ("max_body_bytes", c.max_body_bytes.0 == 0),
-        ("max_events", c.max_events == 0),
-        ("max_depth", c.max_depth == 0),
-        ("max_line_bytes", c.max_line_bytes.0 == 0),
-        ("max_channels", c.max_channels == 0),
-        ("max_acks_per_channel", c.max_acks_per_channel == 0),
-        ("max_connections", c.max_connections == 0),
-    ] {
-        if zero {
-            return Err(cx.error(key, "must be greater than 0"));
-        }
-    }
+    let timeouts = crate::http_listen::timeouts(c.header_timeout, c.body_timeout, c.idle_timeout);
     let tokens = ingest_auth::resolve(c.auth, &c.tokens, cx)?;
     Ok(Box::new(SplunkHec {
         address,
         timeouts,
-        max_connections: c.max_connections,
+        max_connections: c.max_connections.get(),
         max_body: usize::try_from(c.max_body_bytes.0).unwrap_or(usize::MAX),
         max_line: usize::try_from(c.max_line_bytes.0).unwrap_or(usize::MAX),
-        limits: Limits { max_events: c.max_events, max_depth: c.max_depth },
+        limits: Limits { max_events: c.max_events.get(), max_depth: c.max_depth.get() },
         auth: c.auth,
         tokens,
-        acks: c.acknowledgements.then_some((c.max_channels, c.max_acks_per_channel)),
+        acks: c.acknowledgements.then_some((c.max_channels.get(), c.max_acks_per_channel.get())),
     }))
 }
 

@@ -51,7 +51,7 @@ use async_trait::async_trait;
 use bytes::Buf as _;
 use serde::Deserialize;
 use sluice_core::component::{BoxError, BuildContext, Source, SourceContext, SourceSpec};
-use sluice_core::config::{parse_table, ByteSize, ConfigError};
+use sluice_core::config::{parse_table, ByteSize, ConfigError, Positive};
 use sluice_core::value::Value;
 use sluice_net::{Incoming, Listener, ListenerCounters, ReadBuf};
 use sluice_parsers::framing::Decoder;
@@ -88,11 +88,11 @@ struct Config {
     tls: Option<TlsKeys>,
     /// Connections served at once; more are closed at once and counted.
     #[serde(default = "default_max_connections")]
-    max_connections: usize,
+    max_connections: Positive<usize>,
 }
 
-fn default_max_connections() -> usize {
-    crate::net::DEFAULT_MAX_CONNECTIONS
+fn default_max_connections() -> Positive<usize> {
+    Positive::<usize>::of(crate::net::DEFAULT_MAX_CONNECTIONS)
 }
 
 #[derive(Debug, Deserialize)]
@@ -148,15 +148,12 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
     }
     let opts = DateKeys { year: c.year, timezone: c.timezone }.options(cx)?;
     let tls = c.tls.as_ref().map(|t| load_tls(t, cx)).transpose()?;
-    if c.max_connections == 0 {
-        return Err(cx.error("max_connections", "must be at least 1"));
-    }
     Ok(Box::new(SyslogTcp {
         address,
         max_message: c.max_message_bytes.0 as usize,
         opts,
         tls,
-        max_connections: c.max_connections,
+        max_connections: c.max_connections.get(),
     }))
 }
 

@@ -46,7 +46,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use serde::Deserialize;
 use sluice_core::component::{BoxError, BuildContext, Source, SourceContext, SourceSpec};
-use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration};
+use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration, Positive};
 use sluice_core::metrics::{ComponentMetrics, Counter};
 use sluice_core::value::Value;
 use sluice_core::Event;
@@ -85,7 +85,7 @@ struct Config {
     queue_size: usize,
     /// Datagrams per batch handed to the pipeline.
     #[serde(default = "default_batch_size")]
-    batch_size: usize,
+    batch_size: Positive<usize>,
     /// Longest a received datagram waits for its batch to fill.
     #[serde(default = "default_batch_delay")]
     batch_delay: HumanDuration,
@@ -107,8 +107,8 @@ fn default_max_message() -> ByteSize {
 fn default_queue_size() -> usize {
     8192
 }
-fn default_batch_size() -> usize {
-    512
+fn default_batch_size() -> Positive<usize> {
+    Positive::<usize>::of(512)
 }
 fn default_batch_delay() -> HumanDuration {
     HumanDuration(Duration::from_millis(10))
@@ -124,10 +124,7 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
     if c.max_message_bytes.0 == 0 || c.max_message_bytes.0 > 65_536 {
         return Err(cx.error("max_message_bytes", "must be between 1 and 65536 (64KiB, above the largest UDP payload)"));
     }
-    if c.batch_size == 0 {
-        return Err(cx.error("batch_size", "must be greater than 0"));
-    }
-    if c.queue_size < c.batch_size {
+    if c.queue_size < c.batch_size.get() {
         return Err(cx.error("queue_size", format!("must be at least batch_size ({})", c.batch_size)));
     }
     let rcvbuf = match c.receive_buffer_bytes {
@@ -141,8 +138,8 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
         reuse_port: c.reuse_port,
         rcvbuf,
         max_message: c.max_message_bytes.0 as usize,
-        queue_batches: c.queue_size.div_ceil(c.batch_size),
-        batch_size: c.batch_size,
+        queue_batches: c.queue_size.div_ceil(c.batch_size.get()),
+        batch_size: c.batch_size.get(),
         batch_delay: c.batch_delay.0,
         opts,
     }))

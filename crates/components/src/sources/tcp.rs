@@ -23,7 +23,7 @@ use crate::net::DEFAULT_MAX_CONNECTIONS;
 use async_trait::async_trait;
 use serde::Deserialize;
 use sluice_core::component::{BoxError, BuildContext, Closed, Source, SourceContext, SourceSpec};
-use sluice_core::config::{parse_table, ByteSize, ConfigError};
+use sluice_core::config::{parse_table, ByteSize, ConfigError, Positive};
 use sluice_net::{Incoming, Listener, ListenerCounters, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -45,37 +45,31 @@ struct Config {
     format: LineFormat,
     /// Longest accepted line; longer lines are cut, tagged `_oversized` and counted.
     #[serde(default = "default_max_line")]
-    max_line_bytes: ByteSize,
+    max_line_bytes: Positive<ByteSize>,
     /// Connections served at once; more are closed at once and counted.
     #[serde(default = "default_max_connections")]
-    max_connections: usize,
+    max_connections: Positive<usize>,
 }
 
 fn default_format() -> LineFormat {
     LineFormat::Ndjson
 }
-fn default_max_line() -> ByteSize {
-    ByteSize(1 << 20)
+fn default_max_line() -> Positive<ByteSize> {
+    Positive::bytes(1 << 20)
 }
-fn default_max_connections() -> usize {
-    DEFAULT_MAX_CONNECTIONS
+fn default_max_connections() -> Positive<usize> {
+    Positive::<usize>::of(DEFAULT_MAX_CONNECTIONS)
 }
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, ConfigError> {
     let c: Config = parse_table(value, &cx.path)?;
     let address: SocketAddr =
         c.address.parse().map_err(|e| cx.error("address", format!("invalid socket address {:?}: {e}", c.address)))?;
-    if c.max_line_bytes.0 == 0 {
-        return Err(cx.error("max_line_bytes", "must be greater than 0"));
-    }
-    if c.max_connections == 0 {
-        return Err(cx.error("max_connections", "must be at least 1"));
-    }
     Ok(Box::new(Tcp {
         address,
         format: c.format,
         max_line: c.max_line_bytes.0 as usize,
-        max_connections: c.max_connections,
+        max_connections: c.max_connections.get(),
     }))
 }
 

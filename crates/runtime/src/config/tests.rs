@@ -76,7 +76,7 @@ fn agent_role_defaults_fill_only_unset_keys() {
     assert_eq!(c.node.runtime_threads, None);
     assert_eq!(c.pipelines["files"].workers, cores());
     c.apply_role_defaults(Role::Agent);
-    assert_eq!(c.node.runtime_threads, Some(cores().min(2)));
+    assert_eq!(c.node.runtime_threads.map(|n| n.get()), Some(cores().min(2)));
     let shards = |c: &Config, p: &str| match &c.pipelines[p].queue {
         QueueConfig::Persisted(q) => q.shards,
         QueueConfig::Memory { .. } => None,
@@ -94,7 +94,7 @@ fn agent_role_defaults_fill_only_unset_keys() {
     // An explicit runtime_threads wins; 0 is refused.
     let mut t = parse_config(&format!("[node]\nruntime_threads = 6\n{AGENT}")).unwrap();
     t.apply_role_defaults(Role::Agent);
-    assert_eq!(t.node.runtime_threads, Some(6));
+    assert_eq!(t.node.runtime_threads.map(|n| n.get()), Some(6));
     assert_eq!(
         errs(&format!("[node]\nruntime_threads = 0\n{AGENT}")),
         vec!["node.runtime_threads: must be at least 1".to_string()]

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use sluice_core::component::BuildContext;
-use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration};
+use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration, Positive};
 
 use super::bulk::Action;
 use super::endpoints::Endpoint;
@@ -72,22 +72,22 @@ pub(super) struct Config {
     template_name: String,
     /// `index.mapping.total_fields.limit` of the indices the template matches.
     #[serde(default = "default_total_fields")]
-    total_fields_limit: u32,
+    total_fields_limit: Positive<u32>,
     /// How long a failed endpoint is skipped.
     #[serde(default = "default_endpoint_retry")]
-    endpoint_retry: HumanDuration,
+    endpoint_retry: Positive<HumanDuration>,
     /// Longest time for one request.
     #[serde(default = "default_timeout")]
-    timeout: HumanDuration,
+    timeout: Positive<HumanDuration>,
     /// Largest request body (before compression); bigger batches are split.
     #[serde(default = "default_max_batch")]
-    max_batch_bytes: ByteSize,
+    max_batch_bytes: Positive<ByteSize>,
     /// Retries of documents answered 429 / 5xx within one write.
     #[serde(default = "default_item_retries")]
     max_item_retries: u32,
     /// First wait before retrying failed documents (doubles each time, at most 30 s).
     #[serde(default = "default_retry_backoff")]
-    retry_backoff: HumanDuration,
+    retry_backoff: Positive<HumanDuration>,
     /// Where rejected documents are appended (ndjson with status and error).
     #[serde(default)]
     dead_letter_path: Option<PathBuf>,
@@ -108,23 +108,23 @@ fn default_true() -> bool {
 fn default_template_name() -> String {
     "sluice".into()
 }
-fn default_total_fields() -> u32 {
-    1000
+fn default_total_fields() -> Positive<u32> {
+    Positive::<u32>::of(1000)
 }
-fn default_endpoint_retry() -> HumanDuration {
-    HumanDuration(Duration::from_secs(10))
+fn default_endpoint_retry() -> Positive<HumanDuration> {
+    Positive::duration(Duration::from_secs(10))
 }
-fn default_timeout() -> HumanDuration {
-    HumanDuration(Duration::from_secs(60))
+fn default_timeout() -> Positive<HumanDuration> {
+    Positive::duration(Duration::from_secs(60))
 }
-fn default_max_batch() -> ByteSize {
-    ByteSize(10 << 20)
+fn default_max_batch() -> Positive<ByteSize> {
+    Positive::bytes(10 << 20)
 }
 fn default_item_retries() -> u32 {
     5
 }
-fn default_retry_backoff() -> HumanDuration {
-    HumanDuration(Duration::from_millis(200))
+fn default_retry_backoff() -> Positive<HumanDuration> {
+    Positive::duration(Duration::from_millis(200))
 }
 
 /// The checked settings the sink runs with.
@@ -205,7 +205,7 @@ fn endpoints(c: &Config, cx: &BuildContext) -> Result<Vec<Endpoint>, ConfigError
     let mut any_tls = false;
     for (i, url) in urls.iter().enumerate() {
         let k = if key == "endpoint" { key.to_string() } else { format!("endpoints[{i}]") };
-        let uri = parse_uri(url.trim_end_matches('/')).map_err(|m| cx.error(&k, m))?;
+        let uri = parse_uri(url.trim_end_matches('/')).map_err(|m| cx.error(&k, m.to_string()))?;
         if uri.target.contains('?') {
             return Err(cx.error(&k, "must not contain a query string"));
         }
@@ -236,12 +236,6 @@ pub(super) fn settings(value: toml::Value, cx: &BuildContext) -> Result<Settings
             return Err(cx.error(key, "must be greater than 0"));
         }
     }
-    if c.max_batch_bytes.0 == 0 {
-        return Err(cx.error("max_batch_bytes", "must be greater than 0"));
-    }
-    if c.total_fields_limit == 0 {
-        return Err(cx.error("total_fields_limit", "must be greater than 0"));
-    }
     let template = if c.install_template {
         if index.prefix().is_empty() {
             return Err(cx.error(
@@ -254,7 +248,7 @@ pub(super) fn settings(value: toml::Value, cx: &BuildContext) -> Result<Settings
         {
             return Err(cx.error("template_name", "must be non-empty: letters, digits, - _ . only"));
         }
-        Some((c.template_name.clone(), super::template::body(index.prefix(), c.total_fields_limit)))
+        Some((c.template_name.clone(), super::template::body(index.prefix(), c.total_fields_limit.get())))
     } else {
         None
     };

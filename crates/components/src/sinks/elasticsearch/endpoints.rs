@@ -152,7 +152,7 @@ impl Endpoints {
                     return Ok((url, resp));
                 }
                 Ok(Ok(resp)) => format!("HTTP {}: {}", resp.status, snippet(&resp.body)),
-                Ok(Err(e)) => e,
+                Ok(Err(e)) => e.to_string(),
                 Err(_) => format!("no response within {:?}", self.timeout),
             };
             ep.conn.reset();

@@ -65,13 +65,13 @@ pub(super) struct Config {
     pub(super) max_batch_bytes: ByteSize,
     /// Longest wait for a connection and its `HELLO_OK`.
     #[serde(default = "default_connect_timeout")]
-    pub(super) connect_timeout: HumanDuration,
+    pub(super) connect_timeout: Positive<HumanDuration>,
     /// Longest wait for one batch to be written.
     #[serde(default = "default_write_timeout")]
-    pub(super) write_timeout: HumanDuration,
+    pub(super) write_timeout: Positive<HumanDuration>,
     /// `PING` period; a receiver silent for three periods is failed over.
     #[serde(default = "default_heartbeat")]
-    pub(super) heartbeat_interval: HumanDuration,
+    pub(super) heartbeat_interval: Positive<HumanDuration>,
     /// Longest wait for a batch's `ACK` (Filebeat's `timeout`): a receiver
     /// that keeps answering `PING`s but holds a batch longer is failed over
     /// like a silent one ("0s": wait for ever).
@@ -79,14 +79,14 @@ pub(super) struct Config {
     pub(super) ack_timeout: HumanDuration,
     /// First reconnection delay.
     #[serde(default = "default_backoff_min")]
-    pub(super) backoff_min: HumanDuration,
+    pub(super) backoff_min: Positive<HumanDuration>,
     /// Longest reconnection delay.
     #[serde(default = "default_backoff_max")]
     pub(super) backoff_max: HumanDuration,
     /// How long a write waits for a receiver to take the batch before
     /// returning an error (the runtime keeps the batch and retries).
     #[serde(default = "default_block_timeout")]
-    pub(super) block_timeout: HumanDuration,
+    pub(super) block_timeout: Positive<HumanDuration>,
     /// How long closing waits for the acks of batches in flight.
     #[serde(default = "default_close_timeout")]
     pub(super) close_timeout: HumanDuration,
@@ -126,26 +126,26 @@ pub(super) fn default_window() -> u32 {
 pub(super) fn default_max_batch() -> ByteSize {
     ByteSize(8 << 20)
 }
-pub(super) fn default_connect_timeout() -> HumanDuration {
-    HumanDuration(Duration::from_secs(5))
+pub(super) fn default_connect_timeout() -> Positive<HumanDuration> {
+    Positive::duration(Duration::from_secs(5))
 }
-pub(super) fn default_write_timeout() -> HumanDuration {
-    HumanDuration(Duration::from_secs(30))
+pub(super) fn default_write_timeout() -> Positive<HumanDuration> {
+    Positive::duration(Duration::from_secs(30))
 }
 pub(super) fn default_ack_timeout() -> HumanDuration {
     HumanDuration(Duration::from_secs(30))
 }
-pub(super) fn default_heartbeat() -> HumanDuration {
-    HumanDuration(Duration::from_secs(1))
+pub(super) fn default_heartbeat() -> Positive<HumanDuration> {
+    Positive::duration(Duration::from_secs(1))
 }
-pub(super) fn default_backoff_min() -> HumanDuration {
-    HumanDuration(Duration::from_millis(100))
+pub(super) fn default_backoff_min() -> Positive<HumanDuration> {
+    Positive::duration(Duration::from_millis(100))
 }
 pub(super) fn default_backoff_max() -> HumanDuration {
     HumanDuration(Duration::from_secs(5))
 }
-pub(super) fn default_block_timeout() -> HumanDuration {
-    HumanDuration(Duration::from_secs(10))
+pub(super) fn default_block_timeout() -> Positive<HumanDuration> {
+    Positive::duration(Duration::from_secs(10))
 }
 pub(super) fn default_close_timeout() -> HumanDuration {
     HumanDuration(Duration::from_secs(30))

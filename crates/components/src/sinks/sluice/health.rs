@@ -21,7 +21,7 @@
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
-use sluice_core::config::HumanDuration;
+use sluice_core::config::{HumanDuration, Positive};
 
 /// `outlier_detection = { … }` on a `sluice` sink.
 #[derive(Debug, Clone, Deserialize)]
@@ -30,27 +30,27 @@ pub struct OutlierConfig {
     /// Failures in a row that eject a receiver (lost connection, `retry`
     /// ack, an ack slower than `slow_ack`); a good ack resets the count.
     #[serde(default = "default_failures")]
-    pub consecutive_failures: u32,
+    pub consecutive_failures: Positive<u32>,
     /// An ack slower than this counts as a failure (`"0s"`: latency never does).
     #[serde(default = "default_slow_ack")]
     pub slow_ack: HumanDuration,
     /// How long the first ejection lasts; the n-th lasts n times this (at most 10×).
     #[serde(default = "default_ejection_time")]
-    pub ejection_time: HumanDuration,
+    pub ejection_time: Positive<HumanDuration>,
     /// Most receivers ejected at once, in percent of the pool (rounded down;
     /// one receiver is never ejected alone).
     #[serde(default = "default_max_ejected")]
     pub max_ejected_percent: u32,
 }
 
-fn default_failures() -> u32 {
-    3
+fn default_failures() -> Positive<u32> {
+    Positive::<u32>::of(3)
 }
 fn default_slow_ack() -> HumanDuration {
     HumanDuration(Duration::from_secs(2))
 }
-fn default_ejection_time() -> HumanDuration {
-    HumanDuration(Duration::from_secs(10))
+fn default_ejection_time() -> Positive<HumanDuration> {
+    Positive::duration(Duration::from_secs(10))
 }
 fn default_max_ejected() -> u32 {
     50
@@ -85,7 +85,7 @@ impl Health {
     /// whether the pool can afford an ejection and calls [`Health::eject`]).
     pub fn failure(&mut self, cfg: &OutlierConfig) -> bool {
         self.failures = self.failures.saturating_add(1);
-        self.failures >= cfg.consecutive_failures.max(1)
+        self.failures >= cfg.consecutive_failures.get()
     }
 
     /// Ejects the receiver from `now`; returns for how long.

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use regex::Regex;
 use serde::Deserialize;
-use sluice_core::config::{ByteSize, HumanDuration};
+use sluice_core::config::{ByteSize, HumanDuration, Positive};
 
 /// Which event a matching line belongs to.
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
@@ -47,7 +47,7 @@ pub struct MultilineConfig {
     pub what: What,
     /// Most lines in one event (default 500).
     #[serde(default = "default_max_lines")]
-    pub max_lines: usize,
+    pub max_lines: Positive<usize>,
     /// Most bytes in one event (default 10MiB).
     #[serde(default = "default_max_bytes")]
     pub max_bytes: ByteSize,
@@ -56,8 +56,8 @@ pub struct MultilineConfig {
     pub timeout: HumanDuration,
 }
 
-fn default_max_lines() -> usize {
-    500
+fn default_max_lines() -> Positive<usize> {
+    Positive::<usize>::of(500)
 }
 fn default_max_bytes() -> ByteSize {
     ByteSize(10 << 20)
@@ -114,14 +114,11 @@ impl Joiner {
     /// Compiles a config; the error names what is wrong with the pattern.
     pub fn new(c: &MultilineConfig) -> Result<Self, String> {
         let re = Regex::new(&c.pattern).map_err(|e| format!("invalid pattern: {e}"))?;
-        if c.max_lines == 0 {
-            return Err("max_lines must be at least 1".into());
-        }
         Ok(Self {
             re,
             negate: c.negate,
             what: c.what,
-            max_lines: c.max_lines,
+            max_lines: c.max_lines.get(),
             max_bytes: (c.max_bytes.0 as usize).max(1),
             timeout: c.timeout.0,
         })
@@ -229,7 +226,7 @@ mod tests {
             pattern: pattern.into(),
             negate,
             what,
-            max_lines,
+            max_lines: Positive::new(max_lines).unwrap(),
             max_bytes: ByteSize(1 << 20),
             timeout: HumanDuration(Duration::from_millis(50)),
         })
@@ -328,7 +325,7 @@ Caused by: java.io.IOException: disk full\n\
             pattern: "(".into(),
             negate: false,
             what: What::Previous,
-            max_lines: 1,
+            max_lines: Positive::<usize>::of(1),
             max_bytes: ByteSize(1),
             timeout: HumanDuration(Duration::from_secs(1)),
         })

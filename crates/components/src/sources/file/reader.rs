@@ -591,7 +591,7 @@ mod tests {
                 pattern: r"^\s".into(),
                 negate: false,
                 what: What::Previous,
-                max_lines: 500,
+                max_lines: sluice_core::config::Positive::<usize>::of(500),
                 max_bytes: ByteSize(1 << 20),
                 timeout: HumanDuration(Duration::from_secs(60)),
             })

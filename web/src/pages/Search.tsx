@@ -79,7 +79,7 @@ export function SearchPage({ loc }: { loc: Loc }) {
   return (
     <div class="search-page">
       <div class="toolbar">
-        <QueryBar value={s.q} onSubmit={(q) => go({ q })} error={result.error} />
+        <QueryBar value={s.q} onSubmit={(q) => go({ q })} error={result.error} range={s.range} />
         <TimePicker value={s.range} onChange={(range) => go({ range })} />
         <SavedSearches current={s} onOpen={(saved) => go(saved)} />
       </div>

@@ -1,67 +1,37 @@
-// Search: query bar, time picker, histogram (drag to zoom), results newest
-// first with infinite scroll, field sidebar. The URL holds the state
-// (`/search?q=…&from=…&to=…&cols=a,b`), so a search is a shareable link;
-// saved searches keep the same three under a name.
+// Search: query bar (with suggestions), time picker, histogram (drag to
+// zoom), results newest or oldest first with infinite scroll and
+// auto-refresh, field sidebar. The URL holds the state (searchUrl.ts), so
+// a search is a shareable link; saved searches keep query, range and
+// columns under a name.
 import { useState } from 'preact/hooks';
-import type { SearchRequest } from '../api/types';
-import { ErrorBox } from '../components/ErrorBox/ErrorBox';
-import { ExportLinks } from '../components/ExportLinks/ExportLinks';
-import { FieldSidebar } from '../components/FieldSidebar/FieldSidebar';
-import { Histogram } from '../components/Histogram/Histogram';
-import { QueryBar } from '../components/QueryBar/QueryBar';
-import { QueryHints } from '../components/QueryHints/QueryHints';
-import { ResultList } from '../components/ResultList/ResultList';
-import { SavedSearches } from '../components/SavedSearches/SavedSearches';
-import { TimePicker } from '../components/TimePicker/TimePicker';
-import { useAggregate } from '../hooks/useAggregate';
-import { useSearch } from '../hooks/useSearch';
-import { exact } from '../lib/format';
-import { addFilter } from '../lib/query';
-import { navigate, urlOf, type Loc } from '../lib/router';
-import { DEFAULT_RANGE, absolute, type TimeRange } from '../lib/time';
-
-/** The search state in the URL. */
-export interface SearchUrl {
-  q: string;
-  range: TimeRange;
-  cols: string[];
-}
-
-/** Reads the state from the URL. */
-export function readSearchUrl(params: URLSearchParams): SearchUrl {
-  return {
-    q: params.get('q') ?? '',
-    range: { from: params.get('from') || DEFAULT_RANGE.from, to: params.get('to') || DEFAULT_RANGE.to },
-    cols: (params.get('cols') ?? '').split(',').filter(Boolean),
-  };
-}
-
-/** The URL of a state. */
-export function searchUrl(s: SearchUrl): string {
-  return urlOf('/search', {
-    q: s.q,
-    from: s.range.from === DEFAULT_RANGE.from ? undefined : s.range.from,
-    to: s.range.to === DEFAULT_RANGE.to ? undefined : s.range.to,
-    cols: s.cols.join(','),
-  });
-}
-
-/** The URL of the search an answer is for (`q`, `from`, `to` as the
- * address bar would carry them), so a reader — the browser tests — can
- * tell a count still answering the previous search from the current one. */
-function answeredUrl(req: SearchRequest | null): string {
-  if (!req) return '';
-  const range = { from: req.from ?? DEFAULT_RANGE.from, to: req.to ?? DEFAULT_RANGE.to };
-  return searchUrl({ q: req.query ?? '', range, cols: [] });
-}
+import { ErrorBox } from '../../components/ErrorBox/ErrorBox';
+import { ExportLinks } from '../../components/ExportLinks/ExportLinks';
+import { FieldSidebar } from '../../components/FieldSidebar/FieldSidebar';
+import { Histogram } from '../../components/Histogram/Histogram';
+import { QueryBar } from '../../components/QueryBar/QueryBar';
+import { QueryHints } from '../../components/QueryHints/QueryHints';
+import { ResultList } from '../../components/ResultList/ResultList';
+import { ResultOptions } from '../../components/ResultOptions/ResultOptions';
+import { SavedSearches } from '../../components/SavedSearches/SavedSearches';
+import { TimePicker } from '../../components/TimePicker/TimePicker';
+import { useAggregate } from '../../hooks/useAggregate';
+import { useAutoRefresh } from '../../hooks/useAutoRefresh';
+import { useSearch } from '../../hooks/useSearch';
+import { exact } from '../../lib/format';
+import { addFilter } from '../../lib/query';
+import { navigate, type Loc } from '../../lib/router';
+import { refreshMs } from '../../lib/searchOptions';
+import { absolute } from '../../lib/time';
+import { answeredUrl, moveColumn, readSearchUrl, searchUrl, type SearchUrl } from './searchUrl';
 
 /** The search page. */
 export function SearchPage({ loc }: { loc: Loc }) {
   const s = readSearchUrl(loc.params);
   // Submitting the same search again runs it again (relative times move).
   const [run, setRun] = useState(0);
-  const key = `${s.q}\u0000${s.range.from}\u0000${s.range.to}\u0000${run}`;
-  const result = useSearch({ query: s.q, from: s.range.from, to: s.range.to, size: 100 }, key);
+  const order = s.order ?? 'newest';
+  const key = `${s.q}\u0000${s.range.from}\u0000${s.range.to}\u0000${order}\u0000${run}`;
+  const result = useSearch({ query: s.q, from: s.range.from, to: s.range.to, size: 100, order }, key);
   const hist = useAggregate(
     { query: s.q, from: s.range.from, to: s.range.to, aggs: { h: { type: 'date_histogram', buckets: 60 } } },
     run,
@@ -75,6 +45,8 @@ export function SearchPage({ loc }: { loc: Loc }) {
   const onFilter = (field: string, value: string, negate: boolean): void => go({ q: addFilter(s.q, field, value, negate) });
   const onToggleColumn = (field: string): void =>
     navigate(searchUrl({ ...s, cols: s.cols.includes(field) ? s.cols.filter((c) => c !== field) : [...s.cols, field] }), true);
+  const onMoveColumn = (field: string, dir: -1 | 1): void => navigate(searchUrl({ ...s, cols: moveColumn(s.cols, field, dir) }), true);
+  useAutoRefresh(s.refresh ? refreshMs(s.refresh) : null, () => setRun((r) => r + 1));
 
   return (
     <div class="search-page">
@@ -96,6 +68,12 @@ export function SearchPage({ loc }: { loc: Loc }) {
             {result.tookMs !== null ? <span class="muted"> in {result.tookMs} ms</span> : null}
             {result.loading ? <span class="muted"> — searching…</span> : null}
             {result.hits.length > 0 ? <span class="muted"> · showing {result.hits.length}</span> : null}
+            <ResultOptions
+              order={order}
+              refresh={s.refresh ?? null}
+              onOrder={(o) => go({ order: o })}
+              onRefresh={(r) => navigate(searchUrl({ ...s, refresh: r }), true)}
+            />
             {result.total ? <ExportLinks search={{ query: s.q, from: s.range.from, to: s.range.to, columns: s.cols }} total={result.total} /> : null}
           </div>
           {h?.type === 'date_histogram' && !result.error ? (
@@ -116,6 +94,7 @@ export function SearchPage({ loc }: { loc: Loc }) {
             onMore={result.loadMore}
             onFilter={onFilter}
             onToggleColumn={onToggleColumn}
+            onMoveColumn={onMoveColumn}
           />
         </main>
       </div>

@@ -79,7 +79,7 @@ export function FieldSidebar({ query, range, columns, onFilter, onToggleColumn }
   const [filter, setFilter] = useState('');
   const fields = sortFields(data ?? []).filter((f) => f.name !== '@timestamp' && f.name.includes(filter));
   return (
-    <aside class="field-sidebar" aria-label="Fields">
+    <aside id="field-sidebar" class="field-sidebar" aria-label="Fields">
       <h2>Fields</h2>
       <input type="search" aria-label="Filter fields" placeholder="Filter fields" value={filter} onInput={(e) => setFilter(e.currentTarget.value)} />
       <ErrorBox error={error} />

@@ -29,6 +29,7 @@ export function SearchPage({ loc }: { loc: Loc }) {
   const s = readSearchUrl(loc.params);
   // Submitting the same search again runs it again (relative times move).
   const [run, setRun] = useState(0);
+  const [fieldsShown, setFieldsShown] = useState(true);
   const order = s.order ?? 'newest';
   const key = `${s.q}\u0000${s.range.from}\u0000${s.range.to}\u0000${order}\u0000${run}`;
   const result = useSearch({ query: s.q, from: s.range.from, to: s.range.to, size: 100, order }, key);
@@ -51,12 +52,22 @@ export function SearchPage({ loc }: { loc: Loc }) {
   return (
     <div class="search-page">
       <div class="toolbar">
+        <button
+          type="button"
+          class="sidebar-toggle"
+          aria-controls="field-sidebar"
+          aria-expanded={fieldsShown}
+          title={fieldsShown ? 'Hide the field list' : 'Show the field list'}
+          onClick={() => setFieldsShown(!fieldsShown)}
+        >
+          Fields
+        </button>
         <QueryBar value={s.q} onSubmit={(q) => go({ q })} error={result.error} range={s.range} />
         <TimePicker value={s.range} onChange={(range) => go({ range })} />
         <SavedSearches current={s} onOpen={(saved) => go(saved)} />
       </div>
       {result.error?.type !== 'query_parse_error' ? <ErrorBox error={result.error} /> : null}
-      <div class="search-body">
+      <div class={fieldsShown ? 'search-body' : 'search-body no-sidebar'}>
         <FieldSidebar query={s.q} range={s.range} columns={s.cols} onFilter={onFilter} onToggleColumn={onToggleColumn} />
         <main id="main" class="results" tabIndex={-1}>
           <div class="summary-line" aria-live="polite">

@@ -398,3 +398,69 @@ step('issue 22 confusing: a new tab is signed in with the same session; signing 
     await tab.close();
   }
 });
+
+const queryOptions = () => texts('.query-suggestions [role="option"] .v');
+
+step('issue 22 missing 4: the query bar suggests field names and the top values of the caller\'s events', async () => {
+  await passwordSignIn('bob', BOB_PASSWORD);
+  await atPath(/^\/search$/);
+  await page.goto(`${base}/search?from=now-7d`);
+  await hitCount();
+  await fill('input[name="query"]', 'servi');
+  await el('.query-suggestions[aria-label="Fields"] [role="option"]');
+  assert.deepEqual(await queryOptions(), ['service']);
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Enter');
+  assert.equal(await page.$eval('input[name="query"]', (e) => e.value), 'service:');
+  await el('.query-suggestions[aria-label="Top values"] [role="option"]');
+  assert.deepEqual((await queryOptions()).sort(), ['api', 'web']);
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Tab');
+  const picked = await page.$eval('input[name="query"]', (e) => e.value.trim());
+  assert.match(picked, /^service:(api|web)$/);
+  await page.keyboard.press('Enter');
+  await until((q) => new URLSearchParams(location.search).get('q') === q, picked);
+  assert.equal(await hitCount(), await node.total(picked, ACME));
+  await click('button[aria-label="Query syntax help"]');
+  await el('[role="dialog"][aria-label="Query syntax"]');
+  await shot('query-help');
+});
+
+step('issue 22 missing 5: a typed relative range, zoom out and earlier', async () => {
+  const all = await node.total('', ACME);
+  await page.goto(`${base}/search`);
+  await hitCount();
+  await click('.time-picker button[aria-haspopup="dialog"]');
+  await fill('input[name="typed"]', 'now-2h');
+  await click('.typed-form button[type="submit"]');
+  await until(() => new URLSearchParams(location.search).get('from') === 'now-2h');
+  assert.equal(await hitCount(), all);
+  await click('button[aria-label="Zoom out"]');
+  await until(() => new URLSearchParams(location.search).get('from') === 'now-4h');
+  assert.equal(await hitCount(), all);
+  await click('button[aria-label="Earlier"]');
+  await until(() => /^\d{4}-/.test(new URLSearchParams(location.search).get('to') ?? ''));
+  assert.equal(await hitCount(), 0);
+});
+
+step('issue 22 missing 6 and 10: oldest first; dark mode follows the system', async () => {
+  for (let i = 0; i < 3; i++) {
+    await node.ingest('acme', [{ message: `order probe ${i}`, seq: i }]);
+    await waitFor(`order probe ${i} stored`, async () => (await node.total('"order probe"', ACME)) === i + 1);
+  }
+  await page.goto(`${base}/search?q=${encodeURIComponent('"order probe"')}&cols=seq`);
+  assert.equal(await hitCount(), 3);
+  assert.deepEqual(await texts('tr.hit td:nth-child(2)'), ['2', '1', '0']);
+  await page.select('select[aria-label="Sort"]', 'oldest');
+  await until(() => new URLSearchParams(location.search).get('order') === 'oldest' && document.querySelector('tr.hit td:nth-child(2)')?.textContent === '0');
+  assert.deepEqual(await texts('tr.hit td:nth-child(2)'), ['0', '1', '2']);
+  const rootBg = () => page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
+  assert.equal(await rootBg(), 'rgb(248, 250, 252)');
+  await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }]);
+  try {
+    assert.equal(await rootBg(), 'rgb(11, 17, 32)');
+    await shot('dark-search');
+  } finally {
+    await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'light' }]);
+  }
+});

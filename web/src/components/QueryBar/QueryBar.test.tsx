@@ -103,8 +103,8 @@ describe('QueryBar suggestions (issue 22, missing 4)', () => {
     act(() => {
       (el.querySelector('form') as HTMLFormElement).dispatchEvent(new Event('submit', { cancelable: true }));
     });
-    expect(onSubmit).toHaveBeenCalledWith('error AND level:info ');
-    expect(recent(RECENT_QUERIES)).toEqual(['error AND level:info ']);
+    expect(onSubmit).toHaveBeenCalledWith('error AND level:info');
+    expect(recent(RECENT_QUERIES)).toEqual(['error AND level:info']);
   });
 
   it('offers the recent queries in an empty bar; one runs on a click', async () => {

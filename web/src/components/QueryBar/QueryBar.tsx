@@ -47,7 +47,9 @@ export function QueryBar({ value, onSubmit, error, placeholder, slashFocus = tru
   const items = useSuggestions(text, token, range, open);
   const shown = open && items.length > 0;
 
-  const run = (q: string): void => {
+  const run = (typed: string): void => {
+    // A taken suggestion leaves a space for the next word: not part of the query.
+    const q = typed.trim();
     setOpen(false);
     setActive(-1);
     if (range) remember(RECENT_QUERIES, q);

@@ -116,6 +116,15 @@ step('issue 22 missing 6: oldest first, columns moved, and auto-refresh shows ne
   await page.waitForFunction(() => new URLSearchParams(location.search).get('cols') === 'message,seq', null, WAIT);
   assert.deepEqual((await page.locator('thead th').allTextContents()).map((t) => t.replace(/[‹›×]/g, '').trim()), ['Time', 'message', 'seq']);
   assert.deepEqual(await page.locator('tr.hit td:nth-child(3)').allTextContents(), ['0', '1', '2']);
+  // Missing 7: the field list says which share of these hits has each field, and can list only those.
+  const pct = (name) => page.locator('.field-row', { has: page.locator('.field-name', { hasText: new RegExp(`^. ${name}$`) }) }).locator('.coverage-pct').textContent();
+  await page.locator('.field-name', { hasText: /^. seq$/ }).waitFor(WAIT);
+  assert.equal(await pct('seq'), '100%');
+  assert.equal(await pct('pid'), '0%');
+  await page.getByLabel('Only fields in the 3 hits shown').check();
+  const listed = (await page.locator('.field-name').allTextContents()).map((t) => t.trim().split(' ').pop());
+  assert.ok(listed.includes('seq') && listed.includes('message') && !listed.includes('pid'), listed.join(', '));
+  await page.getByLabel('Only fields in the 3 hits shown').uncheck();
   // Every 5 s: an event sent now shows up without touching the page.
   await page.getByLabel('Auto-refresh').selectOption('5s');
   await page.waitForFunction(() => new URLSearchParams(location.search).get('refresh') === '5s', null, WAIT);

@@ -51,3 +51,30 @@ describe('FieldSidebar', () => {
     expect(onFilter).toHaveBeenCalledWith('level', 'error', false);
   });
 });
+
+describe('FieldSidebar coverage (issue 22, missing 7)', () => {
+  it('shows the share of the hits shown that have each field, and lists only those on request', async () => {
+    vi.stubGlobal('fetch', async () =>
+      respond({ fields: [{ name: 'level', types: ['keyword'] }, { name: 'block_id', types: ['keyword'] }, { name: 'http.status', types: ['number'] }] }),
+    );
+    const hits = [
+      { id: '1', event: { level: 'error', http: { status: 500 } } },
+      { id: '2', event: { level: 'info' } },
+      { id: '3', event: { level: null, message: 'x' } },
+      { id: '4', event: { level: 'warn' } },
+    ];
+    const el = document.createElement('div');
+    act(() => render(<FieldSidebar query="" range={{ from: 'now-1h', to: 'now' }} columns={[]} onFilter={() => {}} onToggleColumn={() => {}} hits={hits} />, el));
+    await flush();
+    const rows = () => [...el.querySelectorAll('.field-row')].map((r) => `${r.querySelector('.field-name')?.textContent ?? ''} ${r.querySelector('.coverage-pct')?.textContent ?? ''}`);
+    expect(rows()).toEqual(['k block_id 0%', 'n http.status 25%', 'k level 75%']);
+    expect(el.querySelector('.in-hits-only')?.textContent).toBe(' Only fields in the 4 hits shown');
+    act(() => {
+      const box = el.querySelector('.in-hits-only input') as HTMLInputElement;
+      box.checked = true;
+      box.dispatchEvent(new Event('change', { bubbles: true }));
+    });
+    expect(rows()).toEqual(['n http.status 25%', 'k level 75%']);
+    act(() => render(null, el));
+  });
+});

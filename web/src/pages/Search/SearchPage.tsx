@@ -68,7 +68,7 @@ export function SearchPage({ loc }: { loc: Loc }) {
       </div>
       {result.error?.type !== 'query_parse_error' ? <ErrorBox error={result.error} /> : null}
       <div class={fieldsShown ? 'search-body' : 'search-body no-sidebar'}>
-        <FieldSidebar query={s.q} range={s.range} columns={s.cols} onFilter={onFilter} onToggleColumn={onToggleColumn} />
+        <FieldSidebar query={s.q} range={s.range} columns={s.cols} onFilter={onFilter} onToggleColumn={onToggleColumn} hits={result.hits} />
         <main id="main" class="results" tabIndex={-1}>
           <div class="summary-line" aria-live="polite">
             {result.total !== null ? (

@@ -103,7 +103,7 @@ step('issue 22 missing 6: oldest first, columns moved, and auto-refresh shows ne
     await ingest('acme', [{ message: `order probe ${i}`, seq: i }]);
     await waitFor(`order probe ${i} stored`, async () => (await total('"order probe"', ACME)) === i + 1);
   }
-  await page.goto(`${base}/search?q=${encodeURIComponent('"order probe"')}&cols=seq,message`);
+  await page.goto(`${base}/search?q=${encodeURIComponent('"order probe"')}&from=now-7d&cols=seq,message`);
   assert.equal(await hitCount(), 3);
   const seqs = () => page.locator('tr.hit td:nth-child(2)').allTextContents();
   assert.deepEqual(await seqs(), ['2', '1', '0']);

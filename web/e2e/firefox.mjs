@@ -4,7 +4,8 @@
 // node as the Chromium tests (node.mjs). Sign in with password + TOTP,
 // search (count, histogram), open an event, build a dashboard and find it
 // after a reload (a panel resized with the mouse keeps its size), watch the
-// live feed, and see nothing of another group. Screenshots go to
+// live feed, and see nothing of another group; then the issue 22 steps, among
+// them query suggestions, typed time ranges, oldest first and dark mode. Screenshots go to
 // ARTIFACTS/firefox-*.png. chromium.mjs covers the rest of the UI.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';

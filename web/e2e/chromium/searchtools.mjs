@@ -1,10 +1,12 @@
-// Issue #22, missing 4, 5, 6 and 10: query help (field names and top values
+// Issue #22, missing 4–8 and 10: query help (field names and top values
 // under the caret, recent queries, syntax help), the time picker (typed
 // ranges, zoom out, earlier / later, recently used, 90 days, today),
-// oldest first, column reorder, auto-refresh, dark mode and a 900 px window.
+// oldest first, column reorder, auto-refresh, field coverage of the hits,
+// dark mode and a 900 px window, dashboard JSON export / import and panel
+// duplication.
 // Starts signed out (the last step of issue22.mjs) and signs in as bob (acme).
 import assert from 'node:assert/strict';
-import { WAIT, base, page, ingest, total, step, shot, count, hitCount, passwordSignIn } from './harness.mjs';
+import { WAIT, base, page, ingest, total, step, shot, count, hitCount, passwordSignIn, sessionCall } from './harness.mjs';
 import { ACME, BOB_PASSWORD, waitFor } from '../node.mjs';
 
 const input = () => page.getByRole('searchbox', { name: 'Query' });
@@ -168,4 +170,44 @@ step('issue 22 missing 10: dark mode follows the system; at 900 px nothing scrol
     await page.setViewportSize({ width: 1280, height: 800 });
   }
   assert.equal(await rootBg(), 'rgb(248, 250, 252)');
+});
+
+step('issue 22 missing 8: a panel is duplicated, the dashboard exported as JSON and imported again as a new private one', async () => {
+  const panel = { id: 'p1', title: 'Probe count', chart: 'number', query: '"order probe"', size: 1, options: { metric: 'count' }, layout: { x: 0, y: 0, w: 6, h: 3 } };
+  const created = await sessionCall('POST', '/api/v1/dashboards', { title: 'Bob board', description: 'probes', sharing: { everyone: true, groups: [] }, time: { from: 'now-7d', to: null }, refresh: null, panels: [panel] });
+  assert.equal(created.status, 201, created.text);
+  const id = JSON.parse(created.text).id;
+  await page.goto(`${base}/dashboards/${id}`);
+  await page.getByRole('button', { name: 'Edit', exact: true }).click();
+  await page.getByRole('button', { name: 'Duplicate panel Probe count' }).click();
+  await page.locator('section.panel[aria-label="Probe count (copy)"]').waitFor(WAIT);
+  await page.getByRole('button', { name: 'Save' }).click();
+  await page.getByRole('button', { name: 'Edit', exact: true }).waitFor(WAIT);
+  const saved = JSON.parse((await sessionCall('GET', `/api/v1/dashboards/${id}`)).text);
+  assert.deepEqual(saved.panels.map((p) => [p.title, p.layout.x, p.layout.y, p.layout.w, p.layout.h]), [['Probe count', 0, 0, 6, 3], ['Probe count (copy)', 6, 0, 6, 3]]);
+  // The copy counts the same four probe events.
+  await page.locator('section.panel[aria-label="Probe count (copy)"]', { hasText: '4' }).waitFor(WAIT);
+  const [download] = await Promise.all([page.waitForEvent('download', WAIT), page.getByRole('link', { name: 'Export JSON' }).click()]);
+  assert.equal(download.suggestedFilename(), 'bob-board.json');
+  const file = await download.path();
+  const { readFileSync } = await import('node:fs');
+  const exported = JSON.parse(readFileSync(file, 'utf8'));
+  assert.deepEqual(Object.keys(exported), ['format', 'title', 'description', 'time', 'refresh', 'panels']);
+  assert.equal(exported.panels.length, 2);
+  // Imported: a new dashboard with both panels, private to its importer.
+  await page.getByRole('link', { name: 'Dashboards' }).click();
+  await page.getByLabel('Import JSON').setInputFiles(file);
+  await page.waitForFunction((old) => /^\/dashboards\/\d+$/.test(location.pathname) && location.pathname !== `/dashboards/${old}`, id, WAIT);
+  const newId = Number(new URL(page.url()).pathname.split('/').pop());
+  await page.getByRole('heading', { name: 'Bob board' }).waitFor(WAIT);
+  assert.equal(await count('section.panel'), 2);
+  const imported = JSON.parse((await sessionCall('GET', `/api/v1/dashboards/${newId}`)).text);
+  assert.equal(imported.owner, 'bob');
+  assert.deepEqual(imported.sharing, { everyone: false, groups: [] });
+  assert.deepEqual(imported.panels.map((p) => p.title), ['Probe count', 'Probe count (copy)']);
+  // A file that is not a dashboard is refused with the reason.
+  await page.getByRole('link', { name: 'Dashboards' }).click();
+  await page.getByLabel('Import JSON').setInputFiles({ name: 'bad.json', mimeType: 'application/json', buffer: Buffer.from('{"panels": []}') });
+  await page.getByText('bad.json: not a dashboard: "title" must be a non-empty string').waitFor(WAIT);
+  await shot('dashboard-import');
 });

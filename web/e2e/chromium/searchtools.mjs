@@ -172,6 +172,26 @@ step('issue 22 missing 10: dark mode follows the system; at 900 px nothing scrol
   assert.equal(await rootBg(), 'rgb(248, 250, 252)');
 });
 
+step('issue 22 missing 7: "Visualize" on a field makes a dashboard panel of its top values in the search', async () => {
+  await page.goto(`${base}/search?q=${encodeURIComponent('level:error')}&from=now-7d`);
+  assert.equal(await hitCount(), await total('level:error', ACME));
+  await page.locator('.field-name', { hasText: /^. service$/ }).click();
+  await page.getByRole('button', { name: 'Visualize service' }).click();
+  await page.waitForFunction(() => /^\/dashboards\/\d+$/.test(location.pathname) && location.search === '?edit=1', null, WAIT);
+  const id = new URL(page.url()).pathname.split('/').pop();
+  await page.locator('section.panel[aria-label="Top service"]').waitFor(WAIT);
+  const d = JSON.parse((await sessionCall('GET', `/api/v1/dashboards/${id}`)).text);
+  assert.equal(d.title, 'service: top values');
+  assert.deepEqual(d.time, { from: 'now-7d', to: null });
+  assert.deepEqual(d.panels.map((p) => [p.title, p.chart, p.query, p.aggs.a]), [['Top service', 'bar', 'level:error', { type: 'terms', field: 'service', size: 10 }]]);
+  // The panel's data, as the dashboard asks it: bob's error events by service.
+  const data = JSON.parse((await sessionCall('POST', `/api/v1/dashboards/${id}/data`, {})).text);
+  const buckets = Object.values(data.panels)[0].aggregate.aggs.a.buckets;
+  assert.equal(buckets.reduce((n, b) => n + b.count, 0), await total('level:error AND _exists_:service', ACME));
+  assert.equal(await count('section.panel[aria-label="Top service"] .no-data'), 0);
+  await shot('visualize-field');
+});
+
 step('issue 22 missing 8: a panel is duplicated, the dashboard exported as JSON and imported again as a new private one', async () => {
   const panel = { id: 'p1', title: 'Probe count', chart: 'number', query: '"order probe"', size: 1, options: { metric: 'count' }, layout: { x: 0, y: 0, w: 6, h: 3 } };
   const created = await sessionCall('POST', '/api/v1/dashboards', { title: 'Bob board', description: 'probes', sharing: { everyone: true, groups: [] }, time: { from: 'now-7d', to: null }, refresh: null, panels: [panel] });

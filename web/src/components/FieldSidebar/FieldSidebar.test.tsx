@@ -78,3 +78,22 @@ describe('FieldSidebar coverage (issue 22, missing 7)', () => {
     act(() => render(null, el));
   });
 });
+
+describe('FieldSidebar visualize (issue 22, missing 7)', () => {
+  it('an opened field offers "Visualize on a new dashboard"; message does not', async () => {
+    vi.stubGlobal('fetch', async (url: string) =>
+      url.startsWith('/api/v1/fields') ? respond({ fields: [{ name: 'level', types: ['keyword'] }, { name: 'message', types: ['text'] }] }) : respond({ total: 0, took_ms: 1, aggs: { top: { type: 'terms', buckets: [], other: 0 } } }),
+    );
+    const onVisualize = vi.fn();
+    const el = document.createElement('div');
+    act(() => render(<FieldSidebar query="" range={{ from: 'now-1h', to: 'now' }} columns={[]} onFilter={() => {}} onToggleColumn={() => {}} onVisualize={onVisualize} />, el));
+    await flush();
+    const names = [...el.querySelectorAll('.field-name')] as HTMLButtonElement[];
+    act(() => names[1]?.click());
+    expect(el.querySelector('.visualize')).toBeNull();
+    act(() => names[0]?.click());
+    act(() => (el.querySelector('[aria-label="Visualize level"]') as HTMLButtonElement).click());
+    expect(onVisualize).toHaveBeenCalledWith('level');
+    act(() => render(null, el));
+  });
+});

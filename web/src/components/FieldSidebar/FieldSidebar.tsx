@@ -20,6 +20,8 @@ export interface FieldSidebarProps {
   onToggleColumn: (field: string) => void;
   /** The hits loaded in the result list (coverage is of these). */
   hits?: Hit[];
+  /** "Visualize": a dashboard panel of the field's top values. */
+  onVisualize?: (field: string) => void;
 }
 
 /** Top values shown per field. */
@@ -78,7 +80,7 @@ export function sortFields(fields: FieldInfo[]): FieldInfo[] {
 }
 
 /** The sidebar. */
-export function FieldSidebar({ query, range, columns, onFilter, onToggleColumn, hits = [] }: FieldSidebarProps) {
+export function FieldSidebar({ query, range, columns, onFilter, onToggleColumn, hits = [], onVisualize }: FieldSidebarProps) {
   const { data, error } = useFields(range);
   const [open, setOpen] = useState<string | null>(null);
   const [filter, setFilter] = useState('');
@@ -118,7 +120,14 @@ export function FieldSidebar({ query, range, columns, onFilter, onToggleColumn, 
               f.name === 'message' ? (
                 <p class="muted">Full-text field: no top values. Search its words in the query bar.</p>
               ) : (
-                <TopValues field={f.name} query={query} range={range} onFilter={onFilter} />
+                <>
+                  <TopValues field={f.name} query={query} range={range} onFilter={onFilter} />
+                  {onVisualize ? (
+                    <button type="button" class="link visualize" aria-label={`Visualize ${f.name}`} onClick={() => onVisualize(f.name)}>
+                      Visualize on a new dashboard
+                    </button>
+                  ) : null}
+                </>
               )
             ) : null}
           </li>

@@ -4,6 +4,8 @@
 // a search is a shareable link; saved searches keep query, range and
 // columns under a name.
 import { useState } from 'preact/hooks';
+import type { ApiError } from '../../api/client';
+import { createDashboard } from '../../api/dashboards';
 import { ErrorBox } from '../../components/ErrorBox/ErrorBox';
 import { ExportLinks } from '../../components/ExportLinks/ExportLinks';
 import { FieldSidebar } from '../../components/FieldSidebar/FieldSidebar';
@@ -16,12 +18,14 @@ import { SavedSearches } from '../../components/SavedSearches/SavedSearches';
 import { TimePicker } from '../../components/TimePicker/TimePicker';
 import { useAggregate } from '../../hooks/useAggregate';
 import { useAutoRefresh } from '../../hooks/useAutoRefresh';
+import { toApiError } from '../../hooks/useRequest';
 import { useSearch } from '../../hooks/useSearch';
 import { exact } from '../../lib/format';
 import { addFilter } from '../../lib/query';
 import { navigate, type Loc } from '../../lib/router';
 import { refreshMs } from '../../lib/searchOptions';
 import { absolute } from '../../lib/time';
+import { fieldDashboard } from '../Dashboards/model';
 import { answeredUrl, moveColumn, readSearchUrl, searchUrl, type SearchUrl } from './searchUrl';
 
 /** The search page. */
@@ -30,6 +34,7 @@ export function SearchPage({ loc }: { loc: Loc }) {
   // Submitting the same search again runs it again (relative times move).
   const [run, setRun] = useState(0);
   const [fieldsShown, setFieldsShown] = useState(true);
+  const [visualizeError, setVisualizeError] = useState<ApiError | null>(null);
   const order = s.order ?? 'newest';
   const key = `${s.q}\u0000${s.range.from}\u0000${s.range.to}\u0000${order}\u0000${run}`;
   const result = useSearch({ query: s.q, from: s.range.from, to: s.range.to, size: 100, order }, key);
@@ -47,6 +52,13 @@ export function SearchPage({ loc }: { loc: Loc }) {
   const onToggleColumn = (field: string): void =>
     navigate(searchUrl({ ...s, cols: s.cols.includes(field) ? s.cols.filter((c) => c !== field) : [...s.cols, field] }), true);
   const onMoveColumn = (field: string, dir: -1 | 1): void => navigate(searchUrl({ ...s, cols: moveColumn(s.cols, field, dir) }), true);
+  const onVisualize = (field: string): void => {
+    setVisualizeError(null);
+    createDashboard(fieldDashboard(field, s.q, s.range)).then(
+      (d) => navigate(`/dashboards/${d.id}?edit=1`),
+      (e: unknown) => setVisualizeError(toApiError(e)),
+    );
+  };
   useAutoRefresh(s.refresh ? refreshMs(s.refresh) : null, () => setRun((r) => r + 1));
 
   return (
@@ -67,8 +79,9 @@ export function SearchPage({ loc }: { loc: Loc }) {
         <SavedSearches current={s} onOpen={(saved) => go(saved)} />
       </div>
       {result.error?.type !== 'query_parse_error' ? <ErrorBox error={result.error} /> : null}
+      <ErrorBox error={visualizeError} />
       <div class={fieldsShown ? 'search-body' : 'search-body no-sidebar'}>
-        <FieldSidebar query={s.q} range={s.range} columns={s.cols} onFilter={onFilter} onToggleColumn={onToggleColumn} hits={result.hits} />
+        <FieldSidebar query={s.q} range={s.range} columns={s.cols} onFilter={onFilter} onToggleColumn={onToggleColumn} hits={result.hits} onVisualize={onVisualize} />
         <main id="main" class="results" tabIndex={-1}>
           <div class="summary-line" aria-live="polite">
             {result.total !== null ? (

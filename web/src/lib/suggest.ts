@@ -12,7 +12,7 @@ const OPERATORS = new Set(['AND', 'OR', 'NOT']);
 /** The token ending at `caret` in `text`, or null (inside a phrase, after a space, an operator). */
 export function tokenAt(text: string, caret: number): Token | null {
   const before = text.slice(0, caret);
-  // Inside an open phrase (an odd number of unescaped quotes) only a value can be typed.
+  // `field:` then the value typed so far (a phrase may be open: `field:"ap`).
   const m = /(?:^|[\s(!+-])([A-Za-z_@][\w.@-]*):("?[^\s"()]*)$/.exec(before);
   if (m) {
     const field = m[1] ?? '';
@@ -22,6 +22,7 @@ export function tokenAt(text: string, caret: number): Token | null {
     while (end < text.length && !/[\s()]/.test(text[end] ?? '')) end++;
     return { kind: 'value', field, prefix: raw.replace(/^"/, ''), start, end };
   }
+  // Inside an open phrase of free text (an odd number of unescaped quotes): nothing to offer.
   const quotes = (before.replace(/\\"/g, '').match(/"/g) ?? []).length;
   if (quotes % 2 === 1) return null;
   const w = /(?:^|[\s(!+-])([A-Za-z_@][\w.@-]*)$/.exec(before);

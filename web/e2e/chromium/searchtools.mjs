@@ -15,7 +15,8 @@ const param = (k) => new URL(page.url()).searchParams.get(k);
 
 step('issue 22 missing 4: the query bar suggests field names and the top values of the caller\'s events, remembers queries, explains the syntax', async () => {
   await passwordSignIn('bob', BOB_PASSWORD);
-  await page.waitForURL(/\/search/, WAIT);
+  // Signed in (the sign-in form was already at /search).
+  await page.getByRole('button', { name: 'Sign out' }).waitFor(WAIT);
   await page.goto(`${base}/search?from=now-7d`);
   await hitCount();
   await input().click();

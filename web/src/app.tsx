@@ -3,6 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { credentials, onCredentials, setCredentials, type Credentials } from './api/client';
 import { logout } from './api/auth';
 import { Nav } from './components/Nav/Nav';
+import { OneTimePassword } from './components/OneTimePassword/OneTimePassword';
 import { useMe, type MeState } from './hooks/useMe';
 import { match, navigate, useLocation } from './lib/router';
 import { AccountPage } from './pages/Account';
@@ -105,6 +106,7 @@ export function App() {
   return (
     <>
       <Nav path={loc.path} user={meState.me?.user.display_name || meState.me?.user.username || creds.name} can={meState.can} onSignOut={signOut} />
+      <OneTimePassword oneTime={meState.me?.user.password_one_time ?? false} here={loc.path} />
       {page}
     </>
   );

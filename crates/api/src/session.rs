@@ -447,6 +447,9 @@ pub struct MeUser {
     pub groups: Vec<String>,
     /// Two-factor state.
     pub totp: TotpStatus,
+    /// Still the generated password printed at the first start: the UI asks
+    /// to replace it.
+    pub password_one_time: bool,
 }
 
 /// The `session` of [`Me`].
@@ -511,6 +514,7 @@ pub fn me_json(users: &Users, caller: &Caller, session_id: Option<&str>) -> Resu
             source: user.source,
             groups: user.groups,
             totp: user.totp,
+            password_one_time: user.password_one_time,
         },
         permissions: caller.user_type.permissions(),
         allowed: caller.allowed.clone(),

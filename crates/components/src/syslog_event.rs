@@ -17,6 +17,11 @@
 //! | `syslog_version` | 5424 VERSION (absent for 3164) | number |
 //! | `peer` | sender IP address | string |
 //!
+//! The header's HOSTNAME is also the event's identity host (`@host`): a
+//! source that configures `group` / `subgroup` but not `host` keeps it, so
+//! every sender is its own host (`sluice_runtime::stamp`); without a HOSTNAME
+//! the source's host applies.
+//!
 //! Absent or NILVALUE (`-`) parts are left out, never `null`. The event
 //! timestamp is the message's (3164: with `year` / `timezone` from the config),
 //! else the receive time. A message that does not parse is kept: `message` is
@@ -32,7 +37,7 @@ use sluice_core::config::ConfigError;
 use sluice_core::event::now_ns;
 use sluice_core::metrics::ComponentMetrics;
 use sluice_core::value::{Object, Str, Value};
-use sluice_core::Event;
+use sluice_core::{Event, Identity};
 use sluice_parsers::syslog::{self, facility_name, severity_name, Options};
 
 /// Tag on events whose text is not a syslog message.
@@ -90,9 +95,11 @@ impl Mapper {
     pub(crate) fn event(&self, raw: &[u8], peer: &Value) -> Event {
         let mut fields = Object::with_capacity(16);
         let mut ts = None;
+        let mut host = None;
         let ok = match syslog::parse(raw, &self.opts) {
             Ok(m) => {
                 ts = m.timestamp.and_then(|t| t.timestamp_nanos_opt());
+                host = m.hostname.as_deref().map(|h| Arc::new(Identity::new("", "", h)));
                 fields.push_unique(Str::new("message"), m.message.as_deref().unwrap_or("").into());
                 if let Some(p) = m.priority {
                     fields.push_unique(Str::new("priority"), Value::from(p));
@@ -142,6 +149,9 @@ impl Mapper {
         let mut e = Event::from_fields(fields);
         e.timestamp = ts.unwrap_or_else(now_ns);
         e.source = Arc::clone(&self.source);
+        if let Some(host) = host {
+            e.identity = host;
+        }
         if !ok {
             self.metrics.events_failed.inc();
             e.add_tag(PARSE_FAILURE);
@@ -180,7 +190,10 @@ mod tests {
             r#"{"message":"An application event log entry","priority":165,"facility":20,"facility_label":"local4","severity":5,"severity_label":"notice","hostname":"mymachine.example.com","appname":"evntslog","procid":"1234","msgid":"ID47","structured_data":{"exampleSDID@32473":{"iut":"3","eventSource":"Application","eventID":"1011"},"examplePriority@32473":{"class":"high"}},"syslog_version":1,"peer":"10.1.2.3"}"#
         );
         assert_eq!(e.timestamp, 1_065_910_455_003_000_000);
+        assert_eq!(*e.identity, Identity::new("", "", "mymachine.example.com"), "@host from the header");
         assert_eq!(m.metrics.events_failed.get(), 0);
+        let nil = m.event(b"<165>1 2003-10-11T22:14:15.003Z - app - - - no host", &Value::from("1.2.3.4"));
+        assert_eq!(nil.identity.host, "", "a NILVALUE HOSTNAME leaves the host to the source");
     }
 
     #[test]
@@ -191,6 +204,7 @@ mod tests {
         assert_eq!(e.fields().get("appname").and_then(Value::as_str), Some("su"));
         assert_eq!(e.fields().get("procid").and_then(Value::as_str), Some("99"));
         assert_eq!(e.fields().get("hostname").and_then(Value::as_str), Some("mymachine"));
+        assert_eq!(e.identity.host, "mymachine");
         assert_eq!(e.fields().get("severity_label").and_then(Value::as_str), Some("crit"));
         assert!(e.fields().get("syslog_version").is_none());
         // 2024-10-11T22:14:15+02:00

@@ -13,6 +13,7 @@ pub mod node;
 pub mod pipeline;
 pub mod queue;
 mod sink_waiters;
+pub mod stamp;
 pub mod tokens;
 pub mod topology;
 

@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use sluice_core::component::{Filter, LiveConfig, Output, Sink, SourceContext};
 use sluice_core::condition::Condition;
-use sluice_core::metrics::{ComponentMetrics, PipelineMetrics};
-use sluice_core::{AckToken, Delivery, Event, Identity, QueuePosition};
+use sluice_core::metrics::{ComponentMetrics, Gauge, PipelineMetrics};
+use sluice_core::{AckToken, Delivery, Event, QueuePosition};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -26,6 +26,7 @@ use sluice_core::component::Closed;
 
 use crate::config::{NodeConfig, QueueConfig};
 use crate::queue::{PipelineQueue, QueueOutput, WorkItem};
+use crate::stamp::SourceIdentity;
 use crate::topology::BuiltPipeline;
 
 struct SinkItem {
@@ -59,19 +60,26 @@ pub struct RunningPipeline {
     live: Vec<(String, Arc<dyn LiveConfig>)>,
 }
 
-/// Adds identity and source name to what a source emits.
+/// Adds identity and source name to what a source emits, and notes when
+/// it last emitted (`last_event_timestamp_seconds`, the Operations page's "last event").
 struct Stamp {
     inner: Arc<QueueOutput>,
-    identity: Option<Arc<Identity>>,
+    identity: Option<SourceIdentity>,
     source_name: Arc<str>,
+    last_event: Arc<Gauge>,
 }
 
 impl Stamp {
     fn stamp(&self, events: &mut [Event]) {
+        if events.is_empty() {
+            return;
+        }
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        self.last_event.set(now.as_secs());
+        if let Some(id) = &self.identity {
+            id.stamp(events);
+        }
         for e in events.iter_mut() {
-            if let Some(id) = &self.identity {
-                e.identity = Arc::clone(id);
-            }
             if e.source.is_empty() {
                 e.source = Arc::clone(&self.source_name);
             }
@@ -202,8 +210,12 @@ pub fn start(built: BuiltPipeline, node: &NodeConfig) -> Result<RunningPipeline,
     let sources_cancel = CancellationToken::new();
     let mut source_tasks = Vec::new();
     for s in built.sources {
-        let out: Arc<dyn Output> =
-            Arc::new(Stamp { inner: queue.output(), identity: s.identity, source_name: Arc::from(s.id.as_str()) });
+        let out: Arc<dyn Output> = Arc::new(Stamp {
+            inner: queue.output(),
+            identity: s.identity,
+            source_name: Arc::from(s.id.as_str()),
+            last_event: s.metrics.gauge("last_event_timestamp_seconds"),
+        });
         let cx = SourceContext {
             id: s.id.clone(),
             pipeline: name.clone(),

@@ -13,9 +13,9 @@ use sluice_core::condition::Condition;
 use sluice_core::config::ConfigError;
 use sluice_core::metrics::{ComponentMetrics, PipelineMetrics, Registry};
 use sluice_core::mount::Mounts;
-use sluice_core::Identity;
 
 use crate::config::{ApiConfig, Config, NodeConfig, PipelineConfig, QueueConfig};
+use crate::stamp::SourceIdentity;
 
 /// A source ready to run.
 pub struct BuiltSource {
@@ -24,7 +24,7 @@ pub struct BuiltSource {
     /// The component.
     pub source: Box<dyn Source>,
     /// Identity stamped on every event it emits, when configured.
-    pub identity: Option<Arc<Identity>>,
+    pub identity: Option<SourceIdentity>,
     /// Its counters.
     pub metrics: Arc<ComponentMetrics>,
 }
@@ -143,18 +143,6 @@ fn component_table(
     }
 }
 
-/// The identity a source stamps: none when none of `group`, `subgroup` and
-/// `host` is configured (events keep the identity they carry, e.g. the one
-/// an agent sent); otherwise the configured parts, with `host` defaulting to
-/// the machine's host name.
-fn source_identity(group: Option<String>, subgroup: Option<String>, host: Option<String>) -> Option<Arc<Identity>> {
-    if group.is_none() && subgroup.is_none() && host.is_none() {
-        return None;
-    }
-    let host = host.or_else(crate::config::hostname).unwrap_or_default();
-    Some(Arc::new(Identity::new(group.unwrap_or_default(), subgroup.unwrap_or_default(), host)))
-}
-
 /// Builds one pipeline.
 pub fn build_pipeline(
     p: &PipelineConfig,
@@ -196,7 +184,7 @@ fn build_pipeline_with(
         let group = take_string(&mut table, "group", &path, &mut errors);
         let subgroup = take_string(&mut table, "subgroup", &path, &mut errors);
         let host = take_string(&mut table, "host", &path, &mut errors);
-        let identity = source_identity(group, subgroup, host);
+        let identity = SourceIdentity::new(group, subgroup, host);
         let Some(spec) = sources::find(&type_name) else {
             let known: Vec<&str> = sources::SPECS.iter().map(|s| s.name).collect();
             errors.push(ConfigError::new(
@@ -268,22 +256,4 @@ fn build_pipeline_with(
     }
     let metrics = registry.pipeline(PipelineMetrics::new(&p.name, queue_type));
     Ok(BuiltPipeline { config: p.clone(), sources: built_sources, filters, sinks: built_sinks, metrics })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn host_defaults_to_the_hostname_when_identity_is_configured() {
-        let me = crate::config::hostname().unwrap();
-        assert!(!me.is_empty());
-        let id = source_identity(Some("acme".into()), None, None).unwrap();
-        assert_eq!(*id, Identity::new("acme", "", me.clone()));
-        let id = source_identity(None, Some("web".into()), None).unwrap();
-        assert_eq!(id.host, me);
-        let id = source_identity(Some("acme".into()), Some("web".into()), Some("db1".into())).unwrap();
-        assert_eq!(*id, Identity::new("acme", "web", "db1"));
-        assert!(source_identity(None, None, None).is_none(), "unconfigured: the events' own identity is kept");
-    }
 }

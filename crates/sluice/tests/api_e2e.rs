@@ -215,6 +215,10 @@ fn http_source_bulk_ndjson_stats_and_api_share_one_port() {
     let v = json(&body);
     let src = &v["pipelines"]["main"]["plugins"]["sources"][0];
     assert_eq!((src["id"].as_str(), src["events"]["out"].as_u64()), (Some("http"), Some(5)));
+    // When the source last handed events in (the Operations page's "last event").
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let last = src["gauges"]["last_event_timestamp_seconds"].as_u64().unwrap_or(0);
+    assert!(last <= now && now - last < 600, "last event {last}, now {now}: {src}");
     let (status, body) = http(port, "GET", "/metrics", &[], b"");
     assert_eq!(status, 200);
     assert!(body.contains("sluice_pipeline_events_in_total{pipeline=\"main\"} 5"), "{body}");

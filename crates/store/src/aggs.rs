@@ -11,13 +11,13 @@
 //! into its own buckets.
 
 use tantivy::collector::{Collector, SegmentCollector};
-use tantivy::columnar::Column;
-use tantivy::{DocId, Score, SegmentOrdinal, SegmentReader};
+use tantivy::columnar::{Cardinality, Column, ColumnType};
+use tantivy::{u64_to_i64, DocId, Score, SegmentOrdinal, SegmentReader};
 
 use crate::cache::{SegmentHistogram, SegmentHits, Value, What};
 use crate::collect::{MinMax, StatsAcc, StatsCollector, StatsSegment};
 use crate::schema::names;
-use crate::terms::{TermCounts, TermCountsCollector, TermCountsSegment};
+use crate::terms::{in_chunks, TermCounts, TermCountsCollector, TermCountsSegment, CHUNK};
 
 /// Computes the [`What`]s listed, over `_ts` in `[lo, hi]` (the request's
 /// range; histogram arrays cover the part of it a segment spans).
@@ -43,7 +43,18 @@ pub struct FusedSegment {
     count: u64,
     ts: Option<Column<i64>>,
     vals: Vec<Option<i64>>,
+    flat: Vec<i64>,
     parts: Vec<Part>,
+}
+
+impl Fused {
+    /// The values over every document of the segment of `reader`, which
+    /// the caller knows all match: see [`FusedSegment::collect_all`].
+    pub fn collect_all(&self, ord: SegmentOrdinal, reader: &SegmentReader) -> tantivy::Result<Vec<Value>> {
+        let mut seg = self.for_segment(ord, reader)?;
+        seg.collect_all(reader)?;
+        Ok(seg.harvest())
+    }
 }
 
 impl Collector for Fused {
@@ -75,7 +86,7 @@ impl Collector for Fused {
                 }
             });
         }
-        Ok(FusedSegment { count: 0, ts: needs_ts.then_some(ts), vals: Vec::new(), parts })
+        Ok(FusedSegment { count: 0, ts: needs_ts.then_some(ts), vals: Vec::new(), flat: Vec::new(), parts })
     }
 
     fn requires_scoring(&self) -> bool {
@@ -85,6 +96,95 @@ impl Collector for Fused {
     fn merge_fruits(&self, mut fruits: Vec<Vec<Value>>) -> tantivy::Result<Vec<Value>> {
         // Used per segment only (`Plan::collect`); a merge is never asked for.
         Ok(fruits.pop().unwrap_or_default())
+    }
+}
+
+/// Adds the `_ts` of a block of matches to the extent and histogram parts.
+fn add_ts(parts: &mut [Part], ts: &[i64]) {
+    for part in parts {
+        match part {
+            Part::MinMax(lo, hi) => {
+                for &t in ts {
+                    *lo = (*lo).min(t);
+                    *hi = (*hi).max(t);
+                }
+            }
+            Part::Histogram { interval, first, counts } => {
+                let last = counts.len() as i64 - 1;
+                // The bucket of the previous `_ts` as [start, end) and the
+                // matches counted into it since: events are mostly in time
+                // order, so most need no division and no store.
+                let (mut start, mut end, mut i, mut run) = (1i64, 0i64, 0usize, 0u64);
+                for &t in ts {
+                    if start <= t && t < end {
+                        run += 1;
+                        continue;
+                    }
+                    counts[i] += run;
+                    let b = t.div_euclid(*interval);
+                    // Matches lie inside the segment's and the request's
+                    // bounds; clamp defensively as the reference does.
+                    i = (b - *first).clamp(0, last) as usize;
+                    run = 1;
+                    // Kept only when exact: not clamped, no overflow.
+                    (start, end) = match (b - *first == i as i64).then(|| b.checked_mul(*interval)).flatten() {
+                        Some(s) => (s, s.saturating_add(*interval)),
+                        None => (1, 0),
+                    };
+                }
+                counts[i] += run;
+            }
+            Part::Count | Part::Terms(_) | Part::Stats(_) => {}
+        }
+    }
+}
+
+impl FusedSegment {
+    /// Computes everything over every document of the segment of `reader`
+    /// (`0..max_doc`, none deleted: the caller knows they all match — a
+    /// query of `*` by a principal who reads everything, over a segment
+    /// wholly inside the range). `_ts` is decoded a chunk of rows at a time
+    /// from its column's stored (`u64`) values — the `i64` view decodes one
+    /// row per dynamic call —, terms straight from their ordinal values
+    /// ([`TermCountsSegment::collect_all`]): no query, no document-to-row
+    /// lookups. The result is the one [`SegmentCollector::collect_block`]
+    /// gives over the same documents.
+    pub fn collect_all(&mut self, reader: &SegmentReader) -> tantivy::Result<()> {
+        let max_doc = reader.max_doc();
+        let raw_ts = match &self.ts {
+            Some(_) => match reader.fast_fields().u64_lenient_for_type(Some(&[ColumnType::I64]), names::TS)? {
+                Some((c, _)) if c.get_cardinality() == Cardinality::Full => Some(c),
+                // Not written by this store (every event has one `_ts`): the general path.
+                _ => {
+                    in_chunks(max_doc, |docs| self.collect_block(docs));
+                    return Ok(());
+                }
+            },
+            None => None,
+        };
+        self.count += u64::from(max_doc);
+        if let Some(ts) = raw_ts {
+            let mut raw = vec![0u64; CHUNK as usize];
+            let mut buf = vec![0i64; CHUNK as usize];
+            let mut start = 0;
+            while start < max_doc {
+                let len = CHUNK.min(max_doc - start) as usize;
+                ts.values.get_range(u64::from(start), &mut raw[..len]);
+                for (t, &r) in buf.iter_mut().zip(&raw[..len]) {
+                    *t = u64_to_i64(r);
+                }
+                add_ts(&mut self.parts, &buf[..len]);
+                start += len as u32;
+            }
+        }
+        for part in &mut self.parts {
+            match part {
+                Part::Terms(t) => t.collect_all(max_doc),
+                Part::Stats(s) => in_chunks(max_doc, |docs| s.collect_block(docs)),
+                Part::Count | Part::MinMax(..) | Part::Histogram { .. } => {}
+            }
+        }
+        Ok(())
     }
 }
 
@@ -101,28 +201,15 @@ impl SegmentCollector for FusedSegment {
             self.vals.clear();
             self.vals.resize(docs.len(), None);
             ts.first_vals(docs, &mut self.vals);
+            self.flat.clear();
+            self.flat.extend(self.vals.iter().map(|t| t.unwrap_or(0)));
+            add_ts(&mut self.parts, &self.flat);
         }
         for part in &mut self.parts {
             match part {
-                Part::Count => {}
-                Part::MinMax(lo, hi) => {
-                    for t in &self.vals {
-                        let t = t.unwrap_or(0);
-                        *lo = (*lo).min(t);
-                        *hi = (*hi).max(t);
-                    }
-                }
-                Part::Histogram { interval, first, counts } => {
-                    let last = counts.len() as i64 - 1;
-                    for t in &self.vals {
-                        // Matches lie inside the segment's and the request's
-                        // bounds; clamp defensively as the reference does.
-                        let i = (t.unwrap_or(0).div_euclid(*interval) - *first).clamp(0, last) as usize;
-                        counts[i] += 1;
-                    }
-                }
                 Part::Terms(t) => t.collect_block(docs),
                 Part::Stats(s) => s.collect_block(docs),
+                Part::Count | Part::MinMax(..) | Part::Histogram { .. } => {}
             }
         }
     }

@@ -9,7 +9,8 @@
 //!   time clause (same matches, one clause less per document), and its
 //!   partial results go through the [`ResultCache`]; when the principal may
 //!   read everything and the query is `*`, its count is its number of
-//!   documents;
+//!   documents and aggregations read its columns without the query
+//!   ([`Plan::all_docs`]);
 //! - a segment **across** a bound is read with the full query and never
 //!   cached (its matches depend on the exact bounds).
 //!
@@ -134,6 +135,13 @@ impl<'c> Plan<'c> {
             v.sort_by_key(|s| (std::cmp::Reverse(s.max_ts), s.part, s.ord));
         }
         v
+    }
+
+    /// Whether every document of `s` matches: the query is `*`, the
+    /// principal reads everything, the segment lies wholly inside the range
+    /// and has no deleted document (the store deletes none).
+    pub fn all_docs(&self, s: &Seg) -> bool {
+        self.everything && s.whole && self.reader(s).num_deleted_docs() == 0
     }
 
     /// The segment's reader.

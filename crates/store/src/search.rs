@@ -188,7 +188,12 @@ fn segment_values(plan: &Plan<'_>, s: &Seg, needs: &[What], lo: i64, hi: i64) ->
     let mut out: Vec<Option<Value>> = needs.iter().map(|w| plan.cached(s, w)).collect();
     let missing: Vec<What> = needs.iter().zip(&out).filter(|(_, v)| v.is_none()).map(|(w, _)| w.clone()).collect();
     if !missing.is_empty() {
-        let computed = plan.collect(s, &Fused { needs: missing.clone(), lo, hi })?;
+        let fused = Fused { needs: missing.clone(), lo, hi };
+        let computed = if plan.all_docs(s) {
+            fused.collect_all(s.ord, plan.reader(s)).map_err(internal)?
+        } else {
+            plan.collect(s, &fused)?
+        };
         let mut computed = missing.into_iter().zip(computed);
         for slot in out.iter_mut().filter(|v| v.is_none()) {
             if let Some((w, v)) = computed.next() {
@@ -459,6 +464,10 @@ impl SearchBackend for Store {
             ("sluice_store_result_cache_evictions_total", load(&r.evictions)),
             ("sluice_store_result_cache_entries", entries as u64),
             ("sluice_store_result_cache_bytes", bytes as u64),
+            // What the store holds (issue #22, Operations page).
+            ("sluice_store_disk_bytes", self.disk_bytes()),
+            ("sluice_store_partitions", self.partitions().len() as u64),
+            ("sluice_store_stored_events", self.partitions().iter().map(|p| p.events).sum()),
         ]
     }
 }

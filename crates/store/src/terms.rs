@@ -215,11 +215,33 @@ fn count_distinct<T: Copy + Ord>(scratch: &mut [T], mut each: impl FnMut(T)) {
     }
 }
 
+/// Rows read at a time when a whole segment is counted
+/// ([`TermCountsSegment::collect_all`], `aggs::FusedSegment::collect_all`).
+pub(crate) const CHUNK: u32 = 4096;
+
+/// Calls `each` with the documents `0..max_doc`, [`CHUNK`] at a time.
+pub(crate) fn in_chunks(max_doc: DocId, mut each: impl FnMut(&[DocId])) {
+    let mut docs = Vec::with_capacity(CHUNK as usize);
+    let mut start: DocId = 0;
+    while start < max_doc {
+        docs.clear();
+        docs.extend(start..max_doc.min(start.saturating_add(CHUNK)));
+        each(&docs);
+        start = start.saturating_add(CHUNK);
+    }
+}
+
 impl TermCountsSegment {
-    fn collect_strs(&mut self, docs: &[DocId]) {
+    /// Counts the string values of `docs`; with `single_valued: false`
+    /// only the columns with several values per event (the others were
+    /// counted from their values by [`Self::collect_all`]).
+    fn collect_strs(&mut self, docs: &[DocId], single_valued: bool) {
         for (c, counts) in &mut self.strs {
             let ords = c.ords();
             if ords.get_cardinality() != Cardinality::Multivalued {
+                if !single_valued {
+                    continue;
+                }
                 // At most one value per event: fetch the block's ordinals at once.
                 self.ords.clear();
                 self.ords.resize(docs.len(), None);
@@ -242,17 +264,9 @@ impl TermCountsSegment {
             }
         }
     }
-}
 
-impl SegmentCollector for TermCountsSegment {
-    type Fruit = TermCounts;
-
-    fn collect(&mut self, doc: DocId, _score: Score) {
-        self.collect_block(&[doc]);
-    }
-
-    fn collect_block(&mut self, docs: &[DocId]) {
-        self.collect_strs(docs);
+    /// Counts the numbers and booleans of `docs`.
+    fn collect_others(&mut self, docs: &[DocId]) {
         for (c, counts) in &mut self.nums {
             for &doc in docs {
                 self.scratch.clear();
@@ -275,11 +289,62 @@ impl SegmentCollector for TermCountsSegment {
         }
     }
 
+    /// Counts every document of the segment (`0..max_doc`, none deleted:
+    /// the caller knows they all match). A string column with at most one
+    /// value per event is counted straight from its ordinal values, which
+    /// are then exactly the values of all its documents, decoded a chunk
+    /// at a time (no document-to-row lookup); other columns as
+    /// [`SegmentCollector::collect_block`] does.
+    pub fn collect_all(&mut self, max_doc: DocId) {
+        let mut buf = vec![0u64; CHUNK as usize];
+        for (c, counts) in &mut self.strs {
+            let ords = c.ords();
+            if ords.get_cardinality() == Cardinality::Multivalued {
+                continue;
+            }
+            let n = ords.values.num_vals();
+            let mut start = 0;
+            while start < n {
+                let len = CHUNK.min(n - start) as usize;
+                ords.values.get_range(u64::from(start), &mut buf[..len]);
+                for &o in &buf[..len] {
+                    if let Some(slot) = counts.get_mut(o as usize) {
+                        *slot += 1;
+                    }
+                }
+                start += len as u32;
+            }
+        }
+        let multi = self.strs.iter().any(|(c, _)| c.ords().get_cardinality() == Cardinality::Multivalued);
+        if !multi && self.nums.is_empty() && self.bools.is_empty() {
+            return;
+        }
+        in_chunks(max_doc, |docs| {
+            self.collect_strs(docs, false);
+            self.collect_others(docs);
+        });
+    }
+}
+
+impl SegmentCollector for TermCountsSegment {
+    type Fruit = TermCounts;
+
+    fn collect(&mut self, doc: DocId, _score: Score) {
+        self.collect_block(&[doc]);
+    }
+
+    fn collect_block(&mut self, docs: &[DocId]) {
+        self.collect_strs(docs, true);
+        self.collect_others(docs);
+    }
+
     fn harvest(self) -> TermCounts {
         let mut parts = Vec::with_capacity(self.strs.len() + 1);
         for (c, counts) in &self.strs {
             let mut tc = TermCounts::default();
             let ords: Vec<u64> = counts.iter().enumerate().filter(|(_, &n)| n > 0).map(|(o, _)| o as u64).collect();
+            tc.ends.reserve(ords.len());
+            tc.counts.reserve(ords.len());
             let mut i = 0;
             let found = c.dictionary().sorted_ords_to_term_cb(&ords, |s| {
                 tc.push_str(s, u64::from(counts[ords[i] as usize]));
@@ -304,7 +369,13 @@ impl SegmentCollector for TermCountsSegment {
         nums.nums = merged;
         nums.bools = self.bool_counts;
         parts.push(nums);
-        TermCounts::merge(&parts)
+        // Usually one string column and nothing else: that part as it is.
+        parts.retain(|p| !p.is_empty());
+        match parts.len() {
+            0 => TermCounts::default(),
+            1 => parts.swap_remove(0),
+            _ => TermCounts::merge(&parts),
+        }
     }
 }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use sluice_core::{AckToken, Delivery, Event, Identity, Object, QueuePosition, Value};
 use sluice_query::api::{Aggregate, Search};
-use sluice_query::{Aggregation, AggregationResult, Order, Principal, Query, SourcePattern, TimeRange};
+use sluice_query::{Aggregation, AggregationResult, Order, Principal, Query, SearchBackend, SourcePattern, TimeRange};
 use sluice_store::{PartitionSpan, Store, StoreError, StoreOptions};
 
 const HOUR: i64 = 3_600_000_000_000;
@@ -113,6 +113,13 @@ fn retention_by_age_drops_old_partitions() {
     assert_eq!(dropped.iter().map(|d| d.events).collect::<Vec<_>>(), vec![10, 20]);
     assert_eq!(total(&store), 30 + 40);
     assert_eq!(store.counters.partitions_dropped.load(std::sync::atomic::Ordering::Relaxed), 2);
+    // What the Operations page shows (issue #22): size, partitions, events, drops.
+    let c: std::collections::BTreeMap<&str, u64> = SearchBackend::counters(&*store).into_iter().collect();
+    assert_eq!(c["sluice_store_partitions"], 2);
+    assert_eq!(c["sluice_store_stored_events"], 70);
+    assert_eq!(c["sluice_store_disk_bytes"], store.disk_bytes());
+    assert!(c["sluice_store_disk_bytes"] > 0);
+    assert_eq!((c["sluice_store_partitions_dropped_total"], c["sluice_store_retention_events_total"]), (2, 30));
     assert!(!dir.path().join(&expect[0]).exists());
     // _seq keeps increasing after the oldest data is gone, across a reopen too.
     store.close().unwrap();

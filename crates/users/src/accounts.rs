@@ -180,6 +180,7 @@ impl Users {
             last_login: row.last_login.map(rfc3339),
             created_at: rfc3339(row.created_at),
             updated_at: rfc3339(row.updated_at),
+            password_one_time: row.password_one_time,
         })
     }
 
@@ -310,7 +311,7 @@ impl Users {
                 return Err(UsersError::Forbidden("LDAP users change their password in the directory".into()));
             }
             tx.execute(
-                "UPDATE users SET password_hash = ?1, updated_at = ?2 WHERE id = ?3",
+                "UPDATE users SET password_hash = ?1, password_one_time = 0, updated_at = ?2 WHERE id = ?3",
                 params![hash, now, row.id],
             )?;
             tx.execute("DELETE FROM sessions WHERE user_id = ?1", [row.id])?;

@@ -126,6 +126,9 @@ CREATE TABLE settings (
     value           TEXT NOT NULL
 );
 "#,
+    // 2: the first administrator's generated password is one-time: the UI
+    // asks to replace it until it is (`users.password_one_time`).
+    "ALTER TABLE users ADD COLUMN password_one_time INTEGER NOT NULL DEFAULT 0;",
 ];
 
 /// Opens (creating) the database at `path` and migrates it.

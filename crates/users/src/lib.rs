@@ -78,10 +78,11 @@ pub(crate) struct UserRow {
     pub last_login: Option<i64>,
     pub created_at: i64,
     pub updated_at: i64,
+    pub password_one_time: bool,
 }
 
 pub(crate) const USER_COLS: &str = "id, username, display_name, type, source, password_hash, disabled, totp_secret, \
-     totp_pending, totp_last_step, last_login, created_at, updated_at";
+     totp_pending, totp_last_step, last_login, created_at, updated_at, password_one_time";
 
 impl UserRow {
     pub(crate) fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
@@ -101,6 +102,7 @@ impl UserRow {
             last_login: r.get(10)?,
             created_at: r.get(11)?,
             updated_at: r.get(12)?,
+            password_one_time: r.get::<_, i64>(13)? != 0,
         })
     }
 }
@@ -196,6 +198,9 @@ impl Users {
             },
         )?;
         self.assign(&actor, &Subject { kind: SubjectKind::User, name: "admin".into() }, SourcePattern::all())?;
+        if generated.is_some() {
+            self.conn().execute("UPDATE users SET password_one_time = 1 WHERE username = 'admin'", [])?;
+        }
         Ok(Some(Bootstrap { username: "admin".into(), generated_password: generated }))
     }
 

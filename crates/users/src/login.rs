@@ -549,7 +549,7 @@ impl Users {
         };
         self.tx(|tx| {
             tx.execute(
-                "UPDATE users SET password_hash = ?1, updated_at = ?2 WHERE id = ?3",
+                "UPDATE users SET password_hash = ?1, password_one_time = 0, updated_at = ?2 WHERE id = ?3",
                 params![hash, now, row.id],
             )?;
             tx.execute("DELETE FROM sessions WHERE user_id = ?1 AND id_hash <> ?2", params![row.id, keep])?;

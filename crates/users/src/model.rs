@@ -124,6 +124,9 @@ pub struct User {
     pub created_at: String,
     /// Last changed.
     pub updated_at: String,
+    /// The password is the generated one printed when the first
+    /// administrator was created; the UI asks to replace it until it is.
+    pub password_one_time: bool,
 }
 
 /// A group as the API shows it.

@@ -423,3 +423,19 @@ fn assignments_make_the_principal_and_every_change_is_audited() {
     assert_eq!((rest.len(), end), (8, None));
     assert_eq!(page[0].action, "user.delete");
 }
+
+/// Issue #22: the first administrator's printed password is one-time until
+/// replaced; a chosen one is not.
+#[test]
+fn the_generated_first_admin_password_is_one_time_until_replaced() {
+    let (u, _clock) = service(cfg());
+    let generated = u.bootstrap_admin(None).unwrap().unwrap().generated_password.unwrap();
+    assert!(u.get_user("admin").unwrap().password_one_time, "the printed password is one-time");
+    u.set_password(&Actor::cli(), "admin", "a-new-admin-password").unwrap();
+    assert!(!u.get_user("admin").unwrap().password_one_time, "replaced");
+    assert_ne!(generated, "a-new-admin-password");
+
+    let (u, _clock) = service(cfg());
+    u.bootstrap_admin(Some("first-admin-password".into())).unwrap();
+    assert!(!u.get_user("admin").unwrap().password_one_time, "a password the operator chose is not one-time");
+}

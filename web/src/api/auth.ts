@@ -32,6 +32,8 @@ export interface Me {
     source: 'local' | 'ldap';
     groups: string[];
     totp: TotpState;
+    /** Still the generated password printed at the first start. */
+    password_one_time: boolean;
   };
   permissions: Permission[];
   allowed: SourcePattern[];

@@ -1480,6 +1480,11 @@ export interface components {
             display_name: string;
             /** @description Groups. */
             groups: string[];
+            /**
+             * @description Still the generated password printed at the first start: the UI asks
+             *     to replace it.
+             */
+            password_one_time: boolean;
             /** @description Local or LDAP. */
             source: components["schemas"]["UserSource"];
             /** @description Two-factor state. */
@@ -1812,6 +1817,11 @@ export interface components {
             last_login: string | null;
             /** @description RFC 3339 when the login lockout ends, if locked. */
             locked_until: string | null;
+            /**
+             * @description The password is the generated one printed when the first
+             *     administrator was created; the UI asks to replace it until it is.
+             */
+            password_one_time: boolean;
             /** @description Local or LDAP. */
             source: components["schemas"]["UserSource"];
             /** @description Two-factor state. */

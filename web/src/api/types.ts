@@ -66,6 +66,9 @@ export interface ComponentStats {
   errors: number;
   rates: { '1m': number; '5m': number; '15m': number };
   counters: Record<string, number>;
+  /** Gauges: numbers, or labelled series (arrays); sources have
+   * `last_event_timestamp_seconds` once they emitted. */
+  gauges: Record<string, unknown>;
 }
 
 /** `/_node/stats`: one pipeline. */
@@ -84,4 +87,7 @@ export interface NodeStats {
   uptime_ms: number;
   process: { rss_bytes: number; cpu_seconds: number; threads: number; open_files: number };
   pipelines: Record<string, PipelineStats>;
+  /** The search backend's counters and gauges under their Prometheus names
+   * (the embedded store: `sluice_store_disk_bytes`, `…_partitions`, …). */
+  search: Record<string, number>;
 }

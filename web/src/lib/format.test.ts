@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bytes, compact, exact, flatten, getPath, valueText } from './format';
+import { ago, bytes, compact, exact, flatten, getPath, valueText } from './format';
 
 describe('format', () => {
   it('writes counts exactly, grouped', () => {
@@ -30,5 +30,15 @@ describe('format', () => {
     expect(getPath(ev, 'http.nope')).toBeUndefined();
     expect(valueText(['x'])).toBe('["x"]');
     expect(valueText(null)).toBe('');
+  });
+  it('says how long ago a time was in its largest unit', () => {
+    const now = 1_700_000_000_000;
+    expect(ago(0, now)).toBe('never');
+    expect(ago(now / 1000, now)).toBe('just now');
+    expect(ago(now / 1000 - 42, now)).toBe('42 s ago');
+    expect(ago(now / 1000 - 300, now)).toBe('5 min ago');
+    expect(ago(now / 1000 - 3 * 3600, now)).toBe('3 h ago');
+    expect(ago(now / 1000 - 2 * 86400, now)).toBe('2 d ago');
+    expect(ago(now / 1000 + 5, now)).toBe('just now');
   });
 });

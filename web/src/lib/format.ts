@@ -28,6 +28,18 @@ export function bytes(n: number): string {
   return `${v.toFixed(1)} ${units[i] ?? ''}`;
 }
 
+/** How long ago a Unix time in seconds was, in the largest whole unit:
+ * "just now", "42 s ago", "5 min ago", "3 h ago", "2 d ago"; "never" for 0. */
+export function ago(unixSeconds: number, nowMs: number = Date.now()): string {
+  if (!unixSeconds) return 'never';
+  const s = Math.max(0, Math.floor(nowMs / 1000 - unixSeconds));
+  if (s < 1) return 'just now';
+  if (s < 120) return `${s} s ago`;
+  if (s < 7200) return `${Math.floor(s / 60)} min ago`;
+  if (s < 172800) return `${Math.floor(s / 3600)} h ago`;
+  return `${Math.floor(s / 86400)} d ago`;
+}
+
 /** A field value as one line of text. */
 export function valueText(v: unknown): string {
   if (v === null || v === undefined) return '';

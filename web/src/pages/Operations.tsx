@@ -5,7 +5,7 @@ import { ErrorBox } from '../components/ErrorBox/ErrorBox';
 import { Sparkline } from '../components/Sparkline/Sparkline';
 import type { ComponentStats, PipelineStats } from '../api/types';
 import { ratePerSec, useNodeStats, type StatsSample } from '../hooks/useNodeStats';
-import { bytes, compact } from '../lib/format';
+import { ago, bytes, compact, exact } from '../lib/format';
 
 /** Per-sample series of one pipeline: events in/s, out/s, queue depth. */
 export function pipelineSeries(samples: StatsSample[], name: string): { t: number[]; inRate: number[]; outRate: number[]; queue: number[] } {
@@ -27,6 +27,27 @@ export function pipelineSeries(samples: StatsSample[], name: string): { t: numbe
   return { t, inRate, outRate, queue };
 }
 
+/** When a source last handed events in, for its row: "—" for filters and sinks. */
+export function lastEvent(kind: string, c: ComponentStats, nowMs: number = Date.now()): string {
+  if (kind !== 'source') return '—';
+  const t = c.gauges['last_event_timestamp_seconds'];
+  return ago(typeof t === 'number' ? t : 0, nowMs);
+}
+
+/** The embedded store's figures from the stats' `search` section, or null
+ * when the node has none (another backend, or no store). */
+export function storeFigures(search: Record<string, number> | undefined): { label: string; value: string }[] | null {
+  const g = (k: string): number | undefined => search?.[`sluice_store_${k}`];
+  const disk = g('disk_bytes');
+  if (disk === undefined) return null;
+  return [
+    { label: 'on disk', value: bytes(disk) },
+    { label: 'events stored', value: exact(g('stored_events') ?? 0) },
+    { label: 'partitions', value: exact(g('partitions') ?? 0) },
+    { label: 'dropped by retention', value: `${exact(g('retention_events_total') ?? 0)} events in ${exact(g('partitions_dropped_total') ?? 0)} partitions` },
+  ];
+}
+
 function ComponentRows({ kind, list }: { kind: string; list: ComponentStats[] }) {
   return (
     <>
@@ -43,6 +64,7 @@ function ComponentRows({ kind, list }: { kind: string; list: ComponentStats[] })
             <td class="num">{compact(c.events.failed)}</td>
             <td class="num">{compact(c.events.dropped)}</td>
             <td class="num">{compact(c.errors)}</td>
+            <td>{lastEvent(kind, c)}</td>
             <td>{extra.map(([k, v]) => `${k}=${v}`).join(', ')}</td>
           </tr>
         );
@@ -112,6 +134,7 @@ function PipelineCard({ name, p, samples }: { name: string; p: PipelineStats; sa
             <th scope="col">failed</th>
             <th scope="col">dropped</th>
             <th scope="col">errors</th>
+            <th scope="col">last event</th>
             <th scope="col">counters</th>
           </tr>
         </thead>
@@ -121,6 +144,26 @@ function PipelineCard({ name, p, samples }: { name: string; p: PipelineStats; sa
           <ComponentRows kind="sink" list={p.plugins.sinks} />
         </tbody>
       </table>
+    </section>
+  );
+}
+
+/** The store: size on disk, events, partitions, what retention removed
+ * (an event older than `retention_age` is dropped with its partition). */
+function StoreCard({ search }: { search: Record<string, number> | undefined }) {
+  const figures = storeFigures(search);
+  if (!figures) return null;
+  return (
+    <section class="card node" aria-label="Store">
+      <h2>Store</h2>
+      <dl class="kpis">
+        {figures.map((f) => (
+          <div key={f.label}>
+            <dt>{f.label}</dt>
+            <dd>{f.value}</dd>
+          </div>
+        ))}
+      </dl>
     </section>
   );
 }
@@ -161,6 +204,7 @@ export function OperationsPage() {
               </div>
             </dl>
           </section>
+          <StoreCard search={last.search} />
           {Object.entries(last.pipelines).map(([name, p]) => (
             <PipelineCard key={name} name={name} p={p} samples={samples} />
           ))}

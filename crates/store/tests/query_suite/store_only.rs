@@ -75,6 +75,12 @@ fn setup_segmented(cache_bytes: usize) -> (tempfile::TempDir, Arc<Store>, Corpus
             if let Some(w) = t.len().checked_sub(2).and_then(|i| t.get(i)) {
                 e.fields_mut().insert("word", Value::from(w.as_str()));
             }
+            // Several values per event, one of them twice (counted once
+            // per event): a multi-valued column, on a third of the events.
+            if let (true, Some(last)) = (i % 3 == 0, t.last()) {
+                let first = Value::from(t[0].as_str());
+                e.fields_mut().insert("tags", Value::Array(vec![first.clone(), Value::from(last.as_str()), first]));
+            }
             e
         })
         .collect();
@@ -223,6 +229,7 @@ fn suite_aggs() -> BTreeMap<String, Aggregation> {
         ("numbers", t("n", Some(5))),
         ("words", t("word", Some(10))),
         ("words_all", t("word", Some(100_000))),
+        ("tags", t("tags", Some(20))),
         ("none", t("word", Some(0))),
         ("missing", t("nosuchfield", None)),
         ("n", Aggregation::Stats { field: "n".into() }),

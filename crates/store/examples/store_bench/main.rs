@@ -5,8 +5,12 @@
 //! cargo run --release -p sluice-store --example store_bench -- \
 //!     [--events N] [--dir PATH] [--commit-events N] [--writer-threads N] [--zstd-level N] [--merge-factor N]
 //!     [--runs N] [--keep] [--reuse]
+//! cargo run --release -p sluice-store --example store_bench -- \
+//!     --issue26 [--dir PATH] [--reuse] [--runs 30] [--warmup 3] [--sets 1] [--seed 26]
 //! ```
-//! Events are the 395-byte thesis event (`testdata/thesis/event.json`)
+//! With `--issue26`: issue #26's data set and six queries, the reference
+//! path next to the planned one (see `issue26.rs`). Otherwise:
+//! events are the 395-byte thesis event (`testdata/thesis/event.json`)
 //! with varying sequence numbers, levels, words, hosts and timestamps spread
 //! evenly over 26 hours. Generation is excluded from the timings (its CPU is
 //! measured per thread and subtracted).
@@ -18,6 +22,8 @@ use sluice_core::{Event, Identity, Value};
 use sluice_query::api::{Aggregate, Search};
 use sluice_query::{Aggregation, Principal, Query, SourcePattern, TimeRange};
 use sluice_store::{Store, StoreOptions};
+
+mod issue26;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -50,7 +56,7 @@ fn rss_mib() -> f64 {
         / 1024.0
 }
 
-fn arg(args: &[String], name: &str) -> Option<String> {
+pub(crate) fn arg(args: &[String], name: &str) -> Option<String> {
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
 }
 
@@ -62,7 +68,7 @@ struct Gen {
 
 impl Gen {
     fn new() -> Self {
-        let raw = include_bytes!("../../../testdata/thesis/event.json").to_vec();
+        let raw = include_bytes!("../../../../testdata/thesis/event.json").to_vec();
         let raw_len = raw.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(raw.len(), |i| i + 1);
         let (template, _) = sluice_core::codec::event_from_json(&raw[..raw_len]).expect("thesis event parses");
         let groups = (0..50).map(|h| Arc::new(Identity::new(format!("g{}", h % 5), "prod", format!("h{h}")))).collect();
@@ -86,13 +92,21 @@ impl Gen {
     }
 }
 
-fn pct(v: &mut [f64], p: f64) -> f64 {
+/// A first page of 100 hits, newest first.
+pub(crate) fn page(query: Query, range: TimeRange) -> Search {
+    Search { query, range, size: 100, search_after: None, fields: None, order: Default::default() }
+}
+
+pub(crate) fn pct(v: &mut [f64], p: f64) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     v[((v.len() as f64 - 1.0) * p).round() as usize]
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--issue26") {
+        return issue26::run(&args);
+    }
     let n: u64 = arg(&args, "--events").and_then(|v| v.parse().ok()).unwrap_or(10_000_000);
     let runs: usize = arg(&args, "--runs").and_then(|v| v.parse().ok()).unwrap_or(200);
     let commit_events: usize =
@@ -176,50 +190,31 @@ fn main() {
     let mut totals = (0u64, 0u64, 0u64, 0u64, 0u64);
     for r in 0..runs {
         let h0 = START + (r % hours) as i64 * HOUR;
-        let s = Search {
-            query: Query::Term { field: Some("@host".into()), value: format!("h{}", r % 50) },
-            range: TimeRange { from_ns: Some(h0), to_ns: Some(h0 + HOUR) },
-            size: 100,
-            search_after: None,
-            fields: None,
-            order: Default::default(),
-        };
+        let s = page(
+            Query::Term { field: Some("@host".into()), value: format!("h{}", r % 50) },
+            TimeRange { from_ns: Some(h0), to_ns: Some(h0 + HOUR) },
+        );
         let t = Instant::now();
         totals.0 = store.search_sync(&p, &s).expect("term").total;
         term.push(t.elapsed().as_secs_f64() * 1e3);
-        let s = Search {
-            query: Query::Term { field: None, value: WORDS[r % 8].into() },
-            range: TimeRange::default(),
-            size: 100,
-            search_after: None,
-            fields: None,
-            order: Default::default(),
-        };
+        let s = page(Query::Term { field: None, value: WORDS[r % 8].into() }, TimeRange::default());
         let t = Instant::now();
         totals.1 = store.search_sync(&p, &s).expect("text").total;
         text.push(t.elapsed().as_secs_f64() * 1e3);
-        let s = Search {
-            query: Query::Phrase { field: None, text: format!("{} LogGenerator {}", LEVELS[r % 4], WORDS[r % 8]) },
-            range: TimeRange::default(),
-            size: 100,
-            search_after: None,
-            fields: None,
-            order: Default::default(),
-        };
+        let s = page(
+            Query::Phrase { field: None, text: format!("{} LogGenerator {}", LEVELS[r % 4], WORDS[r % 8]) },
+            TimeRange::default(),
+        );
         let t = Instant::now();
         totals.2 = store.search_sync(&p, &s).expect("phrase").total;
         phrase.push(t.elapsed().as_secs_f64() * 1e3);
         // A dynamic field (column scan), high cardinality: one event per value.
         let first = ((h0 - START) as i128 * n as i128 / SPAN as i128) as u64;
         let k = first + (r as u64 * 7919) % (n / 27).max(1);
-        let s = Search {
-            query: Query::Term { field: Some("logcount".into()), value: k.to_string() },
-            range: TimeRange { from_ns: Some(h0), to_ns: Some(h0 + HOUR) },
-            size: 100,
-            search_after: None,
-            fields: None,
-            order: Default::default(),
-        };
+        let s = page(
+            Query::Term { field: Some("logcount".into()), value: k.to_string() },
+            TimeRange { from_ns: Some(h0), to_ns: Some(h0 + HOUR) },
+        );
         let t = Instant::now();
         totals.4 = store.search_sync(&p, &s).expect("dynamic term").total;
         dynamic.push(t.elapsed().as_secs_f64() * 1e3);

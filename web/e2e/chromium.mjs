@@ -14,3 +14,4 @@ import './chromium/harness.mjs';
 import './chromium/journey.mjs';
 import './chromium/admin.mjs';
 import './chromium/issue22.mjs';
+import './chromium/searchtools.mjs';

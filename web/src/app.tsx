@@ -14,7 +14,7 @@ import { EnrolPage } from './pages/Enrol';
 import { LivePage } from './pages/Live';
 import { LoginPage } from './pages/Login';
 import { OperationsPage } from './pages/Operations';
-import { SearchPage } from './pages/Search';
+import { SearchPage } from './pages/Search/SearchPage';
 
 /** Whether to show the administration page: to whoever the navigation
  * offers it, and when there is no `/me` (a static token, a node without the

@@ -16,6 +16,8 @@ export const RELATIVE: readonly { label: string; from: string }[] = [
   { label: 'Last 24 hours', from: 'now-24h' },
   { label: 'Last 7 days', from: 'now-7d' },
   { label: 'Last 30 days', from: 'now-30d' },
+  { label: 'Last 90 days', from: 'now-90d' },
+  { label: 'Last 1 year', from: 'now-365d' },
 ];
 
 /** The default range. */
@@ -46,12 +48,64 @@ export function absolute(fromMs: number, toMs: number): TimeRange {
   return { from: new Date(fromMs).toISOString(), to: new Date(toMs).toISOString() };
 }
 
+/** Local midnight of today (`now`'s day), as a range to now. */
+export function today(now = Date.now()): TimeRange {
+  const d = new Date(now);
+  d.setHours(0, 0, 0, 0);
+  return { from: d.toISOString(), to: 'now' };
+}
+
+/** Local midnight of this week's Monday, as a range to now. */
+export function thisWeek(now = Date.now()): TimeRange {
+  const d = new Date(now);
+  d.setHours(0, 0, 0, 0);
+  d.setDate(d.getDate() - ((d.getDay() + 6) % 7));
+  return { from: d.toISOString(), to: 'now' };
+}
+
+/**
+ * A typed range: `now-2h` (to now), `now-7d to now-1d`, or two RFC 3339
+ * times around ` to `; null when a bound does not parse or the end is not
+ * after the start.
+ */
+export function parseTyped(text: string, now = Date.now()): TimeRange | null {
+  const [a = '', b = 'now', ...rest] = text.trim().split(/\s+to\s+/i);
+  if (rest.length > 0 || a === '') return null;
+  const f = resolve(a, now);
+  const t = resolve(b, now);
+  if (!Number.isFinite(f) || !Number.isFinite(t) || t <= f) return null;
+  return { from: a.trim(), to: b.trim() };
+}
+
+/** The range one length earlier (`dir` -1) or later (+1), absolute. */
+export function shift(r: TimeRange, dir: -1 | 1, now = Date.now()): TimeRange {
+  const f = resolve(r.from, now);
+  const t = resolve(r.to, now);
+  const len = t - f;
+  return absolute(f + dir * len, t + dir * len);
+}
+
+/** Twice as long: a relative range to now stays relative (`now-1h` → `now-2h`);
+ * another grows by half its length on each side, never past now. */
+export function zoomOut(r: TimeRange, now = Date.now()): TimeRange {
+  const rel = /^now-(\d+)([smhdw])$/.exec(r.from);
+  if (rel && r.to === 'now') return { from: `now-${Number(rel[1]) * 2}${rel[2] ?? ''}`, to: 'now' };
+  const f = resolve(r.from, now);
+  const t = resolve(r.to, now);
+  const half = (t - f) / 2;
+  const end = Math.min(t + half, now);
+  return absolute(f - half - (t + half - end), end);
+}
+
 /** A human label for a range. */
-export function label(r: TimeRange): string {
+export function label(r: TimeRange, now = Date.now()): string {
   if (r.to === 'now') {
     const known = RELATIVE.find((x) => x.from === r.from);
     if (known) return known.label;
-    return `Since ${r.from}`;
+    if (r.from === today(now).from) return 'Today';
+    if (r.from === thisWeek(now).from) return 'This week';
+    if (r.from.startsWith('now')) return `Since ${r.from}`;
+    return `Since ${formatTime(resolve(r.from))}`;
   }
   return `${formatTime(resolve(r.from))} → ${formatTime(resolve(r.to))}`;
 }

@@ -51,3 +51,49 @@ describe('FieldSidebar', () => {
     expect(onFilter).toHaveBeenCalledWith('level', 'error', false);
   });
 });
+
+describe('FieldSidebar coverage (issue 22, missing 7)', () => {
+  it('shows the share of the hits shown that have each field, and lists only those on request', async () => {
+    vi.stubGlobal('fetch', async () =>
+      respond({ fields: [{ name: 'level', types: ['keyword'] }, { name: 'block_id', types: ['keyword'] }, { name: 'http.status', types: ['number'] }] }),
+    );
+    const hits = [
+      { id: '1', event: { level: 'error', http: { status: 500 } } },
+      { id: '2', event: { level: 'info' } },
+      { id: '3', event: { level: null, message: 'x' } },
+      { id: '4', event: { level: 'warn' } },
+    ];
+    const el = document.createElement('div');
+    act(() => render(<FieldSidebar query="" range={{ from: 'now-1h', to: 'now' }} columns={[]} onFilter={() => {}} onToggleColumn={() => {}} hits={hits} />, el));
+    await flush();
+    const rows = () => [...el.querySelectorAll('.field-row')].map((r) => `${r.querySelector('.field-name')?.textContent ?? ''} ${r.querySelector('.coverage-pct')?.textContent ?? ''}`);
+    expect(rows()).toEqual(['k block_id 0%', 'n http.status 25%', 'k level 75%']);
+    expect(el.querySelector('.in-hits-only')?.textContent).toBe(' Only fields in the 4 hits shown');
+    act(() => {
+      const box = el.querySelector('.in-hits-only input') as HTMLInputElement;
+      box.checked = true;
+      box.dispatchEvent(new Event('change', { bubbles: true }));
+    });
+    expect(rows()).toEqual(['n http.status 25%', 'k level 75%']);
+    act(() => render(null, el));
+  });
+});
+
+describe('FieldSidebar visualize (issue 22, missing 7)', () => {
+  it('an opened field offers "Visualize on a new dashboard"; message does not', async () => {
+    vi.stubGlobal('fetch', async (url: string) =>
+      url.startsWith('/api/v1/fields') ? respond({ fields: [{ name: 'level', types: ['keyword'] }, { name: 'message', types: ['text'] }] }) : respond({ total: 0, took_ms: 1, aggs: { top: { type: 'terms', buckets: [], other: 0 } } }),
+    );
+    const onVisualize = vi.fn();
+    const el = document.createElement('div');
+    act(() => render(<FieldSidebar query="" range={{ from: 'now-1h', to: 'now' }} columns={[]} onFilter={() => {}} onToggleColumn={() => {}} onVisualize={onVisualize} />, el));
+    await flush();
+    const names = [...el.querySelectorAll('.field-name')] as HTMLButtonElement[];
+    act(() => names[1]?.click());
+    expect(el.querySelector('.visualize')).toBeNull();
+    act(() => names[0]?.click());
+    act(() => (el.querySelector('[aria-label="Visualize level"]') as HTMLButtonElement).click());
+    expect(onVisualize).toHaveBeenCalledWith('level');
+    act(() => render(null, el));
+  });
+});

@@ -1,9 +1,12 @@
-// The fields of the caller's events in the time range; a field opens to its top values in the
-// current search (a terms aggregation), each a filter on click.
+// The fields of the caller's events in the time range, each with the share
+// of the hits on screen that have it (and a switch to list only those); a
+// field opens to its top values in the current search (a terms
+// aggregation), each a filter on click.
 import { useState } from 'preact/hooks';
-import type { FieldInfo } from '../../api/types';
+import type { FieldInfo, Hit } from '../../api/types';
 import { useAggregate } from '../../hooks/useAggregate';
 import { useFields } from '../../hooks/useFields';
+import { coverage, percent } from '../../lib/coverage';
 import { compact, exact } from '../../lib/format';
 import type { TimeRange } from '../../lib/time';
 import { ErrorBox } from '../ErrorBox/ErrorBox';
@@ -15,6 +18,10 @@ export interface FieldSidebarProps {
   columns: string[];
   onFilter: (field: string, value: string, negate: boolean) => void;
   onToggleColumn: (field: string) => void;
+  /** The hits loaded in the result list (coverage is of these). */
+  hits?: Hit[];
+  /** "Visualize": a dashboard panel of the field's top values. */
+  onVisualize?: (field: string) => void;
 }
 
 /** Top values shown per field. */
@@ -73,15 +80,21 @@ export function sortFields(fields: FieldInfo[]): FieldInfo[] {
 }
 
 /** The sidebar. */
-export function FieldSidebar({ query, range, columns, onFilter, onToggleColumn }: FieldSidebarProps) {
+export function FieldSidebar({ query, range, columns, onFilter, onToggleColumn, hits = [], onVisualize }: FieldSidebarProps) {
   const { data, error } = useFields(range);
   const [open, setOpen] = useState<string | null>(null);
   const [filter, setFilter] = useState('');
-  const fields = sortFields(data ?? []).filter((f) => f.name !== '@timestamp' && f.name.includes(filter));
+  const [inHitsOnly, setInHitsOnly] = useState(false);
+  const all = sortFields(data ?? []).filter((f) => f.name !== '@timestamp' && f.name.includes(filter));
+  const counts = coverage(hits, all.map((f) => f.name));
+  const fields = inHitsOnly ? all.filter((f) => (counts.get(f.name) ?? 0) > 0) : all;
   return (
-    <aside class="field-sidebar" aria-label="Fields">
+    <aside id="field-sidebar" class="field-sidebar" aria-label="Fields">
       <h2>Fields</h2>
       <input type="search" aria-label="Filter fields" placeholder="Filter fields" value={filter} onInput={(e) => setFilter(e.currentTarget.value)} />
+      <label class="inline muted in-hits-only">
+        <input type="checkbox" checked={inHitsOnly} onChange={(e) => setInHitsOnly(e.currentTarget.checked)} /> Only fields in the {exact(hits.length)} hits shown
+      </label>
       <ErrorBox error={error} />
       <ul>
         {fields.map((f) => (
@@ -90,6 +103,9 @@ export function FieldSidebar({ query, range, columns, onFilter, onToggleColumn }
               <button type="button" class="link field-name" aria-expanded={open === f.name} onClick={() => setOpen(open === f.name ? null : f.name)}>
                 <span class="type">{f.types[0]?.[0] ?? '?'}</span> {f.name}
               </button>
+              <span class="coverage-pct muted" title={`in ${exact(counts.get(f.name) ?? 0)} of the ${exact(hits.length)} hits shown`}>
+                {hits.length > 0 ? percent(counts.get(f.name) ?? 0, hits.length) : ''}
+              </span>
               <button
                 type="button"
                 class="link"
@@ -104,7 +120,14 @@ export function FieldSidebar({ query, range, columns, onFilter, onToggleColumn }
               f.name === 'message' ? (
                 <p class="muted">Full-text field: no top values. Search its words in the query bar.</p>
               ) : (
-                <TopValues field={f.name} query={query} range={range} onFilter={onFilter} />
+                <>
+                  <TopValues field={f.name} query={query} range={range} onFilter={onFilter} />
+                  {onVisualize ? (
+                    <button type="button" class="link visualize" aria-label={`Visualize ${f.name}`} onClick={() => onVisualize(f.name)}>
+                      Visualize on a new dashboard
+                    </button>
+                  ) : null}
+                </>
               )
             ) : null}
           </li>

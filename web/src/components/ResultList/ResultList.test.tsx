@@ -48,3 +48,21 @@ describe('ResultList', () => {
     expect(identity({ '@group': 'g', '@subgroup': 'web' })).toBe('g/web');
   });
 });
+
+describe('ResultList column order (issue 22, missing 6)', () => {
+  it('offers to move each column left or right, not past the ends', () => {
+    const el = document.createElement('div');
+    const onMove = vi.fn();
+    act(() =>
+      render(
+        <ResultList hits={hits} columns={['status', '@host', 'message']} more={false} loading={false} onMore={() => {}} onFilter={() => {}} onToggleColumn={() => {}} onMoveColumn={onMove} />,
+        el,
+      ),
+    );
+    const labels = [...el.querySelectorAll('thead button[aria-label^="Move"]')].map((b) => b.getAttribute('aria-label'));
+    expect(labels).toEqual(['Move column status right', 'Move column @host left', 'Move column @host right', 'Move column message left']);
+    act(() => (el.querySelector('[aria-label="Move column @host left"]') as HTMLButtonElement).click());
+    expect(onMove).toHaveBeenCalledWith('@host', -1);
+    expect([...el.querySelectorAll('tr.hit')[0]?.querySelectorAll('td') ?? []].slice(1).map((t) => t.textContent)).toEqual(['500', 'h1', 'second']);
+  });
+});

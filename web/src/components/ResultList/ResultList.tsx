@@ -1,5 +1,5 @@
-// Hits newest first: a time column, the chosen field columns (or the
-// message), a row expands to the whole event and its surrounding events. More pages load when the end
+// Hits in the order asked (newest first by default): a time column, the
+// chosen field columns (or the message; each can move left or right), a row expands to the whole event and its surrounding events. More pages load when the end
 // of the list scrolls into view (and with a button, for keyboards).
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Hit } from '../../api/types';
@@ -17,6 +17,8 @@ export interface ResultListProps {
   onMore: () => void;
   onFilter: (field: string, value: string, negate: boolean) => void;
   onToggleColumn: (field: string) => void;
+  /** Moves a column one place left (-1) or right (+1). */
+  onMoveColumn?: (field: string, dir: -1 | 1) => void;
 }
 
 /** The text of the summary column: `message`, else the whole event. */
@@ -33,7 +35,7 @@ export function identity(ev: Record<string, unknown>): string {
 }
 
 /** The result list. */
-export function ResultList({ hits, columns, more, loading, onMore, onFilter, onToggleColumn }: ResultListProps) {
+export function ResultList({ hits, columns, more, loading, onMore, onFilter, onToggleColumn, onMoveColumn }: ResultListProps) {
   const [open, setOpen] = useState<Set<string>>(new Set());
   const sentinel = useRef<HTMLDivElement>(null);
   const onMoreRef = useRef(onMore);
@@ -63,9 +65,19 @@ export function ResultList({ hits, columns, more, loading, onMore, onFilter, onT
           <tr>
             <th scope="col" class="time-col">Time</th>
             {columns.length === 0 ? <th scope="col">Event</th> : null}
-            {columns.map((c) => (
+            {columns.map((c, i) => (
               <th scope="col" key={c}>
+                {onMoveColumn && i > 0 ? (
+                  <button type="button" class="link" aria-label={`Move column ${c} left`} onClick={() => onMoveColumn(c, -1)}>
+                    ‹
+                  </button>
+                ) : null}
                 {c}{' '}
+                {onMoveColumn && i < columns.length - 1 ? (
+                  <button type="button" class="link" aria-label={`Move column ${c} right`} onClick={() => onMoveColumn(c, 1)}>
+                    ›
+                  </button>
+                ) : null}
                 <button type="button" class="link" aria-label={`Remove column ${c}`} onClick={() => onToggleColumn(c)}>
                   ×
                 </button>

@@ -1,6 +1,7 @@
 import { render } from 'preact';
 import { act } from 'preact/test-utils';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { RECENT_RANGES } from '../../lib/recent';
 import { toLocalInput } from '../../lib/time';
 import { TimePicker } from './TimePicker';
 
@@ -14,7 +15,7 @@ function open(onChange: (r: { from: string; to: string }) => void): void {
   el = document.createElement('div');
   document.body.appendChild(el);
   act(() => render(<TimePicker value={{ from: 'now-15m', to: 'now' }} onChange={onChange} />, el));
-  act(() => (el.querySelector('button') as HTMLButtonElement).click());
+  act(() => (el.querySelector('button[aria-haspopup]') as HTMLButtonElement).click());
 }
 
 function setInput(name: string, v: string): void {
@@ -53,5 +54,41 @@ describe('TimePicker', () => {
       (el.querySelector('.absolute-form') as HTMLFormElement).dispatchEvent(new Event('submit', { cancelable: true }));
     });
     expect(onChange).toHaveBeenCalledWith({ from: '2024-01-01T10:00:00.000Z', to: '2024-01-01T11:00:00.000Z' });
+  });
+
+  it('applies a typed relative range, says why a bad one is refused, and lists it under recently used', () => {
+    localStorage.removeItem(RECENT_RANGES);
+    const onChange = vi.fn();
+    open(onChange);
+    setInput('typed', 'now-2h to now-3h');
+    act(() => {
+      (el.querySelector('.typed-form') as HTMLFormElement).dispatchEvent(new Event('submit', { cancelable: true }));
+    });
+    expect(onChange).not.toHaveBeenCalled();
+    expect(el.querySelector('.field-error')?.textContent).toContain('now-7d to now-1d');
+    setInput('typed', 'now-2h');
+    act(() => {
+      (el.querySelector('.typed-form') as HTMLFormElement).dispatchEvent(new Event('submit', { cancelable: true }));
+    });
+    expect(onChange).toHaveBeenCalledWith({ from: 'now-2h', to: 'now' });
+    act(() => (el.querySelector('button[aria-haspopup]') as HTMLButtonElement).click());
+    const recentButtons = [...el.querySelectorAll('[aria-label="Recently used ranges"] button')];
+    expect(recentButtons.map((b) => b.textContent)).toEqual(['Since now-2h']);
+    expect([...el.querySelectorAll('.relative-list button')].map((b) => b.textContent)).toContain('Last 90 days');
+    expect([...el.querySelectorAll('.relative-list button')].map((b) => b.textContent)).toContain('This week');
+  });
+
+  it('shifts earlier and zooms out; later is off at now', () => {
+    const onChange = vi.fn();
+    open(onChange);
+    act(() => (el.querySelector('[aria-label="Zoom out"]') as HTMLButtonElement).click());
+    expect(onChange).toHaveBeenLastCalledWith({ from: 'now-30m', to: 'now' });
+    expect((el.querySelector('[aria-label="Later"]') as HTMLButtonElement).disabled).toBe(true);
+    const before = Date.now();
+    act(() => (el.querySelector('[aria-label="Earlier"]') as HTMLButtonElement).click());
+    const r = onChange.mock.lastCall?.[0] as { from: string; to: string };
+    const len = Date.parse(r.to) - Date.parse(r.from);
+    expect(len).toBe(900_000);
+    expect(Math.abs(Date.parse(r.to) - (before - 900_000))).toBeLessThan(1000);
   });
 });

@@ -1,5 +1,6 @@
-// The list of dashboards (own and shared with the caller), delete, and the
-// form that creates a new one and opens it for editing.
+// The list of dashboards (own and shared with the caller), delete, the
+// form that creates a new one and opens it for editing, and the import of
+// an exported JSON file as a new private dashboard.
 import { useState } from 'preact/hooks';
 import type { ApiError } from '../../api/client';
 import { createDashboard, deleteDashboard, listDashboards, storedLocally } from '../../api/dashboards';
@@ -7,12 +8,31 @@ import { ErrorBox } from '../../components/ErrorBox/ErrorBox';
 import { Link } from '../../components/Nav/Nav';
 import { toApiError, useRequest } from '../../hooks/useRequest';
 import { navigate } from '../../lib/router';
+import { parseImport } from './transfer';
 
 /** The list of dashboards. */
 export function DashboardListPage() {
   const list = useRequest('dashboards', (signal) => listDashboards(signal));
   const [title, setTitle] = useState('');
   const [error, setError] = useState<ApiError | null>(null);
+  const [importError, setImportError] = useState('');
+  const importFile = (file: File | undefined): void => {
+    if (!file) return;
+    setImportError('');
+    file.text().then((text) => {
+      let body;
+      try {
+        body = parseImport(text);
+      } catch (e) {
+        setImportError(`${file.name}: ${e instanceof Error ? e.message : String(e)}`);
+        return;
+      }
+      createDashboard(body).then(
+        (d) => navigate(`/dashboards/${d.id}`),
+        (err: unknown) => setError(toApiError(err)),
+      );
+    }, (e: unknown) => setImportError(String(e)));
+  };
   return (
     <main id="main" class="dashboards-page" tabIndex={-1}>
       <h1>Dashboards</h1>
@@ -58,6 +78,17 @@ export function DashboardListPage() {
           Create
         </button>
       </form>
+      <p>
+        <label>
+          Import JSON{' '}
+          <input type="file" name="import" accept=".json,application/json" onChange={(e) => importFile(e.currentTarget.files?.[0])} />
+        </label>
+      </p>
+      {importError ? (
+        <p class="field-error" role="alert">
+          {importError}
+        </p>
+      ) : null}
     </main>
   );
 }

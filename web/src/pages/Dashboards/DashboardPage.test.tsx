@@ -44,3 +44,19 @@ describe('one dashboard', () => {
     expect(asked).not.toHaveBeenCalled();
   });
 });
+
+describe('dashboard JSON and duplicate (issue 22, missing 8)', () => {
+  it('offers the board as a JSON download; in edit mode a panel duplicates beside itself', async () => {
+    const withPanel = { ...board, panels: [{ id: 'p1', title: 'Errors', chart: 'number' as const, query: '', size: 1, options: { metric: 'count' as const }, layout: { x: 0, y: 0, w: 6, h: 3 } }] };
+    stubFetch((c) => [200, c.path.startsWith('/api/v1/dashboards') ? withPanel : { total: 0, took_ms: 1, hits: [], next: null }]);
+    const root = mount(<DashboardPage id={7} edit />);
+    await flush();
+    const a = root.querySelector('a.export-json') as HTMLAnchorElement;
+    expect(a.getAttribute('download')).toBe('web-errors.json');
+    const json = JSON.parse(decodeURIComponent(a.getAttribute('href')?.replace('data:application/json;charset=utf-8,', '') ?? '')) as { panels: { title: string }[] };
+    expect(json.panels.map((p) => p.title)).toEqual(['Errors']);
+    click(root.querySelector('[aria-label="Duplicate panel Errors"]'));
+    expect([...root.querySelectorAll('section.panel')].map((s) => s.getAttribute('aria-label'))).toEqual(['Errors', 'Errors (copy)']);
+    expect(root.textContent).toContain('Unsaved changes.');
+  });
+});

@@ -1,5 +1,6 @@
-// One dashboard — view with one time range and auto-refresh, or edit:
-// add/edit/remove panels, drag and resize them on the grid, share, save.
+// One dashboard — view with one time range and auto-refresh, export as
+// JSON, or edit: add/edit/duplicate/remove panels, drag and resize them on
+// the grid, share, save.
 import { useEffect, useState } from 'preact/hooks';
 import type { ApiError } from '../../api/client';
 import { getDashboard, newPanelId, refreshSeconds, saveDashboard, GRID_COLUMNS, type Dashboard, type Panel } from '../../api/dashboards';
@@ -13,6 +14,7 @@ import { navigate, useLeaveGuard } from '../../lib/router';
 import type { TimeRange } from '../../lib/time';
 import { PanelEditor } from './PanelEditor';
 import { draftOf, panelFromDraft } from './model';
+import { duplicatePanel, exportHref, exportName } from './transfer';
 
 const REFRESH = [null, '10s', '30s', '1m', '5m'] as const;
 
@@ -113,6 +115,9 @@ export function DashboardPage({ id, edit }: { id: number; edit: boolean }) {
           ⟳
         </button>
         <span class="spacer" />
+        <a class="export-json" href={exportHref(d)} download={exportName(d.title)}>
+          Export JSON
+        </a>
         {d.can_edit ? (
           editing ? (
             <>
@@ -161,6 +166,9 @@ export function DashboardPage({ id, edit }: { id: number; edit: boolean }) {
             <>
               <button type="button" class="link" aria-label={`Edit panel ${p.title}`} onClick={() => setPanelEdit({ panel: p, isNew: false })}>
                 edit
+              </button>
+              <button type="button" class="link" aria-label={`Duplicate panel ${p.title}`} onClick={() => change({ panels: duplicatePanel(d.panels, p) })}>
+                duplicate
               </button>
               <button type="button" class="link danger" aria-label={`Remove panel ${p.title}`} onClick={() => change({ panels: d.panels.filter((x) => x.id !== p.id) })}>
                 remove

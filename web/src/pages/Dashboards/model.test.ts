@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CHARTS_FOR, draftOf, panelFromDraft, type PanelDraft } from './model';
+import { CHARTS_FOR, draftOf, fieldDashboard, panelFromDraft, type PanelDraft } from './model';
 
 const base = { id: 'p1', layout: { x: 0, y: 0, w: 6, h: 3 } };
 const draft: PanelDraft = { title: 'Top hosts', query: 'level:error', chart: 'pie', metric: 'terms', field: '@host', size: 5, stat: 'avg' };
@@ -31,5 +31,19 @@ describe('panel editor model', () => {
   it('offers every chart type for some metric', () => {
     const all = new Set(Object.values(CHARTS_FOR).flat());
     expect([...all].sort()).toEqual(['bar', 'number', 'pie', 'table', 'timeseries']);
+  });
+});
+
+describe('visualize a field (issue 22, missing 7)', () => {
+  it('makes a private dashboard with a bar panel of the top values in the search and its range', () => {
+    const d = fieldDashboard('service', 'level:error', { from: 'now-7d', to: 'now' });
+    expect({ ...d, panels: d.panels.map(({ id: _id, ...p }) => p) }).toEqual({
+      title: 'service: top values',
+      description: 'From the search level:error',
+      sharing: { everyone: false, groups: [] },
+      time: { from: 'now-7d', to: null },
+      refresh: null,
+      panels: [{ title: 'Top service', query: 'level:error', chart: 'bar', options: { metric: 'terms' }, aggs: { a: { type: 'terms', field: 'service', size: 10 } }, layout: { x: 0, y: 0, w: 6, h: 3 } }],
+    });
   });
 });

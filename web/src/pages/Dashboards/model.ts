@@ -1,7 +1,7 @@
 // The panel editor's model: a draft of one panel (title, query, chart,
 // metric, field, size, statistic), and its conversion to and from the
 // dashboard API's panel; which charts each metric can draw.
-import type { ChartType, Metric, Panel, Stat } from '../../api/dashboards';
+import { newPanelId, type ChartType, type DashboardBody, type Metric, type Panel, type Stat } from '../../api/dashboards';
 import type { Aggregation } from '../../api/types';
 
 /** What the panel editor edits. */
@@ -74,3 +74,20 @@ export const METRIC_LABEL: Record<Metric, string> = {
   stats: 'Statistic of a numeric field',
   events: 'Latest events',
 };
+
+/** A new private dashboard with one bar panel of a field's top values in a
+ * search ("visualize this field" in the field list, issue 22). */
+export function fieldDashboard(field: string, query: string, range: { from: string; to: string }): DashboardBody {
+  const panel = panelFromDraft(
+    { title: `Top ${field}`, query, chart: 'bar', metric: 'terms', field, size: 10, stat: 'avg' },
+    { id: newPanelId(), layout: { x: 0, y: 0, w: 6, h: 3 } },
+  );
+  return {
+    title: `${field}: top values`,
+    description: query ? `From the search ${query}` : '',
+    sharing: { everyone: false, groups: [] },
+    time: { from: range.from, to: range.to === 'now' ? null : range.to },
+    refresh: null,
+    panels: [panel],
+  };
+}

@@ -27,9 +27,13 @@
 //! 2-core box, docs/benchmarks/journal.md "2026-11-23 night: syslog over UDP"): with one
 //! worker, every datagram arrives with 0 kernel drops up to the most the
 //! sender can produce there (≈ 280k/s). rsyslog's imudp on the same box
-//! dropped 1,010 of 2 M at ≈ 186k/s in one of three runs. On a busy machine
-//! (load 3–4) the limit was 125k/s; batching receives with `recvmmsg` is the
-//! next step if more is ever needed.
+//! dropped 1,010 of 2 M at ≈ 186k/s in one of three runs. With the defaults
+//! (2 workers here, an 8 MiB receive buffer) and another process keeping one
+//! core busy, 200,000 datagrams/s arrived with 0 kernel drops in 10 of 10
+//! runs of 2 M; with the kernel's 208 KiB default buffer, 2 of 2 runs dropped
+//! 9,838 and 14,492 (journal "2026-11-27: syslog over UDP with the
+//! defaults"). Batching receives with `recvmmsg` is the next step if more is
+//! ever needed.
 //!
 //! A datagram longer than `max_message_bytes` is cut there, tagged
 //! `_oversized` and counted (`oversized`); an empty one is ignored.
@@ -75,8 +79,11 @@ struct Config {
     #[serde(default)]
     reuse_port: bool,
     /// `SO_RCVBUF` to ask for (the kernel doubles it and caps it at
-    /// `net.core.rmem_max`); the effective value is logged at start.
-    receive_buffer_bytes: Option<ByteSize>,
+    /// `net.core.rmem_max`); the effective value is logged at start, with
+    /// a warning when the kernel capped it. `0`: the kernel's default
+    /// (`net.core.rmem_default`, 208 KiB on Debian).
+    #[serde(default = "default_receive_buffer")]
+    receive_buffer_bytes: ByteSize,
     /// Longest datagram kept whole; longer ones are cut and tagged `_oversized`.
     #[serde(default = "default_max_message")]
     max_message_bytes: ByteSize,
@@ -100,6 +107,13 @@ struct Config {
 /// (BENCHMARKS.md, issue #23).
 fn default_workers() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+}
+/// 8 MiB: at 200,000 datagrams/s the kernel's 208 KiB default holds about
+/// 1 ms of traffic (each small datagram costs ~700 bytes of buffer), so a
+/// receive thread preempted by other work on the machine lost datagrams
+/// (BENCHMARKS.md, issue #23); 8 MiB holds tens of milliseconds.
+fn default_receive_buffer() -> ByteSize {
+    ByteSize(8 << 20)
 }
 fn default_max_message() -> ByteSize {
     ByteSize(64 << 10)
@@ -127,9 +141,9 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
     if c.queue_size < c.batch_size.get() {
         return Err(cx.error("queue_size", format!("must be at least batch_size ({})", c.batch_size)));
     }
-    let rcvbuf = match c.receive_buffer_bytes {
-        Some(b) => Some(usize::try_from(b.0).map_err(|_| cx.error("receive_buffer_bytes", "too large"))?),
-        None => None,
+    let rcvbuf = match c.receive_buffer_bytes.0 {
+        0 => None,
+        b => Some(usize::try_from(b).map_err(|_| cx.error("receive_buffer_bytes", "too large"))?),
     };
     let opts = DateKeys { year: c.year, timezone: c.timezone }.options(cx)?;
     Ok(Box::new(SyslogUdp {
@@ -207,7 +221,8 @@ impl Source for SyslogUdp {
             if effective < req.saturating_mul(2) {
                 tracing::warn!(
                     source = %cx.id, requested = req, effective,
-                    "receive buffer capped by the kernel; raise net.core.rmem_max (sysctl)"
+                    "receive buffer capped by the kernel: bursts may be dropped (counted in kernel_drops); \
+                     raise it with `sysctl -w net.core.rmem_max={req}`"
                 );
             }
         }

@@ -216,6 +216,30 @@ mod tests {
         conn.pragma_update(None, "user_version", 99).unwrap();
         drop(conn);
         let e = open(&path).unwrap_err().to_string();
-        assert!(e.ends_with("schema version 99 is newer than this binary knows (1); upgrade sluice"), "{e}");
+        assert!(e.ends_with("schema version 99 is newer than this binary knows (2); upgrade sluice"), "{e}");
+    }
+
+    /// A database of version 1 (before `password_one_time`) keeps its users,
+    /// who are not asked to replace their password.
+    #[test]
+    fn version_1_gains_password_one_time_unset() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("users.db");
+        let mut conn = Connection::open(&path).unwrap();
+        let tx = conn.transaction().unwrap();
+        tx.execute_batch(MIGRATIONS[0]).unwrap();
+        tx.pragma_update(None, "user_version", 1).unwrap();
+        tx.execute(
+            "INSERT INTO users(username, type, source, created_at, updated_at) VALUES ('ann', 'viewer', 'local', 0, 0)",
+            [],
+        )
+        .unwrap();
+        tx.commit().unwrap();
+        drop(conn);
+        let conn = open(&path).unwrap();
+        assert_eq!(version(&conn).unwrap(), 2);
+        let one_time: i64 =
+            conn.query_row("SELECT password_one_time FROM users WHERE username = 'ann'", [], |r| r.get(0)).unwrap();
+        assert_eq!(one_time, 0);
     }
 }

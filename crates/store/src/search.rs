@@ -449,6 +449,8 @@ impl SearchBackend for Store {
         let r = &self.cache.counters;
         let load = |a: &std::sync::atomic::AtomicU64| a.load(AtomicOrdering::Relaxed);
         let (entries, bytes) = self.cache.usage();
+        // One snapshot of the partitions for the three "what the store holds" figures.
+        let parts = self.partitions();
         vec![
             ("sluice_store_events_total", load(&c.events)),
             ("sluice_store_commits_total", load(&c.commits)),
@@ -465,9 +467,9 @@ impl SearchBackend for Store {
             ("sluice_store_result_cache_entries", entries as u64),
             ("sluice_store_result_cache_bytes", bytes as u64),
             // What the store holds (issue #22, Operations page).
-            ("sluice_store_disk_bytes", self.disk_bytes()),
-            ("sluice_store_partitions", self.partitions().len() as u64),
-            ("sluice_store_stored_events", self.partitions().iter().map(|p| p.events).sum()),
+            ("sluice_store_disk_bytes", parts.iter().map(|p| p.bytes).sum()),
+            ("sluice_store_partitions", parts.len() as u64),
+            ("sluice_store_stored_events", parts.iter().map(|p| p.events).sum()),
         ]
     }
 }

@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 mod common;
-use common::{free_port, http, skip, wait_until, Dir, Proc};
+use common::{free_port, http, skip, wait_until, Dir};
 
 const N: usize = 120;
 const TOKEN: &str = "otlp-token-0123456789abcdef";
@@ -24,18 +24,10 @@ fn issue_21_opentelemetry_sdk_http_and_grpc_exporters_store_every_record_with_id
     let python = common::python();
     let dir = Dir::new("otlp");
     let (port, gport) = (free_port(), free_port());
-    let out = dir.path("out.ndjson");
-    let cfg = dir.path("c.toml");
-    std::fs::write(
-        &cfg,
-        format!(
+    let (mut p, out) = common::start_file_node(
+        &dir,
+        &format!(
             r#"
-[node]
-data_dir = "{d}"
-[api]
-address = ""
-[pipelines.main]
-batch_delay = "10ms"
 [pipelines.main.sources.otel]
 type = "otlp"
 address = "127.0.0.1:{port}"
@@ -44,17 +36,10 @@ grpc_address = "127.0.0.1:{gport}"
 token = "{TOKEN}"
 group = "acme"
 host = "pinned"
-[pipelines.main.sinks.out]
-type = "file"
-path = "{o}"
-"#,
-            d = dir.root().display(),
-            o = out.display()
+"#
         ),
-    )
-    .unwrap();
-    let mut p = Proc::start(&["run", cfg.to_str().unwrap()], &dir.path("log"), "sluice");
-    common::wait_port(port, &mut p);
+        port,
+    );
     common::wait_port(gport, &mut p);
 
     let script = format!(

@@ -28,6 +28,7 @@
 //! the whole raw text (lossy UTF-8), it gets the tag `_syslogparsefailure`
 //! and is counted in `events_failed`.
 
+use std::cell::RefCell;
 use std::net::IpAddr;
 use std::sync::Arc;
 
@@ -99,7 +100,7 @@ impl Mapper {
         let ok = match syslog::parse(raw, &self.opts) {
             Ok(m) => {
                 ts = m.timestamp.and_then(|t| t.timestamp_nanos_opt());
-                host = m.hostname.as_deref().map(|h| Arc::new(Identity::new("", "", h)));
+                host = m.hostname.as_deref().map(host_identity);
                 fields.push_unique(Str::new("message"), m.message.as_deref().unwrap_or("").into());
                 if let Some(p) = m.priority {
                     fields.push_unique(Str::new("priority"), Value::from(p));
@@ -160,6 +161,29 @@ impl Mapper {
     }
 }
 
+thread_local! {
+    /// The identity made for the last header host on this thread: a
+    /// sender's messages come in runs, so they share one instead of
+    /// allocating one per message.
+    static LAST_HOST: RefCell<Option<Arc<Identity>>> = const { RefCell::new(None) };
+}
+
+/// The identity carrying header host `h` (group and subgroup are the
+/// source's to stamp).
+fn host_identity(h: &str) -> Arc<Identity> {
+    LAST_HOST.with(|last| {
+        let mut last = last.borrow_mut();
+        match &*last {
+            Some(id) if id.host == h => Arc::clone(id),
+            _ => {
+                let id = Arc::new(Identity::new("", "", h));
+                *last = Some(Arc::clone(&id));
+                id
+            }
+        }
+    })
+}
+
 /// The `peer` value for an address.
 pub(crate) fn peer_value(ip: IpAddr) -> Value {
     // An IPv4 client of a dual-stack socket shows as ::ffff:a.b.c.d.
@@ -191,6 +215,8 @@ mod tests {
         );
         assert_eq!(e.timestamp, 1_065_910_455_003_000_000);
         assert_eq!(*e.identity, Identity::new("", "", "mymachine.example.com"), "@host from the header");
+        let again = m.event(raw, &peer_value("10.1.2.3".parse().unwrap()));
+        assert!(Arc::ptr_eq(&e.identity, &again.identity), "one identity for a run of one host");
         assert_eq!(m.metrics.events_failed.get(), 0);
         let nil = m.event(b"<165>1 2003-10-11T22:14:15.003Z - app - - - no host", &Value::from("1.2.3.4"));
         assert_eq!(nil.identity.host, "", "a NILVALUE HOSTNAME leaves the host to the source");

@@ -249,7 +249,7 @@ pub async fn dashboard_data(
         if body.iter().all(u8::is_ascii_whitespace) { DataRequest::default() } else { json_body(&headers, &body)? };
     let caller = ctx.caller.clone();
     let d = ctx.run(move |u| u.get_dashboard(&caller, id)).await??;
-    let backend = s.backend.clone().ok_or(ApiError::NoStore)?;
+    let backend = s.backend.get().ok_or(ApiError::NoStore)?;
     let principal = ctx.caller.principal();
     let from = req.from.or(d.time.from.clone());
     let to = req.to.or(d.time.to.clone());

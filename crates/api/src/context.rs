@@ -137,7 +137,7 @@ pub async fn context(
     }
     let at = sluice_query::time::parse_time(&p.at, sluice_core::event::now_ns())
         .map_err(|e| ApiError::InvalidField { field: "at".into(), message: e.0 })?;
-    let backend = s.backend.clone().ok_or(ApiError::NoStore)?;
+    let backend = s.backend.get().ok_or(ApiError::NoStore)?;
     let terms: Vec<_> = [("@host", p.host), ("@source", p.source)]
         .into_iter()
         .filter_map(|(f, v)| v.filter(|v| !v.is_empty()).map(|v| term(f, v)))

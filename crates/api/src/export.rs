@@ -210,7 +210,7 @@ pub async fn export(
         order: p.order,
     };
     let search = req.parse(sluice_core::event::now_ns())?;
-    let backend = s.backend.clone().ok_or(ApiError::NoStore)?;
+    let backend = s.backend.get().ok_or(ApiError::NoStore)?;
     let mut export = Export { backend, principal, search, format, columns, left: limit };
 
     // The first page before the response: its errors get their own status.

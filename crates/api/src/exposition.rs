@@ -250,7 +250,7 @@ pub fn prometheus_text(s: &ApiState) -> String {
             }
         }
     }
-    for (name, v) in s.backend.as_ref().map(|b| b.counters()).unwrap_or_default() {
+    for (name, v) in s.backend.get().map(|b| b.counters()).unwrap_or_default() {
         let help = "A counter of the search backend (see docs/specs/metrics.md).";
         if name.ends_with("_total") {
             f.counter(name, help, &[], v as f64);

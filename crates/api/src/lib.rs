@@ -33,6 +33,7 @@
 
 pub mod admin;
 pub mod auth;
+pub mod backend_slot;
 pub mod content;
 pub mod context;
 pub mod error;
@@ -57,6 +58,8 @@ use serde_json::{json, Value};
 use sluice_core::metrics::Registry;
 use sluice_core::mount::Mounts;
 use sluice_query::SearchBackend;
+
+pub use backend_slot::BackendSlot;
 use sluice_users::Users;
 
 pub use auth::{AuthError, Authenticated, Authenticator, MetricsAccess, StaticTokens};
@@ -142,8 +145,8 @@ pub struct ApiState {
     pub name: String,
     /// Process start.
     pub started: Instant,
-    /// The search store; `None` answers `503 no_store`.
-    pub backend: Option<Arc<dyn SearchBackend>>,
+    /// The search store, replaceable by a reload; empty answers `503 no_store`.
+    pub backend: BackendSlot,
     /// Turns request headers into a principal.
     pub auth: Arc<dyn Authenticator>,
     /// Routes components mounted on this listener.
@@ -170,7 +173,7 @@ impl ApiState {
             registry,
             name: name.into(),
             started: Instant::now(),
-            backend: None,
+            backend: BackendSlot::default(),
             auth: Arc::new(StaticTokens::none()),
             mounts: Arc::new(Mounts::disabled()),
             users: None,
@@ -193,8 +196,15 @@ impl ApiState {
     }
 
     /// With a search backend.
-    pub fn with_backend(mut self, backend: Arc<dyn SearchBackend>) -> Self {
-        self.backend = Some(backend);
+    pub fn with_backend(self, backend: Arc<dyn SearchBackend>) -> Self {
+        self.backend.set(Some(backend));
+        self
+    }
+
+    /// With `slot` as the backend: whoever keeps a clone of it (the node,
+    /// on reload) can replace the backend later.
+    pub fn with_backend_slot(mut self, slot: BackendSlot) -> Self {
+        self.backend = slot;
         self
     }
 
@@ -389,7 +399,7 @@ pub fn stats_json(s: &ApiState) -> Value {
 }
 
 fn backend_counters(s: &ApiState) -> Vec<(&'static str, u64)> {
-    s.backend.as_ref().map(|b| b.counters()).unwrap_or_default()
+    s.backend.get().map(|b| b.counters()).unwrap_or_default()
 }
 
 /// The node's counters in Prometheus text format.

@@ -56,7 +56,7 @@ const DEFAULT_SIZE: usize = 100;
 pub const TAIL_KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 fn backend(s: &ApiState) -> Result<Arc<dyn SearchBackend>, ApiError> {
-    s.backend.clone().ok_or(ApiError::NoStore)
+    s.backend.get().ok_or(ApiError::NoStore)
 }
 
 /// A JSON body; an empty body is `{}`. Unknown keys are named in the error.

@@ -71,18 +71,31 @@ impl Client {
     /// Builds the client (reads the secret and CA files once).
     pub fn new(cfg: &OpenSearchConfig) -> Result<Self, ClientError> {
         let mut b = reqwest::Client::builder().timeout(Duration::from_secs(cfg.timeout_secs)).use_rustls_tls();
-        if let Some(ca) = &cfg.ca_file {
-            let pem = std::fs::read(ca).map_err(|e| ClientError::File {
-                key: "ca_file",
-                path: ca.display().to_string(),
+        let read = |key: &'static str, path: &std::path::Path| {
+            std::fs::read(path).map_err(|e| ClientError::File {
+                key,
+                path: path.display().to_string(),
                 msg: e.to_string(),
-            })?;
-            let cert = reqwest::Certificate::from_pem(&pem).map_err(|e| ClientError::File {
+            })
+        };
+        if let Some(ca) = &cfg.ca_file {
+            let cert = reqwest::Certificate::from_pem(&read("ca_file", ca)?).map_err(|e| ClientError::File {
                 key: "ca_file",
                 path: ca.display().to_string(),
                 msg: e.to_string(),
             })?;
             b = b.add_root_certificate(cert);
+        }
+        if let (Some(cert), Some(key)) = (&cfg.client_cert_file, &cfg.client_key_file) {
+            let mut pem = read("client_cert_file", cert)?;
+            pem.push(b'\n');
+            pem.extend(read("client_key_file", key)?);
+            let id = reqwest::Identity::from_pem(&pem).map_err(|e| ClientError::File {
+                key: "client_cert_file",
+                path: format!("{} + {}", cert.display(), key.display()),
+                msg: e.to_string(),
+            })?;
+            b = b.identity(id);
         }
         let auth = match &cfg.auth {
             Auth::None => None,
@@ -132,6 +145,14 @@ impl Client {
                         continue;
                     }
                     self.current.store(i, Ordering::Relaxed);
+                    // Refused credentials are this node's configuration, not
+                    // the caller's request: a 500 that says where to look.
+                    if status == reqwest::StatusCode::UNAUTHORIZED || status == reqwest::StatusCode::FORBIDDEN {
+                        return Err(BackendError::Internal(format!(
+                            "OpenSearch refused this node's credentials ({url}: HTTP {}): check [search] auth",
+                            status.as_u16()
+                        )));
+                    }
                     if status.is_client_error() {
                         return Err(BackendError::BadRequest(format!("opensearch {status}: {}", reason(&text))));
                     }

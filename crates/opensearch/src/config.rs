@@ -41,6 +41,13 @@ pub struct OpenSearchConfig {
     /// PEM file of the CA that signed the cluster's certificates (https).
     #[serde(default)]
     pub ca_file: Option<PathBuf>,
+    /// PEM certificate this node presents when the cluster (or a proxy in
+    /// front of it) asks for a client certificate; with `client_key_file`.
+    #[serde(default)]
+    pub client_cert_file: Option<PathBuf>,
+    /// PEM private key of `client_cert_file` (PKCS#8, PKCS#1 or SEC1).
+    #[serde(default)]
+    pub client_key_file: Option<PathBuf>,
     /// Per-request timeout, seconds.
     #[serde(default = "default_timeout")]
     pub timeout_secs: u64,
@@ -79,6 +86,8 @@ impl OpenSearchConfig {
             index: index.into(),
             auth: Auth::None,
             ca_file: None,
+            client_cert_file: None,
+            client_key_file: None,
             timeout_secs: default_timeout(),
             tail_poll_ms: default_poll(),
         }
@@ -97,6 +106,11 @@ impl OpenSearchConfig {
         }
         if self.index.is_empty() || self.index.contains([',', ' ', '/']) {
             return err("index", format!("{:?} must be one index name or pattern (no ',', ' ', '/')", self.index));
+        }
+        match (&self.client_cert_file, &self.client_key_file) {
+            (Some(_), None) => return err("client_key_file", "is required with client_cert_file".into()),
+            (None, Some(_)) => return err("client_cert_file", "is required with client_key_file".into()),
+            _ => {}
         }
         if self.timeout_secs == 0 {
             return err("timeout_secs", "must be positive".into());
@@ -123,5 +137,10 @@ mod tests {
         assert!(c.validate().unwrap_err().to_string().starts_with("search.index:"));
         c.index = "sluice-*".into();
         assert!(c.validate().is_ok());
+        c.client_cert_file = Some("client.pem".into());
+        assert_eq!(c.validate().unwrap_err().to_string(), "search.client_key_file: is required with client_cert_file");
+        c.client_cert_file = None;
+        c.client_key_file = Some("client.key".into());
+        assert_eq!(c.validate().unwrap_err().to_string(), "search.client_cert_file: is required with client_key_file");
     }
 }

@@ -8,6 +8,7 @@
 
 mod bench_cli;
 mod lean;
+mod search_wiring;
 mod users_cli;
 
 use std::path::PathBuf;
@@ -143,7 +144,7 @@ fn main() -> ExitCode {
         Cmd::Agent { .. } => Some(lean::ensure()),
         // A node with a store sink: the indexer's allocator profile (the
         // config is read twice; a config error is reported by `run`).
-        Cmd::Run { config, .. } if load_config(config).is_ok_and(|c| store_path(&c).is_some()) => {
+        Cmd::Run { config, .. } if load_config(config).is_ok_and(|c| search_wiring::store_path(&c).is_some()) => {
             Some(lean::ensure_profile(lean::STORE))
         }
         _ => None,
@@ -363,18 +364,6 @@ fn raise_open_file_limit() {
 
 /// The path of the first `store` sink in the config (pipelines in name
 /// order), as the sink resolves it: its `path`, else `<data_dir>/store`.
-fn store_path(cfg: &sluice_runtime::config::Config) -> Option<PathBuf> {
-    cfg.pipelines.values().flat_map(|p| p.sinks.values()).find_map(|t| {
-        if t.get("type").and_then(|v| v.as_str()) != Some("store") {
-            return None;
-        }
-        Some(match t.get("path").and_then(|v| v.as_str()) {
-            Some(p) => PathBuf::from(p),
-            None => cfg.node.data_dir.join("store"),
-        })
-    })
-}
-
 /// The config file with `role`'s defaults filled in (at start and on reload).
 fn load_for(
     role: Role,
@@ -420,7 +409,6 @@ fn run(role: Role, path: PathBuf, admin_password_file: Option<PathBuf>) -> anyho
             None => Arc::new(Mounts::disabled()),
         };
         sluice_api::reserve_routes(&mounts)?;
-        let store_path = store_path(&cfg);
         let metrics_auth = cfg.api.metrics_need_token();
         {
             use std::os::unix::fs::DirBuilderExt as _;
@@ -436,15 +424,13 @@ fn run(role: Role, path: PathBuf, admin_password_file: Option<PathBuf>) -> anyho
             None => None,
         };
         let api_cfg = cfg.api.clone();
-        // `[search] backend = "opensearch"`: built once, before the node starts
+        // `[search]`: an OpenSearch client is built before the node starts
         // (a secret or CA file that cannot be read stops the start).
-        let opensearch = match &cfg.search {
-            sluice_runtime::config::SearchConfig::Opensearch(o) => {
-                Some(sluice_opensearch::OpenSearch::new(o).context("[search] backend = \"opensearch\"")?)
-            }
-            sluice_runtime::config::SearchConfig::Embedded => None,
-        };
+        let mut search = search_wiring::SearchWiring::new(&cfg)?;
+        let opensearch = search.prepare(&cfg)?;
+        let running = cfg.clone();
         let node = Node::start_with_mounts(cfg, Arc::clone(&mounts)).await?;
+        search.apply(&running, opensearch);
         if let Some((listener, local, tokens)) = api {
             if tokens.is_empty() && users.is_none() {
                 tracing::warn!("no [api.tokens] and no [auth] configured: the search API answers 401 to every request");
@@ -461,24 +447,15 @@ fn run(role: Role, path: PathBuf, admin_password_file: Option<PathBuf>) -> anyho
                 Some(users) => state.with_users(users, statics),
                 None => state.with_auth(statics),
             };
-            // The search API answers from the store the first `store` sink
-            // opened (shared instance); without one it answers 503 `no_store`.
-            let state = match (opensearch, store_path.as_deref().and_then(sluice_store::Store::get)) {
-                (Some(os), _) => {
-                    tracing::info!(index = %os.index(), "search API serves OpenSearch");
-                    state.with_backend(Arc::new(os))
-                }
-                (None, Some(store)) => {
-                    tracing::info!(path = %store_path.as_deref().unwrap_or(std::path::Path::new("")).display(), "search API serves the embedded store");
-                    state.with_backend(store)
-                }
-                (None, None) => state,
-            };
+            // The search API answers from the backend in the slot: the
+            // store the first `store` sink opened, or OpenSearch, or none
+            // (503 `no_store`); a reload may replace it.
+            let state = state.with_backend_slot(search.slot());
             tracing::info!(address = %local, max_connections = api_cfg.max_connections.get(), "api listening");
             let listener = sluice_net::Listener::new(listener, "api", api_cfg.max_connections.get(), state.listener.clone());
             tokio::spawn(sluice_api::serve(listener, state, api_cfg.timeouts()));
         }
-        wait_for_signals(role, &node, &path).await?;
+        wait_for_signals(role, &node, &path, &mut search).await?;
         node.shutdown().await;
         Ok(())
     });
@@ -488,7 +465,12 @@ fn run(role: Role, path: PathBuf, admin_password_file: Option<PathBuf>) -> anyho
     result
 }
 
-async fn wait_for_signals(role: Role, node: &Node, path: &std::path::Path) -> anyhow::Result<()> {
+async fn wait_for_signals(
+    role: Role,
+    node: &Node,
+    path: &std::path::Path,
+    search: &mut search_wiring::SearchWiring,
+) -> anyhow::Result<()> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut term = signal(SignalKind::terminate())?;
     let mut int = signal(SignalKind::interrupt())?;
@@ -501,9 +483,15 @@ async fn wait_for_signals(role: Role, node: &Node, path: &std::path::Path) -> an
                 tracing::info!(config = %path.display(), "SIGHUP: reloading");
                 match load_for(role, path) {
                     Err(e) => tracing::error!("reload rejected, keeping the running config: {}", NodeError::Config(e)),
-                    Ok(cfg) => match node.reload(cfg).await {
-                        Ok(()) => tracing::info!("reload done"),
-                        Err(e) => tracing::error!("reload rejected, keeping the running config: {e}"),
+                    Ok(cfg) => match search.prepare(&cfg) {
+                        Err(e) => tracing::error!("reload rejected, keeping the running config: {e:#}"),
+                        Ok(opensearch) => match node.reload(cfg.clone()).await {
+                            Ok(()) => {
+                                search.apply(&cfg, opensearch);
+                                tracing::info!("reload done");
+                            }
+                            Err(e) => tracing::error!("reload rejected, keeping the running config: {e}"),
+                        },
                     },
                 }
             }

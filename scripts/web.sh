@@ -9,7 +9,9 @@
 #   scripts/web.sh e2e [BIN] browser tests: real headless Chromium (web/e2e/chromium.mjs)
 #                            and Firefox ESR (web/e2e/firefox.mjs), installed by
 #                            scripts/browser.sh, one after the other, against a real
-#                            sluice binary (default target/debug/sluice);
+#                            sluice binary (default target/debug/sluice), then the
+#                            core Chromium journey on an OpenSearch-backed node
+#                            (web/e2e/chromium-opensearch.mjs; scripts/opensearch.sh);
 #                            E2E_BROWSERS="firefox" runs one of them
 #
 # Needs Node >= 20.19 and npm (Debian: apt-get install nodejs npm, or NodeSource).
@@ -63,7 +65,7 @@ e2e() {
   [ -x "$bin" ] || { echo "web.sh e2e: no sluice binary at $bin (cargo build -p sluice)" >&2; exit 1; }
   rm -rf "$root/.cache/artifacts/browser"; mkdir -p "$root/.cache/artifacts/browser"
   local files=()
-  for b in ${E2E_BROWSERS:-chromium firefox}; do files+=("e2e/$b.mjs"); done
+  for b in ${E2E_BROWSERS:-chromium firefox chromium-opensearch}; do files+=("e2e/$b.mjs"); done
   # One node:test run (one TAP summary); files one at a time: 2 cores, two browsers.
   (cd "$web" && SLUICE_BIN="$bin" ARTIFACTS="$root/.cache/artifacts/browser" \
     node --test --test-concurrency=1 --test-reporter=tap "${files[@]}")

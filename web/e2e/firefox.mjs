@@ -124,7 +124,7 @@ before(async () => {
 
 after(async () => {
   await browser?.close();
-  node?.stop();
+  await node?.stop();
 });
 
 let totpSecret = null;

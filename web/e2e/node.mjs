@@ -3,9 +3,12 @@
 // (SLUICE_BIN) with a temp config — embedded store, the http source on the
 // API port for group "acme" and on a port of its own for group "globex",
 // static tokens, the users backend ([auth], admins must use TOTP) — seeded
-// with 30 events of acme (10 errors) and 20 of globex.
+// with 30 events of acme (10 errors) and 20 of globex. With
+// E2E_BACKEND=opensearch (chromium-opensearch.mjs) the events go to a real
+// OpenSearch node instead (scripts/opensearch.sh, an index of this run's
+// own, deleted at the end) and the search API reads it (issue #20).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -63,6 +66,43 @@ export const SEED = {
 };
 
 /**
+ * Where the node stores and what its search API reads: the embedded store,
+ * or (E2E_BACKEND=opensearch) OpenSearch through the `elasticsearch` sink,
+ * named `store` too so the Operations page lists the same components.
+ * Returns the config text and a cleanup function.
+ */
+function storage(dir) {
+  if ((process.env.E2E_BACKEND ?? 'embedded') === 'embedded') {
+    return {
+      toml: `[pipelines.main.sinks.store]\ntype = "store"\npath = "${join(dir, 'store')}"\ncommit_interval = "100ms"\n`,
+      cleanup: async () => {},
+    };
+  }
+  assert.equal(process.env.E2E_BACKEND, 'opensearch', 'E2E_BACKEND: embedded or opensearch');
+  const script = new URL('../../scripts/opensearch.sh', import.meta.url).pathname;
+  execFileSync('bash', [script, 'start', 'main'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const url = execFileSync('bash', [script, 'url', 'main']).toString().trim();
+  const index = `sluice-ui-e2e-${process.pid}-${Date.now()}`;
+  return {
+    toml: `[search]
+backend = "opensearch"
+endpoints = ["${url}"]
+index = "${index}"
+tail_poll_ms = 250
+[pipelines.main.sinks.store]
+type = "elasticsearch"
+endpoint = "${url}"
+index = "${index}"
+template_name = "${index}"
+`,
+    cleanup: async () => {
+      await fetch(`${url}/${index}`, { method: 'DELETE' }).catch(() => {});
+      await fetch(`${url}/_index_template/${index}`, { method: 'DELETE' }).catch(() => {});
+    },
+  };
+}
+
+/**
  * Starts a node, seeds it and waits until the 50 events are searchable.
  * The returned object talks to it; `stop()` kills it and removes its files.
  */
@@ -72,6 +112,7 @@ export async function startNode() {
   const port2 = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const cfg = join(dir, 'node.toml');
+  const store = storage(dir);
   writeFileSync(
     cfg,
     `[node]
@@ -100,11 +141,7 @@ address = "127.0.0.1:${port2}"
 [pipelines.main.sources.globex.tokens.globex]
 token = "${INGEST.globex}"
 group = "globex"
-[pipelines.main.sinks.store]
-type = "store"
-path = "${join(dir, 'store')}"
-commit_interval = "100ms"
-[auth]
+${store.toml}[auth]
 [auth.totp]
 require_types = ["admin"]
 `,
@@ -150,8 +187,9 @@ require_types = ["admin"]
       return r.status === 200 ? r.json.total : -1;
     },
     /** Kills the node and removes its files; prints its log when a test failed (or with E2E_LOG=1). */
-    stop() {
+    async stop() {
       proc.kill('SIGTERM');
+      await store.cleanup();
       if ((process.exitCode || process.env.E2E_LOG) && log) console.error(`--- sluice log ---\n${log.slice(-4000)}`);
       rmSync(dir, { recursive: true, force: true });
     },
@@ -164,7 +202,7 @@ require_types = ["admin"]
     node.usersApi = ((await (await fetch(`${base}/api/v1/auth/config`)).json()).methods ?? []).includes('password');
   } catch (e) {
     process.exitCode = 1;
-    node.stop();
+    await node.stop();
     throw e;
   }
   return node;

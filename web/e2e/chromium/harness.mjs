@@ -60,7 +60,7 @@ before(async () => {
 
 after(async () => {
   await browser?.close();
-  node?.stop();
+  await node?.stop();
 });
 
 

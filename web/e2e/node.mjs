@@ -65,8 +65,13 @@ export const SEED = {
 /**
  * Starts a node, seeds it and waits until the 50 events are searchable.
  * The returned object talks to it; `stop()` kills it and removes its files.
+ *
+ * `fresh: true` starts a node as an operator would the first time: no
+ * preset admin password (sluice generates one, prints it once and marks it
+ * one-time; `node.generatedPassword` reads it from the log), admins without
+ * TOTP, no seed events.
  */
-export async function startNode() {
+export async function startNode({ fresh = false } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-ui-e2e-'));
   const port = await freePort();
   const port2 = await freePort();
@@ -105,12 +110,10 @@ type = "store"
 path = "${join(dir, 'store')}"
 commit_interval = "100ms"
 [auth]
-[auth.totp]
-require_types = ["admin"]
-`,
+${fresh ? '' : '[auth.totp]\nrequire_types = ["admin"]\n'}`,
   );
   let log = '';
-  const proc = spawn(BIN, ['run', cfg], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SLUICE_ADMIN_PASSWORD: ADMIN_PASSWORD } });
+  const proc = spawn(BIN, ['run', cfg], { stdio: ['ignore', 'pipe', 'pipe'], env: fresh ? withoutPreset(process.env) : { ...process.env, SLUICE_ADMIN_PASSWORD: ADMIN_PASSWORD } });
   proc.stdout.on('data', (d) => (log += d));
   proc.stderr.on('data', (d) => (log += d));
 
@@ -123,6 +126,10 @@ require_types = ["admin"]
     },
     note(s) {
       log += s;
+    },
+    /** The first admin's password as the node printed it (fresh nodes). */
+    get generatedPassword() {
+      return /password: (\S+)/.exec(log)?.[1] ?? null;
     },
     /** A JSON call with a bearer token (the admin static token by default). */
     async api(method, path, { token = ADMIN, body, to } = {}) {
@@ -158,6 +165,10 @@ require_types = ["admin"]
   };
   try {
     await waitFor('the node', async () => (await fetch(`${base}/_node/stats`).catch(() => null))?.ok);
+    if (fresh) {
+      await waitFor('the generated password in the log', async () => node.generatedPassword);
+      return node;
+    }
     await node.ingest('acme', SEED.acme);
     await node.ingest('globex', SEED.globex);
     await waitFor('50 stored events', async () => (await node.total('')) === 50);
@@ -168,6 +179,12 @@ require_types = ["admin"]
     throw e;
   }
   return node;
+}
+
+/** The environment without a preset admin password. */
+function withoutPreset(env) {
+  const { SLUICE_ADMIN_PASSWORD: _preset, ...rest } = env;
+  return rest;
 }
 
 /**

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import puppeteer from 'puppeteer-core';
-import { ACME, ADMIN, ADMIN_PASSWORD, ART, BOB_PASSWORD, WAIT_MS, hitCountAnswered, signInCodes, startNode, waitFor } from './node.mjs';
+import { ACME, ADMIN, ADMIN_PASSWORD, ART, BOB_PASSWORD, WAIT_MS, drillDashboard, hitCountAnswered, signInCodes, startNode, waitFor } from './node.mjs';
 import { base32, totp } from './totp.mjs';
 
 const WAIT = { timeout: WAIT_MS };
@@ -540,15 +540,7 @@ step('issue 22 missing 8: a panel is duplicated, the dashboard exported as JSON 
 
 step('issue 22 missing 8: drill-down from a table row, a bar and a split-by legend to Search', async () => {
   const q = '"acme request"';
-  const panel = (id, title, chart, aggs, x, y, options = {}) => ({ id, title, chart, query: q, aggs, options, layout: { x, y, w: 6, h: 3 } });
-  const created = await sessionCall('POST', '/api/v1/dashboards', {
-    title: 'Fox drill', description: '', sharing: { everyone: false, groups: [] }, time: { from: 'now-7d', to: null }, refresh: null,
-    panels: [
-      panel('bars', 'Levels bars', 'bar', { a: { type: 'terms', field: 'level', size: 5 } }, 0, 0),
-      panel('rows', 'Levels table', 'table', { a: { type: 'terms', field: 'level', size: 5 } }, 6, 0),
-      panel('split', 'Requests per level', 'timeseries', { a: { type: 'date_histogram', buckets: 60 } }, 0, 3, { metric: 'histogram', split: { field: 'level', size: 3 } }),
-    ],
-  });
+  const created = await sessionCall('POST', '/api/v1/dashboards', drillDashboard('Fox drill'));
   assert.equal(created.status, 201, created.text);
   const board = `${base}/dashboards/${JSON.parse(created.text).id}`;
   const openBoard = async () => {

@@ -181,6 +181,22 @@ ${fresh ? '' : '[auth.totp]\nrequire_types = ["admin"]\n'}`,
   return node;
 }
 
+/** A dashboard of the 30 "acme request" seed events by level (issue 22
+ * drill-down and split-by steps): a bar and a table of the levels, and
+ * the requests over time per level. */
+export function drillDashboard(title) {
+  const q = '"acme request"';
+  const panel = (id, name, chart, aggs, x, y, options = {}) => ({ id, title: name, chart, query: q, aggs, options, layout: { x, y, w: 6, h: 3 } });
+  return {
+    title, description: '', sharing: { everyone: false, groups: [] }, time: { from: 'now-7d', to: null }, refresh: null,
+    panels: [
+      panel('bars', 'Levels bars', 'bar', { a: { type: 'terms', field: 'level', size: 5 } }, 0, 0),
+      panel('rows', 'Levels table', 'table', { a: { type: 'terms', field: 'level', size: 5 } }, 6, 0),
+      panel('split', 'Requests per level', 'timeseries', { a: { type: 'date_histogram', buckets: 60 } }, 0, 3, { metric: 'histogram', split: { field: 'level', size: 3 } }),
+    ],
+  };
+}
+
 /** The environment without a preset admin password. */
 function withoutPreset(env) {
   const { SLUICE_ADMIN_PASSWORD: _preset, ...rest } = env;

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { chromium } from 'playwright-core';
 import { WAIT, base, page, ingest, total, step, shot, hitCount, sessionCall } from './harness.mjs';
-import { ACME, hitCountAnswered, startNode, waitFor } from '../node.mjs';
+import { ACME, drillDashboard, hitCountAnswered, startNode, waitFor } from '../node.mjs';
 
 step('issue 22 missing 6: a click on a column name sorts by it (ascending, descending, back to time), in the URL; events without it last', async () => {
   await ingest('acme', [{ message: 'order probe without seq' }]);
@@ -44,15 +44,7 @@ step('issue 22 missing 8: a bar, a table row and a time bucket of a panel drill 
   const q = '"acme request"';
   const [errors, infos] = [await total(`${q} AND level:error`, ACME), await total(`${q} AND level:info`, ACME)];
   assert.deepEqual([errors, infos], [10, 20]);
-  const panel = (id, title, chart, aggs, x, y, options = {}) => ({ id, title, chart, query: q, aggs, options, layout: { x, y, w: 6, h: 3 } });
-  const created = await sessionCall('POST', '/api/v1/dashboards', {
-    title: 'Drill board', description: '', sharing: { everyone: false, groups: [] }, time: { from: 'now-7d', to: null }, refresh: null,
-    panels: [
-      panel('bars', 'Levels bars', 'bar', { a: { type: 'terms', field: 'level', size: 5 } }, 0, 0),
-      panel('rows', 'Levels table', 'table', { a: { type: 'terms', field: 'level', size: 5 } }, 6, 0),
-      panel('split', 'Requests per level', 'timeseries', { a: { type: 'date_histogram', buckets: 60 } }, 0, 3, { metric: 'histogram', split: { field: 'level', size: 3 } }),
-    ],
-  });
+  const created = await sessionCall('POST', '/api/v1/dashboards', drillDashboard('Drill board'));
   assert.equal(created.status, 201, created.text);
   const board = `${base}/dashboards/${JSON.parse(created.text).id}`;
   const openBoard = async () => {

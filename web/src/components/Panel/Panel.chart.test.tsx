@@ -2,6 +2,7 @@ import { render } from 'preact';
 import { act } from 'preact/test-utils';
 import { describe, expect, it, vi } from 'vitest';
 import type { Panel } from '../../api/dashboards';
+import { levelsPanel } from './fixtures';
 import type { PanelData } from '../../hooks/usePanelData';
 
 // uPlot draws on a canvas, which the test DOM does not have: a stand-in
@@ -31,15 +32,7 @@ vi.mock('uplot', () => {
 const { PanelBody, alignSeries } = await import('./Panel');
 const { seriesRequest, splitRequest } = await import('../../hooks/usePanelData');
 
-const base: Panel = {
-  id: 'p',
-  title: 'Levels',
-  chart: 'table',
-  query: 'svc:api',
-  aggs: { a: { type: 'terms', field: 'level', size: 5 } },
-  options: { metric: 'terms' },
-  layout: { x: 0, y: 0, w: 6, h: 3 },
-};
+const base: Panel = levelsPanel;
 
 /** A click `x` pixels into the plot. */
 function clickAt(x: number): MouseEvent {

@@ -1,18 +1,11 @@
 import { render } from 'preact';
 import { describe, expect, it } from 'vitest';
 import type { Panel } from '../../api/dashboards';
+import { levelsPanel } from './fixtures';
 import { panelRequest, type PanelData } from '../../hooks/usePanelData';
 import { PanelBody, panelNumber, panelRows } from './Panel';
 
-const base: Panel = {
-  id: 'p',
-  title: 'Levels',
-  chart: 'table',
-  query: 'svc:api',
-  aggs: { a: { type: 'terms', field: 'level', size: 5 } },
-  options: { metric: 'terms' },
-  layout: { x: 0, y: 0, w: 6, h: 3 },
-};
+const base: Panel = levelsPanel;
 const terms: PanelData = {
   kind: 'aggregate',
   result: { total: 12, took_ms: 1, aggs: { a: { type: 'terms', buckets: [{ key: 'error', count: 7 }, { key: 'warn', count: 4 }], other: 1 } } },

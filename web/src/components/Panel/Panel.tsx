@@ -3,7 +3,7 @@
 // pie, a table or a single number. A bar, slice, row or time bucket drills
 // down to Search (drill.ts); a split-by histogram draws one series per top
 // value with a legend.
-import type { Options } from 'uplot';
+import type { Options, Series } from 'uplot';
 import type { Panel as PanelDef } from '../../api/dashboards';
 import type { AggregationResult, Bucket } from '../../api/types';
 import { usePanelData, type PanelData, type SplitSeries } from '../../hooks/usePanelData';
@@ -53,21 +53,16 @@ interface TimeSeriesProps {
   onPick?: ((idx: number) => void) | undefined;
 }
 
+/** The options of a chart over time with these series (after the x one). */
+function timeOptions(width: number, height: number, series: Series[]): Options {
+  return { width, height, ms: 1, legend: { show: false }, scales: { x: { time: true } }, axes: [timeAxis(), { stroke: '#6b7280', size: 50 }], series: [{}, ...series] };
+}
+
 function TimeSeries({ buckets, bars, title, onPick }: TimeSeriesProps) {
-  const options = (width: number, height: number): Options => ({
-    width,
-    height,
-    ms: 1,
-    legend: { show: false },
-    scales: { x: { time: true } },
-    axes: [timeAxis(), { stroke: '#6b7280', size: 50 }],
-    series: [
-      {},
-      bars
-        ? barSeries(title, 0, [0.9, 64], 1)
-        : { label: title, stroke: colour(0), fill: `${colour(0)}22`, width: 2, points: { show: false } },
-    ],
-  });
+  const options = (width: number, height: number): Options =>
+    timeOptions(width, height, [
+      bars ? barSeries(title, 0, [0.9, 64], 1) : { label: title, stroke: colour(0), fill: `${colour(0)}22`, width: 2, points: { show: false } },
+    ]);
   return (
     <Chart
       options={options}
@@ -94,15 +89,8 @@ export function alignSeries(xs: number[], series: SplitSeries[]): (number | null
  * entries drill down to that value's events. */
 function SplitSeriesChart({ buckets, series, onPick, onSeries }: { buckets: Bucket[]; series: SplitSeries[]; onPick?: ((idx: number) => void) | undefined; onSeries?: ((value: string) => void) | undefined }) {
   const xs = buckets.map((b) => Number(b.key));
-  const options = (width: number, height: number): Options => ({
-    width,
-    height,
-    ms: 1,
-    legend: { show: false },
-    scales: { x: { time: true } },
-    axes: [timeAxis(), { stroke: '#6b7280', size: 50 }],
-    series: [{}, ...series.map((s, i) => ({ label: s.value, stroke: colour(i), width: 2, points: { show: false } }))],
-  });
+  const options = (width: number, height: number): Options =>
+    timeOptions(width, height, series.map((s, i) => ({ label: s.value, stroke: colour(i), width: 2, points: { show: false } })));
   const ys = alignSeries(xs, series);
   return (
     <div class="split-series">

@@ -105,6 +105,8 @@ step('issue 22 confusing: the first admin of a fresh node sees the one-time pass
     await tab.waitForURL(/\/search/, WAIT);
     const notice = tab.locator('.one-time-password');
     await notice.waitFor(WAIT);
+    const before = await tab.evaluate(async () => (await fetch('/api/v1/me')).json());
+    assert.equal(before.user.password_one_time, true);
     assert.match(await notice.textContent(), /one-time password printed when sluice first started/);
     await tab.screenshot({ path: `${process.env.ARTIFACTS ?? '../.cache/artifacts/browser'}/one-time-password.png`, fullPage: true });
     // On every page until replaced: the link leads to the form.
@@ -118,7 +120,7 @@ step('issue 22 confusing: the first admin of a fresh node sees the one-time pass
     await tab.locator('#hit-count').waitFor(WAIT);
     assert.equal(await tab.locator('.one-time-password').count(), 0);
     const me = await tab.evaluate(async () => (await fetch('/api/v1/me')).json());
-    assert.equal(me.password_one_time, false);
+    assert.equal(me.user.password_one_time, false);
   } finally {
     await b.close();
     fresh.stop();

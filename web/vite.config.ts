@@ -6,7 +6,7 @@ import { defineConfig } from 'vitest/config';
 const api = process.env['SLUICE_API'] ?? 'http://127.0.0.1:8080';
 
 /** Tests that mock modules (uPlot needs a canvas the test DOM lacks). */
-const MOCKS = ['src/components/Chart/*.test.tsx', 'src/components/Sparkline/*.test.tsx'];
+const MOCKS = ['src/components/Chart/*.test.tsx', 'src/components/Sparkline/*.test.tsx', 'src/components/Panel/*.chart.test.tsx'];
 
 export default defineConfig({
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },

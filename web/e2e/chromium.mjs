@@ -15,3 +15,4 @@ import './chromium/journey.mjs';
 import './chromium/admin.mjs';
 import './chromium/issue22.mjs';
 import './chromium/searchtools.mjs';
+import './chromium/sortdrill.mjs';

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import puppeteer from 'puppeteer-core';
-import { ACME, ADMIN, ADMIN_PASSWORD, ART, BOB_PASSWORD, WAIT_MS, hitCountAnswered, signInCodes, startNode, waitFor } from './node.mjs';
+import { ACME, ADMIN, ADMIN_PASSWORD, ART, BOB_PASSWORD, WAIT_MS, drillDashboard, hitCountAnswered, signInCodes, startNode, waitFor } from './node.mjs';
 import { base32, totp } from './totp.mjs';
 
 const WAIT = { timeout: WAIT_MS };
@@ -471,4 +471,97 @@ step('issue 22 missing 6 and 10: oldest first; a 900 px window', async () => {
   } finally {
     await page.setViewport({ width: 1280, height: 800 });
   }
+});
+
+step('issue 22 missing 6: columns move; a click on a column name sorts by it, in the URL; auto-refresh shows new events by itself', async () => {
+  // The three "order probe" events of the previous step (seq 0–2) and one without seq.
+  await node.ingest('acme', [{ message: 'order probe without seq' }]);
+  await waitFor('the probe without seq stored', async () => (await node.total('"order probe"', ACME)) === 4);
+  await page.goto(`${base}/search?q=${encodeURIComponent('"order probe"')}&from=now-7d&cols=seq,message`);
+  assert.equal(await hitCount(), 4);
+  // Move message before seq: the URL and the header follow.
+  await click('button[aria-label="Move column message left"]');
+  await until(() => new URLSearchParams(location.search).get('cols') === 'message,seq');
+  assert.deepEqual((await texts('thead th')).map((t) => t.replace(/[‹›×▲▼]/g, '').trim()), ['Time', 'message', 'seq']);
+  const seqs = () => texts('tr.hit td:nth-child(3)');
+  assert.deepEqual(await seqs(), ['', '2', '1', '0']);
+  // seq ascending, then descending; the one without seq last both times.
+  await click('::-p-xpath(//thead//button[normalize-space()="seq"])');
+  await until(() => new URLSearchParams(location.search).get('sort') === 'seq:asc' && document.querySelector('tr.hit td:nth-child(3)')?.textContent === '0');
+  assert.deepEqual(await seqs(), ['0', '1', '2', '']);
+  await click('::-p-xpath(//thead//button[normalize-space()="seq ▲"])');
+  await until(() => new URLSearchParams(location.search).get('sort') === 'seq:desc' && document.querySelector('tr.hit td:nth-child(3)')?.textContent === '2');
+  assert.deepEqual(await seqs(), ['2', '1', '0', '']);
+  await shot('sort-by-field');
+  // Every 5 s: an event sent now shows up in its place without touching the page.
+  await page.select('select[aria-label="Auto-refresh"]', '5s');
+  await until(() => new URLSearchParams(location.search).get('refresh') === '5s');
+  await node.ingest('acme', [{ message: 'order probe 3', seq: 3 }]);
+  await until(() => document.querySelector('#hit-count')?.getAttribute('data-count') === '5');
+  assert.deepEqual(await seqs(), ['3', '2', '1', '0', '']);
+  await page.select('select[aria-label="Auto-refresh"]', '');
+  await until(() => !new URLSearchParams(location.search).has('refresh'));
+});
+
+step('issue 22 missing 8: a panel is duplicated, the dashboard exported as JSON and imported again', async () => {
+  const panel = { id: 'p1', title: 'Probe count', chart: 'number', query: '"order probe"', size: 1, options: { metric: 'count' }, layout: { x: 0, y: 0, w: 6, h: 3 } };
+  const created = await sessionCall('POST', '/api/v1/dashboards', { title: 'Fox board', description: 'probes', sharing: { everyone: true, groups: [] }, time: { from: 'now-7d', to: null }, refresh: null, panels: [panel] });
+  assert.equal(created.status, 201, created.text);
+  const id = JSON.parse(created.text).id;
+  await page.goto(`${base}/dashboards/${id}`);
+  await click(byText('button', 'Edit'));
+  await click('button[aria-label="Duplicate panel Probe count"]');
+  await el('section.panel[aria-label="Probe count (copy)"] .big-number[data-value="5"]');
+  await click(byText('button', 'Save'));
+  await el(byText('button', 'Edit'));
+  const saved = JSON.parse((await sessionCall('GET', `/api/v1/dashboards/${id}`)).text);
+  assert.deepEqual(saved.panels.map((p) => [p.title, p.layout.x, p.layout.y]), [['Probe count', 0, 0], ['Probe count (copy)', 6, 0]]);
+  // The export link carries the dashboard as JSON, named after its title.
+  assert.equal(await attr('a.export-json', 'download'), 'fox-board.json');
+  const href = await attr('a.export-json', 'href');
+  const exported = JSON.parse(decodeURIComponent(href.slice(href.indexOf(',') + 1)));
+  assert.deepEqual(exported.panels.map((p) => p.title), ['Probe count', 'Probe count (copy)']);
+  // Imported from that file: a new private dashboard with both panels.
+  const { mkdtempSync, writeFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const file = join(mkdtempSync(join(tmpdir(), 'sluice-fox-')), 'fox-board.json');
+  writeFileSync(file, JSON.stringify(exported));
+  await click(byText('a', 'Dashboards'));
+  const input = await page.waitForSelector('input[type="file"][name="import"]', WAIT);
+  await input.uploadFile(file);
+  await until((old) => /^\/dashboards\/\d+$/.test(location.pathname) && location.pathname !== `/dashboards/${old}`, id);
+  await el('section.panel[aria-label="Probe count (copy)"]');
+  const newId = Number(new URL(page.url()).pathname.split('/').pop());
+  const imported = JSON.parse((await sessionCall('GET', `/api/v1/dashboards/${newId}`)).text);
+  assert.deepEqual(imported.sharing, { everyone: false, groups: [] });
+  assert.deepEqual(imported.panels.map((p) => p.title), ['Probe count', 'Probe count (copy)']);
+  await shot('dashboard-import');
+});
+
+step('issue 22 missing 8: drill-down from a table row, a bar and a split-by legend to Search', async () => {
+  const q = '"acme request"';
+  const created = await sessionCall('POST', '/api/v1/dashboards', drillDashboard('Fox drill'));
+  assert.equal(created.status, 201, created.text);
+  const board = `${base}/dashboards/${JSON.parse(created.text).id}`;
+  const openBoard = async () => {
+    await page.goto(board);
+    await el('section.panel[aria-label="Levels table"] th button.drill');
+    await el('section.panel[aria-label="Requests per level"] .split-legend li');
+  };
+  const landed = async () => {
+    await atPath(/^\/search$/);
+    return [new URL(page.url()).searchParams.get('q'), await hitCount()];
+  };
+  await openBoard();
+  assert.deepEqual(await texts('section.panel[aria-label="Requests per level"] .split-legend li'), ['info', 'error']);
+  await shot('dashboard-split-by');
+  await click(`::-p-xpath(//section[@aria-label="Requests per level"]//button[normalize-space()="error"])`);
+  assert.deepEqual(await landed(), [`${q} AND level:"error"`, 10]);
+  await openBoard();
+  await click(`::-p-xpath(//section[@aria-label="Levels table"]//th/button[normalize-space()="info"])`);
+  assert.deepEqual(await landed(), [`${q} AND level:"info"`, 20]);
+  await openBoard();
+  const over = await (await el('section.panel[aria-label="Levels bars"] .u-over')).boundingBox();
+  await page.mouse.click(over.x + over.width * 0.75, over.y + over.height - 3);
+  assert.deepEqual(await landed(), [`${q} AND level:"error"`, 10]);
 });

@@ -105,8 +105,13 @@ template_name = "${index}"
 /**
  * Starts a node, seeds it and waits until the 50 events are searchable.
  * The returned object talks to it; `stop()` kills it and removes its files.
+ *
+ * `fresh: true` starts a node as an operator would the first time: no
+ * preset admin password (sluice generates one, prints it once and marks it
+ * one-time; `node.generatedPassword` reads it from the log), admins without
+ * TOTP, no seed events.
  */
-export async function startNode() {
+export async function startNode({ fresh = false } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-ui-e2e-'));
   const port = await freePort();
   const port2 = await freePort();
@@ -142,12 +147,10 @@ address = "127.0.0.1:${port2}"
 token = "${INGEST.globex}"
 group = "globex"
 ${store.toml}[auth]
-[auth.totp]
-require_types = ["admin"]
-`,
+${fresh ? '' : '[auth.totp]\nrequire_types = ["admin"]\n'}`,
   );
   let log = '';
-  const proc = spawn(BIN, ['run', cfg], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SLUICE_ADMIN_PASSWORD: ADMIN_PASSWORD } });
+  const proc = spawn(BIN, ['run', cfg], { stdio: ['ignore', 'pipe', 'pipe'], env: fresh ? withoutPreset(process.env) : { ...process.env, SLUICE_ADMIN_PASSWORD: ADMIN_PASSWORD } });
   proc.stdout.on('data', (d) => (log += d));
   proc.stderr.on('data', (d) => (log += d));
 
@@ -160,6 +163,10 @@ require_types = ["admin"]
     },
     note(s) {
       log += s;
+    },
+    /** The first admin's password as the node printed it (fresh nodes). */
+    get generatedPassword() {
+      return /password: (\S+)/.exec(log)?.[1] ?? null;
     },
     /** A JSON call with a bearer token (the admin static token by default). */
     async api(method, path, { token = ADMIN, body, to } = {}) {
@@ -196,6 +203,10 @@ require_types = ["admin"]
   };
   try {
     await waitFor('the node', async () => (await fetch(`${base}/_node/stats`).catch(() => null))?.ok);
+    if (fresh) {
+      await waitFor('the generated password in the log', async () => node.generatedPassword);
+      return node;
+    }
     await node.ingest('acme', SEED.acme);
     await node.ingest('globex', SEED.globex);
     await waitFor('50 stored events', async () => (await node.total('')) === 50);
@@ -206,6 +217,28 @@ require_types = ["admin"]
     throw e;
   }
   return node;
+}
+
+/** A dashboard of the 30 "acme request" seed events by level (issue 22
+ * drill-down and split-by steps): a bar and a table of the levels, and
+ * the requests over time per level. */
+export function drillDashboard(title) {
+  const q = '"acme request"';
+  const panel = (id, name, chart, aggs, x, y, options = {}) => ({ id, title: name, chart, query: q, aggs, options, layout: { x, y, w: 6, h: 3 } });
+  return {
+    title, description: '', sharing: { everyone: false, groups: [] }, time: { from: 'now-7d', to: null }, refresh: null,
+    panels: [
+      panel('bars', 'Levels bars', 'bar', { a: { type: 'terms', field: 'level', size: 5 } }, 0, 0),
+      panel('rows', 'Levels table', 'table', { a: { type: 'terms', field: 'level', size: 5 } }, 6, 0),
+      panel('split', 'Requests per level', 'timeseries', { a: { type: 'date_histogram', buckets: 60 } }, 0, 3, { metric: 'histogram', split: { field: 'level', size: 3 } }),
+    ],
+  };
+}
+
+/** The environment without a preset admin password. */
+function withoutPreset(env) {
+  const { SLUICE_ADMIN_PASSWORD: _preset, ...rest } = env;
+  return rest;
 }
 
 /**

@@ -280,6 +280,7 @@ pub async fn dashboard_data(
                     search_after: None,
                     fields: p.fields.clone(),
                     order: Default::default(),
+                    sort: None,
                 };
                 match r.parse(now) {
                     Ok(q) => match backend.search(&principal, &q).await {

@@ -152,6 +152,7 @@ pub async fn context(
         search_after: None,
         fields: None,
         order: Order::Newest,
+        sort: None,
     };
     let after = Search { range: TimeRange { from_ns: Some(at), to_ns: None }, order: Order::Oldest, ..before.clone() };
     let (mut before, anchor) = side(&backend, &principal, before, &p.id, n).await?;

@@ -101,6 +101,9 @@ pub struct ExportParams {
     /// Newest (default) or oldest first.
     #[serde(default)]
     order: Order,
+    /// By a field instead of by time: `<field>:asc|desc` (as in search).
+    #[serde(default)]
+    sort: Option<String>,
 }
 
 /// What one export needs between pages.
@@ -208,6 +211,7 @@ pub async fn export(
         search_after: None,
         fields: fields.filter(|f| !f.is_empty()),
         order: p.order,
+        sort: p.sort,
     };
     let search = req.parse(sluice_core::event::now_ns())?;
     let backend = s.backend.get().ok_or(ApiError::NoStore)?;

@@ -98,6 +98,10 @@ pub struct SearchParams {
     /// `newest` first (the default) or `oldest` first.
     #[serde(default)]
     order: sluice_query::Order,
+    /// Sort by a field instead of by time: `<field>:asc` or `<field>:desc`;
+    /// events without it last, ties newest first (see [`SearchRequest`]).
+    #[serde(default)]
+    sort: Option<String>,
 }
 
 impl From<SearchParams> for SearchRequest {
@@ -110,6 +114,7 @@ impl From<SearchParams> for SearchRequest {
             search_after: p.search_after,
             fields: p.fields.map(|f| f.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()),
             order: p.order,
+            sort: p.sort,
         }
     }
 }
@@ -135,7 +140,7 @@ async fn run_search(
 
 /// A page of hits, newest first.
 ///
-/// `GET /api/v1/search?query=…&from=…&to=…&size=…&search_after=…&fields=a,b&order=oldest`.
+/// `GET /api/v1/search?query=…&from=…&to=…&size=…&search_after=…&fields=a,b&order=oldest&sort=field:desc`.
 #[utoipa::path(
     get,
     path = "/api/v1/search",

@@ -35,6 +35,8 @@ struct Events {
     tail: Mutex<Option<tokio::sync::mpsc::Sender<Hit>>>,
     /// The order of the last search.
     order: Mutex<Option<Order>>,
+    /// The field sort of the last search.
+    sort: Mutex<Option<sluice_query::SortBy>>,
 }
 
 impl Events {
@@ -57,6 +59,7 @@ impl Events {
             ],
             tail: Mutex::new(None),
             order: Mutex::new(None),
+            sort: Mutex::new(None),
         }
     }
 
@@ -75,6 +78,7 @@ impl SearchBackend for Events {
         }
         assert_eq!(s.query, Query::All);
         *self.order.lock().unwrap() = Some(s.order);
+        *self.sort.lock().unwrap() = s.sort.clone();
         let all = self.visible(p);
         let hits = all.iter().take(s.size).cloned().collect();
         Ok(SearchResponse { total: all.len() as u64, hits, next: None, took_ms: 1 })
@@ -452,4 +456,24 @@ async fn search_order_is_passed_to_the_backend_and_validated() {
     let r = call(router(state(&backend)), "POST", "/api/v1/search", Some(ADMIN), r#"{"order":"sideways"}"#).await;
     assert_eq!(r.status, 400);
     assert!(r.json()["error"]["message"].as_str().unwrap().contains("unknown variant `sideways`"), "{:?}", r.json());
+}
+
+#[tokio::test]
+async fn search_sort_by_field_is_passed_to_the_backend_and_validated() {
+    let backend = Arc::new(Events::new());
+    let by = |f: &str, desc| Some(sluice_query::SortBy { field: f.into(), desc });
+    let r = call(router(state(&backend)), "GET", "/api/v1/search?sort=http.status:desc", Some(ADMIN), "").await;
+    assert_eq!(r.status, 200);
+    assert_eq!(*backend.sort.lock().unwrap(), by("http.status", true));
+    let r = call(router(state(&backend)), "POST", "/api/v1/search", Some(ADMIN), r#"{"sort":"@host:asc"}"#).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(*backend.sort.lock().unwrap(), by("@host", false));
+    // `@timestamp` is the time order, not a field sort.
+    let r = call(router(state(&backend)), "GET", "/api/v1/search?sort=%40timestamp%3Aasc", Some(ADMIN), "").await;
+    assert_eq!(r.status, 200);
+    assert_eq!(*backend.sort.lock().unwrap(), None);
+    assert_eq!(*backend.order.lock().unwrap(), Some(Order::Oldest));
+    let r = call(router(state(&backend)), "GET", "/api/v1/search?sort=:desc", Some(ADMIN), "").await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["error"]["message"], "sort: expected <field>:asc or <field>:desc, got \":desc\"");
 }

@@ -164,6 +164,7 @@ fn check_readable(events: &[Event]) {
         search_after: None,
         fields: None,
         order: Order::Newest,
+        sort: None,
     };
     let page = store.search_sync(&everyone(), &search).unwrap();
     assert_eq!(page.total, events.len() as u64);

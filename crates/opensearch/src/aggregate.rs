@@ -40,8 +40,9 @@ fn bad(msg: String) -> BackendError {
     BackendError::BadRequest(msg)
 }
 
-/// The field a terms aggregation reads; `None` when no index maps it.
-fn terms_field(name: &str, field: &str, schema: &Schema) -> Result<Option<String>, BackendError> {
+/// The field a terms aggregation (or a field sort) reads; `None` when no
+/// index maps it.
+pub(crate) fn terms_field(name: &str, field: &str, schema: &Schema) -> Result<Option<String>, BackendError> {
     match field {
         "" => return Err(bad(format!("{name}: empty field name"))),
         "message" => return Err(bad(format!("{name}: message is a full-text field"))),
@@ -52,7 +53,7 @@ fn terms_field(name: &str, field: &str, schema: &Schema) -> Result<Option<String
         None | Some(Kind::Object) => None,
         Some(Kind::Text) if schema.has_keyword_sub(field) => Some(format!("{field}.keyword")),
         Some(Kind::Text) => return Err(bad(format!("{name}: {field} has no keyword sub-field in every index"))),
-        Some(Kind::Other) => return Err(bad(format!("{name}: {field} has a type terms cannot count"))),
+        Some(Kind::Other) => return Err(bad(format!("{name}: {field} has a type that cannot be counted or sorted"))),
         Some(_) => Some(field.to_string()),
     })
 }

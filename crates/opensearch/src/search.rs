@@ -5,6 +5,12 @@
 //! the same time come in `_id` order (OpenSearch keeps no arrival order the
 //! sink could stamp; ADR 0086): stable across pages, not the order the
 //! events were received in.
+//!
+//! Sorted by a field (`sort`, issue #22): the DSL `sort` on the field (its
+//! `.keyword` sub-field for text), `missing: _last`, `unmapped_type` so an
+//! index without the field sorts all its events last, then `@timestamp` and
+//! `_id` descending: the embedded store's order (`sluice_store::sort`). The
+//! cursor is then the page's last `sort` array as JSON.
 
 use std::time::Instant;
 
@@ -12,6 +18,7 @@ use serde_json::{json, Value};
 use sluice_query::api::{Hit, Search, SearchResponse, MAX_PAGE};
 use sluice_query::{BackendError, Order, Principal};
 
+use crate::aggregate::terms_field;
 use crate::backend::{range_filter, u64_at, Inner};
 use crate::permissions::restricted;
 use crate::translate::translate;
@@ -23,6 +30,15 @@ fn decode_cursor(s: &str) -> Result<(i64, String), BackendError> {
         return Err(err());
     }
     Ok((ts.parse().map_err(|_| err())?, id.to_string()))
+}
+
+/// The cursor of a field-sorted search: the `sort` array of the last hit
+/// (value, `@timestamp`, `_id`).
+fn decode_sorted_cursor(s: &str) -> Result<Value, BackendError> {
+    match serde_json::from_str::<Value>(s) {
+        Ok(v) if v.as_array().is_some_and(|a| a.len() == 3) => Ok(v),
+        _ => Err(BackendError::BadRequest(format!("invalid search_after cursor {s:?} for a sorted search"))),
+    }
 }
 
 /// A hit of an OpenSearch answer.
@@ -45,15 +61,27 @@ pub(crate) async fn search(os: &Inner, principal: &Principal, s: &Search) -> Res
     };
     // One more than the page tells whether there is a next page.
     let ask = if s.size < MAX_PAGE { s.size + 1 } else { s.size };
-    let mut body = json!({
-        "query": query,
-        "size": ask,
-        "track_total_hits": true,
-        "sort": [{"@timestamp": {"order": order}}, {"_id": {"order": order}}],
-    });
+    let sort = match &s.sort {
+        None => json!([{"@timestamp": {"order": order}}, {"_id": {"order": order}}]),
+        Some(by) => {
+            let dir = if by.desc { "desc" } else { "asc" };
+            let field = terms_field("sort", &by.field, &schema)?.unwrap_or_else(|| by.field.clone());
+            json!([
+                {field: {"order": dir, "missing": "_last", "unmapped_type": "keyword"}},
+                {"@timestamp": {"order": "desc"}},
+                {"_id": {"order": "desc"}},
+            ])
+        }
+    };
+    let mut body = json!({"query": query, "size": ask, "track_total_hits": true, "sort": sort});
     if let Some(c) = &s.search_after {
-        let (ts, id) = decode_cursor(c)?;
-        body["search_after"] = json!([ts, id]);
+        body["search_after"] = match &s.sort {
+            None => {
+                let (ts, id) = decode_cursor(c)?;
+                json!([ts, id])
+            }
+            Some(_) => decode_sorted_cursor(c)?,
+        };
     }
     if let Some(fields) = &s.fields {
         let mut inc: Vec<String> = sluice_core::codec::RESERVED.iter().map(|s| s.to_string()).collect();
@@ -68,6 +96,9 @@ pub(crate) async fn search(os: &Inner, principal: &Principal, s: &Search) -> Res
     let next = if more {
         page.last().and_then(|h| {
             let sort = h.get("sort")?.as_array()?;
+            if s.sort.is_some() {
+                return serde_json::to_string(sort).ok();
+            }
             Some(format!("{}:{}", sort.first()?.as_i64()?, sort.get(1)?.as_str()?))
         })
     } else {
@@ -88,5 +119,8 @@ mod tests {
         assert_eq!(super::decode_cursor("-5:a:b").unwrap(), (-5, "a:b".to_string()));
         assert!(super::decode_cursor("x:y").is_err());
         assert!(super::decode_cursor("5:").is_err());
+        assert_eq!(super::decode_sorted_cursor(r#"[1,2,"a"]"#).unwrap(), serde_json::json!([1, 2, "a"]));
+        assert!(super::decode_sorted_cursor("5:a").is_err());
+        assert!(super::decode_sorted_cursor("[1]").is_err());
     }
 }

@@ -47,6 +47,13 @@ pub struct SearchRequest {
     /// `"newest"` first (the default) or `"oldest"` first.
     #[serde(default)]
     pub order: Order,
+    /// Sort by a field instead of by time: `"<field>:asc"` or
+    /// `"<field>:desc"` (`"<field>"` alone is ascending). Events without
+    /// the field come last; ties (and those) newest first. A field with
+    /// several values sorts by its smallest (ascending) or largest
+    /// (descending). `@timestamp:asc` is `order: "oldest"`.
+    #[serde(default)]
+    pub sort: Option<String>,
 }
 
 /// The order of a search's hits: by event time, then by the order the store
@@ -59,6 +66,35 @@ pub enum Order {
     Newest,
     /// Oldest first.
     Oldest,
+}
+
+/// A field a search sorts its hits by (see [`SearchRequest::sort`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SortBy {
+    /// The field's dotted path (never `@timestamp`: that is [`Order`]).
+    pub field: String,
+    /// Largest first.
+    pub desc: bool,
+}
+
+impl SortBy {
+    /// Parses `"<field>[:asc|:desc]"`. `@timestamp` gives `Err(Ok(order))`:
+    /// not a field sort but the time order.
+    fn parse(s: &str) -> Result<Result<SortBy, Order>, RequestError> {
+        let s = s.trim();
+        let (field, dir) = match s.rsplit_once(':') {
+            Some((f, d)) if d == "asc" || d == "desc" => (f.trim(), d),
+            _ => (s, "asc"),
+        };
+        if field.is_empty() {
+            return Err(RequestError::Invalid(format!("sort: expected <field>:asc or <field>:desc, got {s:?}")));
+        }
+        let desc = dir == "desc";
+        if field == "@timestamp" {
+            return Ok(Err(if desc { Order::Newest } else { Order::Oldest }));
+        }
+        Ok(Ok(SortBy { field: field.to_string(), desc }))
+    }
 }
 
 /// A validated search.
@@ -74,8 +110,10 @@ pub struct Search {
     pub search_after: Option<String>,
     /// Selected fields, if any.
     pub fields: Option<Vec<String>>,
-    /// Newest or oldest first.
+    /// Newest or oldest first (the order of ties under `sort`: always newest first).
     pub order: Order,
+    /// Sort by this field instead of by time.
+    pub sort: Option<SortBy>,
 }
 
 /// Why a request is invalid (an HTTP 400).
@@ -98,13 +136,21 @@ impl SearchRequest {
         if self.size == 0 || self.size > MAX_PAGE {
             return Err(RequestError::Invalid(format!("size must be between 1 and {MAX_PAGE}, got {}", self.size)));
         }
+        let (order, sort) = match self.sort.as_deref().filter(|s| !s.trim().is_empty()).map(SortBy::parse) {
+            None => (self.order, None),
+            Some(parsed) => match parsed? {
+                Ok(by) => (Order::Newest, Some(by)),
+                Err(order) => (order, None),
+            },
+        };
         Ok(Search {
             query: parse(&self.query)?,
             range: TimeRange::parse(self.from.as_deref(), self.to.as_deref(), now_ns)?,
             size: self.size,
             search_after: self.search_after.clone(),
             fields: self.fields.clone(),
-            order: self.order,
+            order,
+            sort,
         })
     }
 }
@@ -317,4 +363,31 @@ pub struct FieldInfo {
     pub name: String,
     /// Types seen (a field can hold numbers in some events, strings in others).
     pub types: Vec<FieldType>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sort_of(s: &str) -> Result<(Order, Option<SortBy>), RequestError> {
+        let r = SearchRequest { sort: Some(s.into()), size: 10, ..Default::default() }.parse(0)?;
+        Ok((r.order, r.sort))
+    }
+
+    #[test]
+    fn sort_parses_field_and_direction() {
+        let by = |f: &str, desc| Some(SortBy { field: f.into(), desc });
+        assert_eq!(sort_of("http.status:desc").unwrap(), (Order::Newest, by("http.status", true)));
+        assert_eq!(sort_of("http.status:asc").unwrap(), (Order::Newest, by("http.status", false)));
+        assert_eq!(sort_of("http.status").unwrap(), (Order::Newest, by("http.status", false)));
+        // A colon in the name is kept when no direction follows it.
+        assert_eq!(sort_of("a:b").unwrap(), (Order::Newest, by("a:b", false)));
+        assert_eq!(sort_of("@timestamp:asc").unwrap(), (Order::Oldest, None));
+        assert_eq!(sort_of("@timestamp:desc").unwrap(), (Order::Newest, None));
+        assert_eq!(sort_of("").unwrap(), (Order::Newest, None));
+        assert_eq!(
+            sort_of(":desc").unwrap_err().to_string(),
+            "sort: expected <field>:asc or <field>:desc, got \":desc\""
+        );
+    }
 }

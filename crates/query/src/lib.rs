@@ -26,7 +26,7 @@ pub mod time;
 
 pub use api::{
     AggregateRequest, AggregateResponse, Aggregation, AggregationResult, Bucket, FieldInfo, FieldType, FieldsRequest,
-    Hit, Order, SearchRequest, SearchResponse, Stats, TailRequest,
+    Hit, Order, SearchRequest, SearchResponse, SortBy, Stats, TailRequest,
 };
 pub use ast::{Bound, Literal, Query};
 pub use backend::{BackendError, SearchBackend, TailStream};

@@ -480,6 +480,7 @@ fn store_seqs(path: &Path) -> Vec<u64> {
             search_after: after.take(),
             fields: Some(vec!["seq".into()]),
             order: sluice_query::Order::Newest,
+            sort: None,
         };
         let r = store.search_sync(&all, &s).unwrap();
         out.extend(r.hits.iter().map(|h| h.event["seq"].as_u64().unwrap()));

@@ -10,7 +10,7 @@
 //! - [`Store::append`]: adds events; their [`sluice_core::AckToken`] is
 //!   resolved after the commit that made them durable.
 //! - [`sluice_query::SearchBackend`] for `Store`: search (newest or oldest
-//!   first, `search_after` cursors), aggregations, fields and live tail,
+//!   first or by a field ([`sort`]), `search_after` cursors), aggregations, fields and live tail,
 //!   always filtered by the caller's [`sluice_query::Principal`]; segment by
 //!   segment ([`plan`]) with a result cache over committed segments
 //!   ([`cache`]); [`mod@reference`] is the plain evaluation the tests compare with.
@@ -31,6 +31,7 @@ pub mod render;
 pub mod replay;
 pub mod schema;
 pub mod search;
+pub mod sort;
 pub mod store;
 pub mod tail;
 pub mod terms;

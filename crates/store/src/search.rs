@@ -255,6 +255,9 @@ impl Store {
     pub fn search_sync(&self, principal: &Principal, search: &Search) -> Result<SearchResponse, BackendError> {
         let span = info_span!("store_search", principal = %principal.name);
         let _g = span.enter();
+        if let Some(by) = &search.sort {
+            return crate::sort::search_sorted(self, principal, search, by);
+        }
         let t0 = Instant::now();
         let oldest = search.order == Order::Oldest;
         let after = search.search_after.as_deref().map(decode_cursor).transpose()?.map(|a| rank(a, oldest));

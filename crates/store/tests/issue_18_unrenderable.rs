@@ -51,6 +51,7 @@ fn issue_18_an_unreadable_document_is_a_stand_in_not_a_failed_page() {
         search_after: None,
         fields: None,
         order: Order::Newest,
+        sort: None,
     };
     let page = store.search_sync(&all, &search).unwrap();
     assert_eq!(page.total, 3);

@@ -37,6 +37,7 @@ fn newest_one() -> Search {
         search_after: None,
         fields: None,
         order: Order::Newest,
+        sort: None,
     }
 }
 

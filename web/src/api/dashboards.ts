@@ -18,6 +18,9 @@ export type Stat = 'count' | 'min' | 'max' | 'avg' | 'sum';
 export interface PanelOptions {
   metric?: Metric;
   stat?: Stat;
+  /** Events over time per value of `field`: its `size` most frequent values
+   * as separate series (histogram panels). */
+  split?: { field: string; size: number };
 }
 
 /** A panel's place on the grid, in cells. */

@@ -639,7 +639,7 @@ export interface paths {
         };
         /**
          * A page of hits, newest first.
-         * @description `GET /api/v1/search?query=…&from=…&to=…&size=…&search_after=…&fields=a,b&order=oldest`.
+         * @description `GET /api/v1/search?query=…&from=…&to=…&size=…&search_after=…&fields=a,b&order=oldest&sort=field:desc`.
          */
         get: operations["searchGet"];
         put?: never;
@@ -1651,6 +1651,14 @@ export interface components {
             search_after?: string | null;
             /** @description Hits per page (default 100, at most [`MAX_PAGE`]). */
             size?: number;
+            /**
+             * @description Sort by a field instead of by time: `"<field>:asc"` or
+             *     `"<field>:desc"` (`"<field>"` alone is ascending). Events without
+             *     the field come last; ties (and those) newest first. A field with
+             *     several values sorts by its smallest (ascending) or largest
+             *     (descending). `@timestamp:asc` is `order: "oldest"`.
+             */
+            sort?: string | null;
             /** @description End of the time range (exclusive), same forms. Missing: unbounded. */
             to?: string | null;
         };
@@ -2581,6 +2589,8 @@ export interface operations {
                 limit?: number;
                 /** @description Newest (default) or oldest first. */
                 order?: components["schemas"]["Order"];
+                /** @description By a field instead of by time: `<field>:asc|desc` (as in search). */
+                sort?: string;
             };
             header?: never;
             path?: never;
@@ -3362,6 +3372,11 @@ export interface operations {
                 fields?: string;
                 /** @description `newest` first (the default) or `oldest` first. */
                 order?: components["schemas"]["Order"];
+                /**
+                 * @description Sort by a field instead of by time: `<field>:asc` or `<field>:desc`;
+                 *     events without it last, ties newest first (see [`SearchRequest`]).
+                 */
+                sort?: string;
             };
             header?: never;
             path?: never;

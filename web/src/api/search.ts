@@ -33,6 +33,10 @@ export interface ExportRequest {
   format: 'csv' | 'ndjson';
   /** CSV columns (the server's default set when empty); ignored for ndjson. */
   columns: string[];
+  /** `oldest` first (newest when absent). */
+  order?: 'newest' | 'oldest';
+  /** By a field: `field:asc|desc` (as in search). */
+  sort?: string | null;
 }
 
 /** Hits an export writes when it names no `limit` (the server's default). */
@@ -42,6 +46,8 @@ export const EXPORT_LIMIT = 10_000;
 export function exportUrl(r: ExportRequest): string {
   const p: Record<string, string> = { query: r.query, from: r.from, to: r.to, format: r.format };
   if (r.format === 'csv' && r.columns.length > 0) p['fields'] = ['@timestamp', ...r.columns].join(',');
+  if (r.order === 'oldest') p['order'] = 'oldest';
+  if (r.sort) p['sort'] = r.sort;
   return `/api/v1/export?${new URLSearchParams(p).toString()}`;
 }
 

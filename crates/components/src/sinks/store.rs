@@ -310,6 +310,7 @@ mod tests {
             search_after: None,
             fields: None,
             order: Default::default(),
+            sort: None,
         };
         let r = store.search_sync(&Principal::new("t", vec![SourcePattern::all()]), &s).unwrap();
         assert_eq!(r.total, 10);
@@ -378,6 +379,7 @@ mod tests {
                 search_after: None,
                 fields: None,
                 order: sluice_query::Order::Newest,
+                sort: None,
             };
             store.search_sync(&Principal::new("t", vec![SourcePattern::all()]), &s).unwrap().total
         };

@@ -94,7 +94,7 @@ impl Gen {
 
 /// A first page of 100 hits, newest first.
 pub(crate) fn page(query: Query, range: TimeRange) -> Search {
-    Search { query, range, size: 100, search_after: None, fields: None, order: Default::default() }
+    Search { query, range, size: 100, search_after: None, fields: None, order: Default::default(), sort: None }
 }
 
 pub(crate) fn pct(v: &mut [f64], p: f64) -> f64 {

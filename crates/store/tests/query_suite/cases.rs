@@ -125,6 +125,7 @@ pub fn loghub_query_counts_match_independent_counts(store: Engine) {
         search_after: None,
         fields: None,
         order: Default::default(),
+        sort: None,
     };
     assert_eq!(store.search_sync(&p, &s).unwrap().total, 300);
 }
@@ -376,4 +377,67 @@ pub fn words_split_on_every_non_alphanumeric_character(store: Engine) {
         assert!(has(w) > 0, "{w} is in the corpus");
         assert_eq!(count(&store, &p, term(None, w)), has(w), "term {w}");
     }
+}
+
+/// Hits sorted by a field (issue #22): exact order over every page — by
+/// value, events without the field last, ties newest first — the same on
+/// every backend.
+pub fn sort_by_field_pages_in_exact_order(store: Engine) {
+    let (store, c) = setup(store);
+    let p = all();
+    let events = super::corpus::corpus_events(&c);
+    // (group, n, ts) of each event, as the hits show them.
+    let row = |h: &sluice_query::Hit| {
+        let e = &h.event;
+        let ts = sluice_core::codec::parse_timestamp(e["@timestamp"].as_str().unwrap()).unwrap();
+        (e["@group"].as_str().unwrap().to_string(), e["n"].as_i64().unwrap(), ts)
+    };
+    let all_pages = |mut s: Search| {
+        let mut out = Vec::new();
+        loop {
+            let page = store.search_sync(&p, &s).unwrap();
+            out.extend(page.hits.iter().map(row));
+            match page.next {
+                Some(n) => s.search_after = Some(n),
+                None => return (page.total, out),
+            }
+        }
+    };
+    let sorted = |q: Query, field: &str, desc: bool, size: usize| {
+        let mut s = search(q, size);
+        s.sort = Some(sluice_query::SortBy { field: field.into(), desc });
+        s
+    };
+    // Line i of a file is the event with n = i.
+    let rows: Vec<(String, i64, i64)> =
+        c.lines.iter().zip(&events).map(|((g, i, _), e)| (g.clone(), *i as i64, e.timestamp)).collect();
+    // `n` descending over all 6000 events in pages of 700: n desc, then newest first.
+    let mut want = rows.clone();
+    want.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.cmp(&a.2)));
+    let (total, got) = all_pages(sorted(Query::All, "n", true, 700));
+    assert_eq!(total, 6000);
+    assert_eq!(got.len(), 6000);
+    assert_eq!(got, want);
+    // Ascending, a query, a small page: the first ten of apache by n.
+    let (total, got) = all_pages(sorted(term(Some("app"), "apache"), "n", false, 3));
+    assert_eq!(total, 2000);
+    let firsts: Vec<i64> = got.iter().take(10).map(|r| r.1).collect();
+    assert_eq!(firsts, (0..10).collect::<Vec<_>>());
+    // `odd` (a string on odd lines only), both directions: the events
+    // without it last, newest first, on every page.
+    for desc in [false, true] {
+        let (total, got) = all_pages(sorted(term(Some("app"), "apache"), "odd", desc, 150));
+        assert_eq!(total, 2000);
+        let mut want: Vec<_> = rows.iter().filter(|r| r.0 == "apache").cloned().collect();
+        want.sort_by(|a, b| (a.1 % 2 == 0).cmp(&(b.1 % 2 == 0)).then(b.2.cmp(&a.2)));
+        assert_eq!(got, want, "odd desc={desc}");
+    }
+    // A string field: groups in byte order, newest first within each.
+    let (_, got) = all_pages(sorted(Query::All, "app", false, 2500));
+    let groups: Vec<&str> = [0, 1999, 2000, 3999, 4000, 5999].iter().map(|&i| got[i].0.as_str()).collect();
+    assert_eq!(groups, ["apache", "apache", "linux", "linux", "openssh", "openssh"]);
+    assert_eq!((got[0].1, got[1999].1), (1999, 0));
+    // Full-text `message` cannot be sorted by.
+    let e = store.search_sync(&p, &sorted(Query::All, "message", false, 10)).unwrap_err();
+    assert_eq!(e.to_string(), "sort: message is a full-text field");
 }

@@ -65,7 +65,15 @@ pub fn all() -> Principal {
 }
 
 pub fn search(q: Query, size: usize) -> Search {
-    Search { query: q, range: TimeRange::default(), size, search_after: None, fields: None, order: Order::Newest }
+    Search {
+        query: q,
+        range: TimeRange::default(),
+        size,
+        search_after: None,
+        fields: None,
+        order: Order::Newest,
+        sort: None,
+    }
 }
 
 pub fn term(f: Option<&str>, v: &str) -> Query {

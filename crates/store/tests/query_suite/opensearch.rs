@@ -38,3 +38,8 @@ fn fields_come_from_every_event_in_range() {
 fn words_split_on_every_non_alphanumeric_character() {
     cases::words_split_on_every_non_alphanumeric_character(Engine::opensearch("words_split"));
 }
+
+#[test]
+fn sort_by_field_pages_in_exact_order() {
+    cases::sort_by_field_pages_in_exact_order(Engine::opensearch("sort_by_field_pages_in_e"));
+}

@@ -161,7 +161,15 @@ fn issue_26_planned_search_equals_reference_with_paging_both_orders() {
             for range in ranges() {
                 for order in [Order::Newest, Order::Oldest] {
                     for size in [1, 7, 333] {
-                        let mut s = Search { query: q.clone(), range, size, search_after: None, fields: None, order };
+                        let mut s = Search {
+                            query: q.clone(),
+                            range,
+                            size,
+                            search_after: None,
+                            fields: None,
+                            order,
+                            sort: None,
+                        };
                         // Every page of small sizes would be slow in debug builds: the first four.
                         for _ in 0..4 {
                             let want = untimed_search(reference::search(&store, &p, &s).unwrap());
@@ -194,6 +202,7 @@ fn issue_26_oldest_first_pages_every_hit_once_in_ascending_order() {
         search_after: None,
         fields: None,
         order: Order::Oldest,
+        sort: None,
     };
     let want = events.iter().filter(|e| e.message().is_some_and(|m| tokens(m).contains(&"sshd".into()))).count();
     let mut seen = HashSet::new();

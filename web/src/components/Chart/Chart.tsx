@@ -21,6 +21,8 @@ export interface ChartProps {
   noData?: boolean;
   /** The text shown by the cursor for the point at `idx` (none without). */
   tooltip?: (idx: number) => string;
+  /** A click on the plot picks the point at `idx` (drill-down). */
+  onPick?: ((idx: number) => void) | undefined;
 }
 
 /** Where the cursor's tooltip is, and what it says. */
@@ -36,10 +38,12 @@ export function isEmpty(data: AlignedData): boolean {
 }
 
 /** The chart. */
-export function Chart({ options, optionsKey, data, height, label, noData = false, tooltip }: ChartProps) {
+export function Chart({ options, optionsKey, data, height, label, noData = false, tooltip, onPick }: ChartProps) {
   const [tip, setTip] = useState<Tip | null>(null);
   const tipRef = useRef(tooltip);
   tipRef.current = tooltip;
+  const pickRef = useRef(onPick);
+  pickRef.current = onPick;
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   const dataRef = useRef(data);
@@ -66,6 +70,11 @@ export function Chart({ options, optionsKey, data, height, label, noData = false
     };
     const u = new uPlot(opts, dataRef.current, el);
     plot.current = u;
+    const pick = (e: MouseEvent): void => {
+      const idx = u.posToIdx(e.offsetX);
+      if (pickRef.current && idx >= 0 && idx < (dataRef.current[0]?.length ?? 0)) pickRef.current(idx);
+    };
+    u.over.addEventListener('click', pick);
     const ro = typeof ResizeObserver === 'undefined' ? null : new ResizeObserver(() => {
       const w = Math.max(100, el.clientWidth);
       if (Math.abs(w - u.width) > 1) u.setSize({ width: w, height });
@@ -73,6 +82,7 @@ export function Chart({ options, optionsKey, data, height, label, noData = false
     ro?.observe(el);
     return () => {
       ro?.disconnect();
+      u.over.removeEventListener('click', pick);
       u.destroy();
       plot.current = null;
     };
@@ -83,7 +93,7 @@ export function Chart({ options, optionsKey, data, height, label, noData = false
   }, [data]);
 
   return (
-    <div class="chart-box">
+    <div class={onPick ? 'chart-box pickable' : 'chart-box'}>
       <div class="chart" ref={box} role="img" aria-label={label} style={{ minHeight: `${height}px` }} />
       {noData && isEmpty(data) ? <p class="no-data">No data</p> : null}
       {tip ? (

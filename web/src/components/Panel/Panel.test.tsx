@@ -1,18 +1,11 @@
 import { render } from 'preact';
 import { describe, expect, it } from 'vitest';
 import type { Panel } from '../../api/dashboards';
+import { levelsPanel } from './fixtures';
 import { panelRequest, type PanelData } from '../../hooks/usePanelData';
 import { PanelBody, panelNumber, panelRows } from './Panel';
 
-const base: Panel = {
-  id: 'p',
-  title: 'Levels',
-  chart: 'table',
-  query: 'svc:api',
-  aggs: { a: { type: 'terms', field: 'level', size: 5 } },
-  options: { metric: 'terms' },
-  layout: { x: 0, y: 0, w: 6, h: 3 },
-};
+const base: Panel = levelsPanel;
 const terms: PanelData = {
   kind: 'aggregate',
   result: { total: 12, took_ms: 1, aggs: { a: { type: 'terms', buckets: [{ key: 'error', count: 7 }, { key: 'warn', count: 4 }], other: 1 } } },
@@ -65,5 +58,26 @@ describe('Panel', () => {
     expect(el.querySelector('.big-number')?.textContent).toBe('2');
     render(<PanelBody panel={{ ...base, chart: 'pie' }} data={terms} />, el);
     expect(el.querySelectorAll('path')).toHaveLength(2);
+  });
+
+  it('drills down from a terms row and a pie slice to Search with the value (issue 22, missing 8)', () => {
+    const el = document.createElement('div');
+    const urls: string[] = [];
+    const range = { from: 'now-1h', to: 'now' };
+    render(<PanelBody panel={base} data={terms} range={range} onDrill={(u) => urls.push(u)} />, el);
+    // (other) is no single value: no drill-down there.
+    expect([...el.querySelectorAll('th button.drill')].map((b) => b.textContent)).toEqual(['error', 'warn']);
+    (el.querySelector('th button.drill') as HTMLButtonElement).click();
+    render(<PanelBody panel={{ ...base, chart: 'pie' }} data={terms} range={range} onDrill={(u) => urls.push(u)} />, el);
+    (el.querySelectorAll('.legend button.drill')[1] as HTMLButtonElement).click();
+    el.querySelectorAll('path')[0]?.dispatchEvent(new MouseEvent('click', { bubbles: true }));
+    expect(urls).toEqual([
+      '/search?q=svc%3Aapi+AND+level%3A%22error%22&from=now-1h',
+      '/search?q=svc%3Aapi+AND+level%3A%22warn%22&from=now-1h',
+      '/search?q=svc%3Aapi+AND+level%3A%22error%22&from=now-1h',
+    ]);
+    // Without a range and a handler (previews), rows are plain text.
+    render(<PanelBody panel={base} data={terms} />, el);
+    expect(el.querySelector('button.drill')).toBeNull();
   });
 });

@@ -1,16 +1,20 @@
 // One dashboard panel: its data (an aggregation or a search, see
 // usePanelData) over the dashboard's range, drawn as a time series, bars, a
-// pie, a table or a single number.
-import type { Options } from 'uplot';
+// pie, a table or a single number. A bar, slice, row or time bucket drills
+// down to Search (drill.ts); a split-by histogram draws one series per top
+// value with a legend.
+import type { Options, Series } from 'uplot';
 import type { Panel as PanelDef } from '../../api/dashboards';
 import type { AggregationResult, Bucket } from '../../api/types';
-import { usePanelData, type PanelData } from '../../hooks/usePanelData';
+import { usePanelData, type PanelData, type SplitSeries } from '../../hooks/usePanelData';
 import { compact, exact, getPath, valueText } from '../../lib/format';
+import { navigate } from '../../lib/router';
 import { formatTime, type TimeRange } from '../../lib/time';
 import { Chart, barSeries, timeAxis, colour } from '../Chart/Chart';
 import { ErrorBox } from '../ErrorBox/ErrorBox';
 import { bucketTip } from '../Histogram/Histogram';
 import { PieChart } from '../PieChart/PieChart';
+import { bucketDrill, seriesDrill, termDrill } from './drill';
 
 /** The first aggregation result of a panel's data. */
 export function firstAgg(d: PanelData): AggregationResult | null {
@@ -40,21 +44,25 @@ export function panelRows(d: PanelData): [string, number][] {
   return (['count', 'min', 'max', 'avg', 'sum'] as const).map((k) => [k, a[k] ?? NaN]);
 }
 
-function TimeSeries({ buckets, bars, title }: { buckets: Bucket[]; bars: boolean; title: string }) {
-  const options = (width: number, height: number): Options => ({
-    width,
-    height,
-    ms: 1,
-    legend: { show: false },
-    scales: { x: { time: true } },
-    axes: [timeAxis(), { stroke: '#6b7280', size: 50 }],
-    series: [
-      {},
-      bars
-        ? barSeries(title, 0, [0.9, 64], 1)
-        : { label: title, stroke: colour(0), fill: `${colour(0)}22`, width: 2, points: { show: false } },
-    ],
-  });
+/** Props of the time charts. */
+interface TimeSeriesProps {
+  buckets: Bucket[];
+  bars: boolean;
+  title: string;
+  /** A click on the bucket at `idx`. */
+  onPick?: ((idx: number) => void) | undefined;
+}
+
+/** The options of a chart over time with these series (after the x one). */
+function timeOptions(width: number, height: number, series: Series[]): Options {
+  return { width, height, ms: 1, legend: { show: false }, scales: { x: { time: true } }, axes: [timeAxis(), { stroke: '#6b7280', size: 50 }], series: [{}, ...series] };
+}
+
+function TimeSeries({ buckets, bars, title, onPick }: TimeSeriesProps) {
+  const options = (width: number, height: number): Options =>
+    timeOptions(width, height, [
+      bars ? barSeries(title, 0, [0.9, 64], 1) : { label: title, stroke: colour(0), fill: `${colour(0)}22`, width: 2, points: { show: false } },
+    ]);
   return (
     <Chart
       options={options}
@@ -64,11 +72,57 @@ function TimeSeries({ buckets, bars, title }: { buckets: Bucket[]; bars: boolean
       label={`${title}: ${buckets.length} points`}
       noData
       tooltip={(i) => bucketTip(buckets[i])}
+      onPick={onPick}
     />
   );
 }
 
-function Bars({ buckets, title }: { buckets: Bucket[]; title: string }) {
+/** The values of `series` on the time axis `xs` (null where a series has no bucket). */
+export function alignSeries(xs: number[], series: SplitSeries[]): (number | null)[][] {
+  return series.map((s) => {
+    const at = new Map(s.buckets.map((b) => [Number(b.key), b.count]));
+    return xs.map((x) => at.get(x) ?? null);
+  });
+}
+
+/** Events over time per value: one line per split-by value, a legend whose
+ * entries drill down to that value's events. */
+function SplitSeriesChart({ buckets, series, onPick, onSeries }: { buckets: Bucket[]; series: SplitSeries[]; onPick?: ((idx: number) => void) | undefined; onSeries?: ((value: string) => void) | undefined }) {
+  const xs = buckets.map((b) => Number(b.key));
+  const options = (width: number, height: number): Options =>
+    timeOptions(width, height, series.map((s, i) => ({ label: s.value, stroke: colour(i), width: 2, points: { show: false } })));
+  const ys = alignSeries(xs, series);
+  return (
+    <div class="split-series">
+      <Chart
+        options={options}
+        optionsKey={`split-${series.map((s) => s.value).join('\u0000')}`}
+        data={[xs, ...ys]}
+        height={150}
+        label={`${series.length} series: ${series.map((s) => s.value).join(', ')}`}
+        noData
+        tooltip={(i) => [formatTime(xs[i] ?? 0), ...series.map((s, j) => `${s.value}: ${exact(ys[j]?.[i] ?? 0)}`)].join(' · ')}
+        onPick={onPick}
+      />
+      <ul class="legend split-legend">
+        {series.map((s, i) => (
+          <li key={s.value}>
+            <span class="swatch" style={{ background: colour(i) }} />{' '}
+            {onSeries ? (
+              <button type="button" class="link drill" onClick={() => onSeries(s.value)}>
+                {s.value}
+              </button>
+            ) : (
+              s.value
+            )}
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+function Bars({ buckets, title, onPick }: { buckets: Bucket[]; title: string; onPick?: ((idx: number) => void) | undefined }) {
   const labels = buckets.map((b) => String(b.key));
   const options = (width: number, height: number): Options => ({
     width,
@@ -91,6 +145,7 @@ function Bars({ buckets, title }: { buckets: Bucket[]; title: string }) {
       label={`${title}: ${labels.map((l, i) => `${l} ${buckets[i]?.count ?? 0}`).join(', ')}`}
       noData
       tooltip={(i) => (buckets[i] ? `${String(buckets[i].key)}: ${exact(buckets[i].count)}` : '')}
+      onPick={onPick}
     />
   );
 }
@@ -99,12 +154,42 @@ function Bars({ buckets, title }: { buckets: Bucket[]; title: string }) {
 export interface PanelBodyProps {
   panel: PanelDef;
   data: PanelData;
+  /** The dashboard's range; with `onDrill`, bars, slices, rows and buckets drill down to Search. */
+  range?: TimeRange;
+  /** Opens a Search URL. */
+  onDrill?: (url: string) => void;
 }
 
 /** Draws a panel's data (no fetching: tests and previews use it directly). */
-export function PanelBody({ panel, data }: PanelBodyProps) {
+export function PanelBody({ panel, data, range, onDrill }: PanelBodyProps) {
   const a = firstAgg(data);
   const buckets = a && a.type !== 'stats' ? a.buckets : [];
+  const drillable = range && onDrill ? { range, onDrill } : null;
+  // The drill-down of the bucket at `i`: its value (terms) or its time (histogram).
+  const drillUrl = (i: number, split?: { field: string; value: string }): string | null => {
+    const b = buckets[i];
+    if (!drillable || !b) return null;
+    if (a?.type === 'date_histogram') return bucketDrill(panel, Number(b.key), a.interval_ms, split);
+    return termDrill(panel, b.key, drillable.range);
+  };
+  const pick = drillable
+    ? (i: number): void => {
+        const url = drillUrl(i);
+        if (url) drillable.onDrill(url);
+      }
+    : undefined;
+  const split = data.kind === 'aggregate' ? data.split : undefined;
+  const splitField = panel.options.split?.field;
+  if (split && splitField && a?.type === 'date_histogram' && (panel.chart === 'timeseries' || panel.chart === 'bar')) {
+    return (
+      <SplitSeriesChart
+        buckets={buckets}
+        series={split}
+        onPick={pick}
+        onSeries={drillable ? (value) => drillable.onDrill(seriesDrill(panel, splitField, value, drillable.range)) : undefined}
+      />
+    );
+  }
   switch (panel.chart) {
     case 'number': {
       const n = panelNumber(panel, data);
@@ -115,7 +200,7 @@ export function PanelBody({ panel, data }: PanelBodyProps) {
       );
     }
     case 'pie':
-      return <PieChart slices={buckets.map((b) => ({ label: String(b.key), value: b.count }))} />;
+      return <PieChart slices={buckets.map((b) => ({ label: String(b.key), value: b.count }))} onPick={pick} />;
     case 'table': {
       if (data.kind === 'search') {
         const cols = panel.fields && panel.fields.length > 0 ? panel.fields : ['message'];
@@ -147,9 +232,9 @@ export function PanelBody({ panel, data }: PanelBodyProps) {
       return (
         <table class="panel-table">
           <tbody>
-            {panelRows(data).map(([k, v]) => (
+            {panelRows(data).map(([k, v], i) => (
               <tr key={k}>
-                <th scope="row">{k}</th>
+                <th scope="row">{drillUrl(i) !== null && pick ? <button type="button" class="link drill" onClick={() => pick(i)}>{k}</button> : k}</th>
                 <td>{Number.isFinite(v) ? compact(v) : '—'}</td>
               </tr>
             ))}
@@ -158,9 +243,9 @@ export function PanelBody({ panel, data }: PanelBodyProps) {
       );
     }
     case 'bar':
-      return a?.type === 'date_histogram' ? <TimeSeries buckets={buckets} bars title={panel.title} /> : <Bars buckets={buckets} title={panel.title} />;
+      return a?.type === 'date_histogram' ? <TimeSeries buckets={buckets} bars title={panel.title} onPick={pick} /> : <Bars buckets={buckets} title={panel.title} onPick={pick} />;
     case 'timeseries':
-      return <TimeSeries buckets={buckets} bars={false} title={panel.title} />;
+      return <TimeSeries buckets={buckets} bars={false} title={panel.title} onPick={pick} />;
   }
 }
 
@@ -178,7 +263,7 @@ export function PanelView({ panel, range, refresh }: PanelViewProps) {
   return (
     <div class="panel-body" aria-busy={loading} data-total={data?.result.total ?? ''}>
       <ErrorBox error={error} />
-      {data ? <PanelBody panel={panel} data={data} /> : loading ? <p class="muted">Loading…</p> : null}
+      {data ? <PanelBody panel={panel} data={data} range={range} onDrill={(url) => navigate(url)} /> : loading ? <p class="muted">Loading…</p> : null}
     </div>
   );
 }

@@ -13,6 +13,8 @@ export interface Slice {
 export interface PieChartProps {
   slices: Slice[];
   size?: number;
+  /** A click on a slice or its legend entry (drill-down). */
+  onPick?: ((i: number) => void) | undefined;
 }
 
 /** The SVG path of a donut slice between two angles (radians, 0 = 12 o'clock). */
@@ -27,7 +29,7 @@ export function arcPath(cx: number, cy: number, r: number, inner: number, a0: nu
 }
 
 /** The pie chart with its legend. */
-export function PieChart({ slices, size = 160 }: PieChartProps) {
+export function PieChart({ slices, size = 160, onPick }: PieChartProps) {
   const total = slices.reduce((n, s) => n + s.value, 0);
   const r = size / 2;
   let a = 0;
@@ -40,7 +42,7 @@ export function PieChart({ slices, size = 160 }: PieChartProps) {
               const a0 = a;
               a += (s.value / total) * 2 * Math.PI;
               return (
-                <path key={s.label} d={arcPath(r, r, r - 2, r * 0.55, a0, a)} fill={colour(i)}>
+                <path key={s.label} d={arcPath(r, r, r - 2, r * 0.55, a0, a)} fill={colour(i)} onClick={onPick ? () => onPick(i) : undefined} class={onPick ? 'pickable' : undefined}>
                   <title>{`${s.label}: ${s.value}`}</title>
                 </path>
               );
@@ -50,7 +52,15 @@ export function PieChart({ slices, size = 160 }: PieChartProps) {
       <ul class="legend">
         {slices.map((s, i) => (
           <li key={s.label}>
-            <span class="swatch" style={{ background: colour(i) }} /> {s.label} <span class="n">{compact(s.value)}</span>
+            <span class="swatch" style={{ background: colour(i) }} />{' '}
+            {onPick ? (
+              <button type="button" class="link drill" onClick={() => onPick(i)}>
+                {s.label}
+              </button>
+            ) : (
+              s.label
+            )}{' '}
+            <span class="n">{compact(s.value)}</span>
             <span class="muted"> ({total ? Math.round((s.value / total) * 100) : 0}%)</span>
           </li>
         ))}

@@ -42,6 +42,22 @@ describe('ResultList', () => {
     expect(el.querySelector('.list-end')?.textContent).toBe('End of results');
   });
 
+  it('sorts by a column when its name is clicked and marks the sorted one (issue 22, missing 6)', () => {
+    const el = document.createElement('div');
+    const onSort = vi.fn();
+    const list = (sort: { field: string; desc: boolean } | null) => (
+      <ResultList hits={hits} columns={['status', '@host']} more={false} loading={false} onMore={() => {}} onFilter={() => {}} onToggleColumn={() => {}} sort={sort} onSort={onSort} />
+    );
+    act(() => render(list(null), el));
+    expect(el.querySelector('th[aria-sort]')).toBeNull();
+    act(() => (el.querySelector('th button.sort') as HTMLButtonElement).click());
+    expect(onSort).toHaveBeenCalledWith('status');
+    act(() => render(list({ field: '@host', desc: true }), el));
+    const th = el.querySelector('th[aria-sort]');
+    expect(th?.getAttribute('aria-sort')).toBe('descending');
+    expect(th?.querySelector('button.sort')?.textContent).toBe('@host ▼');
+  });
+
   it('summarises events without a message and their identity', () => {
     expect(summary({ '@group': 'g', a: 1 })).toBe('{"a":1}');
     expect(identity({ '@group': 'g', '@subgroup': '', '@host': 'h' })).toBe('g/h');

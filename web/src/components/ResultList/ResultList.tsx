@@ -1,9 +1,11 @@
-// Hits in the order asked (newest first by default): a time column, the
+// Hits in the order asked (newest first by default, or by a column: click
+// its name): a time column, the
 // chosen field columns (or the message; each can move left or right), a row expands to the whole event and its surrounding events. More pages load when the end
 // of the list scrolls into view (and with a button, for keyboards).
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Hit } from '../../api/types';
 import { getPath, valueText } from '../../lib/format';
+import type { SortBy } from '../../lib/searchOptions';
 import { formatTime } from '../../lib/time';
 import { EventDetail } from '../EventDetail/EventDetail';
 import { SurroundingEvents } from '../SurroundingEvents/SurroundingEvents';
@@ -19,6 +21,10 @@ export interface ResultListProps {
   onToggleColumn: (field: string) => void;
   /** Moves a column one place left (-1) or right (+1). */
   onMoveColumn?: (field: string, dir: -1 | 1) => void;
+  /** The field the hits are sorted by (none: by time). */
+  sort?: SortBy | null;
+  /** A click on a column's name: sort by it (see `nextSort`). */
+  onSort?: (field: string) => void;
 }
 
 /** The text of the summary column: `message`, else the whole event. */
@@ -35,7 +41,7 @@ export function identity(ev: Record<string, unknown>): string {
 }
 
 /** The result list. */
-export function ResultList({ hits, columns, more, loading, onMore, onFilter, onToggleColumn, onMoveColumn }: ResultListProps) {
+export function ResultList({ hits, columns, more, loading, onMore, onFilter, onToggleColumn, onMoveColumn, sort, onSort }: ResultListProps) {
   const [open, setOpen] = useState<Set<string>>(new Set());
   const sentinel = useRef<HTMLDivElement>(null);
   const onMoreRef = useRef(onMore);
@@ -66,13 +72,20 @@ export function ResultList({ hits, columns, more, loading, onMore, onFilter, onT
             <th scope="col" class="time-col">Time</th>
             {columns.length === 0 ? <th scope="col">Event</th> : null}
             {columns.map((c, i) => (
-              <th scope="col" key={c}>
+              <th scope="col" key={c} aria-sort={sort?.field === c ? (sort.desc ? 'descending' : 'ascending') : undefined}>
                 {onMoveColumn && i > 0 ? (
                   <button type="button" class="link" aria-label={`Move column ${c} left`} onClick={() => onMoveColumn(c, -1)}>
                     ‹
                   </button>
                 ) : null}
-                {c}{' '}
+                {onSort ? (
+                  <button type="button" class="link sort" title={`Sort by ${c}`} onClick={() => onSort(c)}>
+                    {c}
+                    {sort?.field === c ? (sort.desc ? ' ▼' : ' ▲') : ''}
+                  </button>
+                ) : (
+                  c
+                )}{' '}
                 {onMoveColumn && i < columns.length - 1 ? (
                   <button type="button" class="link" aria-label={`Move column ${c} right`} onClick={() => onMoveColumn(c, 1)}>
                     ›

@@ -6,6 +6,7 @@ let lastOpts: { scales?: { y?: { range?: (u: unknown, min: number, max: number) 
 vi.mock('uplot', () => ({
   default: class {
     width = 100;
+    over = document.createElement('div');
     constructor(opts: typeof lastOpts) {
       lastOpts = opts;
     }

@@ -1,9 +1,10 @@
 // The panel editor dialog: edits a draft of one panel (metric first, then
-// the charts that metric can draw, the field from the fields in store).
+// the charts that metric can draw, the field from the fields in store; a
+// histogram can split by a field: one series per top value).
 import { useState } from 'preact/hooks';
 import type { Metric, Stat } from '../../api/dashboards';
 import { useFields } from '../../hooks/useFields';
-import { CHARTS_FOR, METRIC_LABEL, type PanelDraft } from './model';
+import { CHARTS_FOR, MAX_SPLIT, METRIC_LABEL, type PanelDraft } from './model';
 
 export function PanelEditor({ initial, onSave, onCancel }: { initial: PanelDraft; onSave: (d: PanelDraft) => void; onCancel: () => void }) {
   const [d, setD] = useState(initial);
@@ -50,6 +51,20 @@ export function PanelEditor({ initial, onSave, onCancel }: { initial: PanelDraft
             {d.metric === 'events' ? 'Columns (comma-separated)' : 'Field'}
             <input name="field" list="panel-fields" value={d.field} required={needsField} onInput={(e) => set({ field: e.currentTarget.value })} />
           </label>
+        ) : null}
+        {d.metric === 'histogram' ? (
+          <>
+            <label>
+              Split by field (one series per top value; empty for one series)
+              <input name="split" list="panel-fields" value={d.split ?? ''} onInput={(e) => set({ split: e.currentTarget.value.trim() })} />
+            </label>
+            {d.split ? (
+              <label>
+                Series
+                <input name="size" type="number" min={1} max={MAX_SPLIT} value={Math.min(d.size, MAX_SPLIT)} onInput={(e) => set({ size: Number(e.currentTarget.value) })} />
+              </label>
+            ) : null}
+          </>
         ) : null}
         <datalist id="panel-fields">
           {(fields.data ?? []).map((f) => (

@@ -28,6 +28,15 @@ describe('panel editor model', () => {
     expect(draftOf(stats).stat).toBe('max');
   });
 
+  it('keeps a histogram split by a field with at most 10 series (issue 22, missing 8)', () => {
+    const split = panelFromDraft({ ...draft, metric: 'histogram', chart: 'timeseries', field: '', split: 'status', size: 50 }, base);
+    expect(split.options).toEqual({ metric: 'histogram', split: { field: 'status', size: 10 } });
+    expect(split.aggs).toEqual({ a: { type: 'date_histogram', buckets: 60 } });
+    expect(draftOf(split)).toMatchObject({ metric: 'histogram', split: 'status', size: 10 });
+    const plain = panelFromDraft({ ...draft, metric: 'histogram', chart: 'timeseries', split: '' }, base);
+    expect(plain.options).toEqual({ metric: 'histogram' });
+  });
+
   it('offers every chart type for some metric', () => {
     const all = new Set(Object.values(CHARTS_FOR).flat());
     expect([...all].sort()).toEqual(['bar', 'number', 'pie', 'table', 'timeseries']);

@@ -13,6 +13,8 @@ export interface PanelDraft {
   field: string;
   size: number;
   stat: Stat;
+  /** Histogram: one series per top value of this field ('' for one series). */
+  split?: string;
 }
 
 /** The panel a draft describes (keeps `id` and `layout` of `base`). */
@@ -29,6 +31,7 @@ export function panelFromDraft(d: PanelDraft, base: Pick<Panel, 'id' | 'layout'>
       break;
     case 'histogram':
       agg = { type: 'date_histogram', buckets: 60 };
+      if (d.split) p.options.split = { field: d.split, size: Math.min(MAX_SPLIT, Math.max(1, d.size)) };
       break;
     case 'terms':
       agg = { type: 'terms', field: d.field, size: Math.max(1, d.size) };
@@ -55,8 +58,12 @@ export function draftOf(p: Panel): PanelDraft {
     field: a && 'field' in a ? a.field : (p.fields ?? []).join(','),
     size: a?.type === 'terms' ? (a.size ?? 10) : (p.size ?? 50),
     stat: p.options.stat ?? 'avg',
+    ...(p.options.split ? { split: p.options.split.field, size: p.options.split.size } : {}),
   };
 }
+
+/** Most series a split-by histogram draws. */
+export const MAX_SPLIT = 10;
 
 /** Charts that can draw a metric. */
 export const CHARTS_FOR: Record<Metric, ChartType[]> = {

@@ -1,5 +1,5 @@
 // Search: query bar (with suggestions), time picker, histogram (drag to
-// zoom), results newest or oldest first with infinite scroll and
+// zoom), results newest or oldest first or by a column, with infinite scroll and
 // auto-refresh, field sidebar. The URL holds the state (searchUrl.ts), so
 // a search is a shareable link; saved searches keep query, range and
 // columns under a name.
@@ -23,7 +23,7 @@ import { useSearch } from '../../hooks/useSearch';
 import { exact } from '../../lib/format';
 import { addFilter } from '../../lib/query';
 import { navigate, type Loc } from '../../lib/router';
-import { refreshMs } from '../../lib/searchOptions';
+import { nextSort, refreshMs, sortParam } from '../../lib/searchOptions';
 import { absolute } from '../../lib/time';
 import { fieldDashboard } from '../Dashboards/model';
 import { answeredUrl, moveColumn, readSearchUrl, searchUrl, type SearchUrl } from './searchUrl';
@@ -36,8 +36,9 @@ export function SearchPage({ loc }: { loc: Loc }) {
   const [fieldsShown, setFieldsShown] = useState(true);
   const [visualizeError, setVisualizeError] = useState<ApiError | null>(null);
   const order = s.order ?? 'newest';
-  const key = `${s.q}\u0000${s.range.from}\u0000${s.range.to}\u0000${order}\u0000${run}`;
-  const result = useSearch({ query: s.q, from: s.range.from, to: s.range.to, size: 100, order }, key);
+  const sort = s.sort ? sortParam(s.sort) : null;
+  const key = `${s.q}\u0000${s.range.from}\u0000${s.range.to}\u0000${order}\u0000${sort ?? ''}\u0000${run}`;
+  const result = useSearch({ query: s.q, from: s.range.from, to: s.range.to, size: 100, order, sort }, key);
   const hist = useAggregate(
     { query: s.q, from: s.range.from, to: s.range.to, aggs: { h: { type: 'date_histogram', buckets: 60 } } },
     run,
@@ -95,10 +96,11 @@ export function SearchPage({ loc }: { loc: Loc }) {
             <ResultOptions
               order={order}
               refresh={s.refresh ?? null}
-              onOrder={(o) => go({ order: o })}
+              sort={s.sort ?? null}
+              onOrder={(o) => go({ order: o, sort: null })}
               onRefresh={(r) => navigate(searchUrl({ ...s, refresh: r }), true)}
             />
-            {result.total ? <ExportLinks search={{ query: s.q, from: s.range.from, to: s.range.to, columns: s.cols }} total={result.total} /> : null}
+            {result.total ? <ExportLinks search={{ query: s.q, from: s.range.from, to: s.range.to, columns: s.cols, order, sort }} total={result.total} /> : null}
           </div>
           {h?.type === 'date_histogram' && !result.error ? (
             <Histogram buckets={h.buckets} intervalMs={h.interval_ms} onSelect={(f, t) => go({ range: absolute(f, t) })} />
@@ -119,6 +121,8 @@ export function SearchPage({ loc }: { loc: Loc }) {
             onFilter={onFilter}
             onToggleColumn={onToggleColumn}
             onMoveColumn={onMoveColumn}
+            sort={s.sort ?? null}
+            onSort={(field) => go({ sort: nextSort(s.sort ?? null, field) })}
           />
         </main>
       </div>

@@ -17,6 +17,15 @@ describe('search URL', () => {
     expect(readSearchUrl(new URLSearchParams('order=up&refresh=2s'))).toEqual({ q: '', range: { from: 'now-15m', to: 'now' }, cols: [] });
   });
 
+  it('keeps a field sort (issue 22, missing 6) and ignores a malformed one', () => {
+    const s = { q: '', range: { from: 'now-15m', to: 'now' }, cols: ['status'], sort: { field: 'status', desc: true } };
+    expect(searchUrl(s)).toBe('/search?cols=status&sort=status%3Adesc');
+    expect(readSearchUrl(new URL(searchUrl(s), 'http://x').searchParams)).toEqual(s);
+    const plain = { q: '', range: { from: 'now-15m', to: 'now' }, cols: [] };
+    expect(readSearchUrl(new URLSearchParams('sort=status'))).toEqual(plain);
+    expect(readSearchUrl(new URLSearchParams('sort=%40timestamp%3Aasc'))).toEqual(plain);
+  });
+
   it('moves a column left or right, not past the ends', () => {
     expect(moveColumn(['a', 'b', 'c'], 'b', -1)).toEqual(['b', 'a', 'c']);
     expect(moveColumn(['a', 'b', 'c'], 'b', 1)).toEqual(['a', 'c', 'b']);

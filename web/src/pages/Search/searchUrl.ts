@@ -1,8 +1,8 @@
-// The Search page's state in the URL (`/search?q=…&from=…&to=…&cols=a,b&order=oldest&refresh=30s`),
+// The Search page's state in the URL (`/search?q=…&from=…&to=…&cols=a,b&order=oldest&sort=status:desc&refresh=30s`),
 // so a search is a shareable link; saved searches keep `q`, the range and the columns.
 import type { SearchRequest } from '../../api/types';
 import { urlOf } from '../../lib/router';
-import { REFRESH_PERIODS, type Order, type Refresh } from '../../lib/searchOptions';
+import { REFRESH_PERIODS, parseSort, sortParam, type Order, type Refresh, type SortBy } from '../../lib/searchOptions';
 import { DEFAULT_RANGE, type TimeRange } from '../../lib/time';
 
 
@@ -13,6 +13,8 @@ export interface SearchUrl {
   cols: string[];
   /** Newest first unless `order=oldest`. */
   order?: Order;
+  /** Sorted by a field (`sort=field:asc|desc`) instead of by time. */
+  sort?: SortBy | null;
   /** Auto-refresh period, off without one. */
   refresh?: Refresh | null;
 }
@@ -25,6 +27,8 @@ export function readSearchUrl(params: URLSearchParams): SearchUrl {
     cols: (params.get('cols') ?? '').split(',').filter(Boolean),
   };
   if (params.get('order') === 'oldest') s.order = 'oldest';
+  const sort = parseSort(params.get('sort'));
+  if (sort) s.sort = sort;
   const r = REFRESH_PERIODS.find((p) => p === params.get('refresh'));
   if (r) s.refresh = r;
   return s;
@@ -38,6 +42,7 @@ export function searchUrl(s: SearchUrl): string {
     to: s.range.to === DEFAULT_RANGE.to ? undefined : s.range.to,
     cols: s.cols.join(','),
     order: s.order === 'oldest' ? 'oldest' : undefined,
+    sort: s.sort ? sortParam(s.sort) : undefined,
     refresh: s.refresh ?? undefined,
   });
 }
@@ -48,7 +53,7 @@ export function searchUrl(s: SearchUrl): string {
 export function answeredUrl(req: SearchRequest | null): string {
   if (!req) return '';
   const range = { from: req.from ?? DEFAULT_RANGE.from, to: req.to ?? DEFAULT_RANGE.to };
-  return searchUrl({ q: req.query ?? '', range, cols: [], order: req.order ?? 'newest' });
+  return searchUrl({ q: req.query ?? '', range, cols: [], order: req.order ?? 'newest', sort: parseSort(req.sort ?? null) });
 }
 
 /** `cols` with `field` moved one place left (-1) or right (+1). */

@@ -1,0 +1,374 @@
+//! Hits sorted by a field (`sort=<field>:asc|desc`, issue #22): a bounded
+//! top-k per segment over the field's fast columns, merged across segments,
+//! paged with a cursor that carries the last hit's value.
+//!
+//! The order (the same as the OpenSearch backend's):
+//!
+//! - events with a value first, by value: numbers, then strings (bytewise),
+//!   then booleans (ascending; descending reverses the values, not the
+//!   types' place relative to "missing");
+//! - an event with several values sorts by its smallest (ascending) or
+//!   largest (descending) one;
+//! - events without the field last;
+//! - ties, and the events without the field, newest first (`_ts`, then
+//!   arrival `_seq`).
+//!
+//! Unlike the time order, no segment can be skipped: any of them may hold
+//! the best value, so every matching event is read once (one column read per
+//! event, a string looked up once per distinct value per segment).
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use sluice_query::api::Search;
+use sluice_query::{BackendError, Principal, SearchResponse, SortBy};
+use tantivy::collector::{Collector, SegmentCollector};
+use tantivy::columnar::{Column, DynamicColumn, NumericalType, StrColumn};
+use tantivy::{DocAddress, DocId, Score, SegmentOrdinal, SegmentReader};
+
+use crate::plan::Plan;
+use crate::schema::names;
+use crate::search::{column_of, hit_of};
+use crate::store::Store;
+
+/// A sort value of one event.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SortValue {
+    /// A number.
+    Num(f64),
+    /// A string.
+    Str(Arc<str>),
+    /// A boolean.
+    Bool(bool),
+}
+
+impl SortValue {
+    fn type_rank(&self) -> u8 {
+        match self {
+            SortValue::Num(_) => 0,
+            SortValue::Str(_) => 1,
+            SortValue::Bool(_) => 2,
+        }
+    }
+
+    fn cmp_asc(&self, o: &SortValue) -> Ordering {
+        match (self, o) {
+            (SortValue::Num(a), SortValue::Num(b)) => a.total_cmp(b),
+            (SortValue::Str(a), SortValue::Str(b)) => a.as_bytes().cmp(b.as_bytes()),
+            (SortValue::Bool(a), SortValue::Bool(b)) => a.cmp(b),
+            _ => self.type_rank().cmp(&o.type_rank()),
+        }
+    }
+}
+
+/// Where a hit stands in a field sort: its value (if any), time and arrival.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldKey {
+    /// The event's value (smallest or largest of several); `None`: no value.
+    pub value: Option<SortValue>,
+    /// `_ts`.
+    pub ts: i64,
+    /// `_seq`.
+    pub seq: u64,
+}
+
+impl FieldKey {
+    /// `Less` when `self` comes before `o` in the sort (see the module docs).
+    pub fn cmp_in(&self, o: &FieldKey, desc: bool) -> Ordering {
+        let by_value = match (&self.value, &o.value) {
+            (None, None) => Ordering::Equal,
+            (None, Some(_)) => Ordering::Greater,
+            (Some(_), None) => Ordering::Less,
+            (Some(a), Some(b)) if desc => b.cmp_asc(a),
+            (Some(a), Some(b)) => a.cmp_asc(b),
+        };
+        by_value.then_with(|| (o.ts, o.seq).cmp(&(self.ts, self.seq)))
+    }
+
+    /// The cursor of this hit: `<ts>:<seq>:<value>` with the value as `n<number>`,
+    /// `s<string>`, `b0`/`b1` or `-` (none); the value last, so a string may
+    /// hold colons.
+    pub fn cursor(&self) -> String {
+        let v = match &self.value {
+            None => "-".to_string(),
+            Some(SortValue::Num(n)) => format!("n{n}"),
+            Some(SortValue::Str(s)) => format!("s{s}"),
+            Some(SortValue::Bool(b)) => format!("b{}", u8::from(*b)),
+        };
+        format!("{}:{}:{v}", self.ts, self.seq)
+    }
+
+    /// Reads a [`FieldKey::cursor`].
+    pub fn from_cursor(c: &str) -> Result<FieldKey, BackendError> {
+        let err = || BackendError::BadRequest(format!("invalid search_after cursor {c:?} for a sorted search"));
+        let mut parts = c.splitn(3, ':');
+        let ts = parts.next().and_then(|t| t.parse().ok()).ok_or_else(err)?;
+        let seq = parts.next().and_then(|t| t.parse().ok()).ok_or_else(err)?;
+        let v = parts.next().ok_or_else(err)?;
+        let value = match v.split_at_checked(1).ok_or_else(err)? {
+            ("-", "") => None,
+            ("n", n) => Some(SortValue::Num(n.parse().map_err(|_| err())?)),
+            ("s", s) => Some(SortValue::Str(Arc::from(s))),
+            ("b", "0") => Some(SortValue::Bool(false)),
+            ("b", "1") => Some(SortValue::Bool(true)),
+            _ => return Err(err()),
+        };
+        Ok(FieldKey { value, ts, seq })
+    }
+}
+
+/// A heap entry: the worst hit kept is the greatest.
+struct Entry {
+    key: FieldKey,
+    doc: DocId,
+    desc: bool,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == Ordering::Equal
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Entry {
+    fn cmp(&self, o: &Self) -> Ordering {
+        self.key.cmp_in(&o.key, self.desc)
+    }
+}
+
+/// Counts every match and keeps the `k` first in the field sort strictly
+/// after `after`.
+pub struct FieldTopCollector {
+    /// The fast column (`attrs.http.status`, `@host`).
+    pub column: String,
+    /// Largest first.
+    pub desc: bool,
+    /// Hits to keep.
+    pub k: usize,
+    /// Only hits after this one (the previous page's last).
+    pub after: Option<FieldKey>,
+}
+
+enum SortCol {
+    Str(StrColumn, Vec<Option<Arc<str>>>),
+    Num(Column<f64>),
+    Bool(Column<bool>),
+}
+
+/// Per-segment part of [`FieldTopCollector`].
+pub struct FieldTopSegment {
+    desc: bool,
+    k: usize,
+    after: Option<FieldKey>,
+    cols: Vec<SortCol>,
+    ts: Column<i64>,
+    seq: Column<u64>,
+    count: u64,
+    heap: BinaryHeap<Entry>,
+    ords: Vec<u64>,
+}
+
+/// Total matches and the first hits in the sort, best first.
+pub type FieldTopFruit = (u64, Vec<(FieldKey, DocId)>);
+
+impl Collector for FieldTopCollector {
+    type Fruit = FieldTopFruit;
+    type Child = FieldTopSegment;
+
+    fn for_segment(&self, _ord: SegmentOrdinal, reader: &SegmentReader) -> tantivy::Result<FieldTopSegment> {
+        let mut cols = Vec::new();
+        for h in reader.fast_fields().dynamic_column_handles(&self.column)? {
+            match h.open()? {
+                DynamicColumn::Str(c) => {
+                    let n = c.num_terms();
+                    cols.push(SortCol::Str(c, vec![None; n]));
+                }
+                DynamicColumn::Bool(c) => cols.push(SortCol::Bool(c)),
+                other => {
+                    if let Some(DynamicColumn::F64(c)) = other.coerce_numerical(NumericalType::F64) {
+                        cols.push(SortCol::Num(c));
+                    }
+                }
+            }
+        }
+        Ok(FieldTopSegment {
+            desc: self.desc,
+            k: self.k,
+            after: self.after.clone(),
+            cols,
+            ts: reader.fast_fields().i64(names::TS)?,
+            seq: reader.fast_fields().u64(names::SEQ)?,
+            count: 0,
+            heap: BinaryHeap::with_capacity(self.k + 1),
+            ords: Vec::new(),
+        })
+    }
+
+    fn requires_scoring(&self) -> bool {
+        false
+    }
+
+    fn merge_fruits(&self, fruits: Vec<FieldTopFruit>) -> tantivy::Result<FieldTopFruit> {
+        let (mut count, mut all) = (0, Vec::new());
+        for (c, hits) in fruits {
+            count += c;
+            all.extend(hits);
+        }
+        all.sort_by(|a, b| a.0.cmp_in(&b.0, self.desc));
+        all.truncate(self.k);
+        Ok((count, all))
+    }
+}
+
+impl FieldTopSegment {
+    /// The doc's value: over every column, the first in the sort.
+    fn value(&mut self, doc: DocId) -> Option<SortValue> {
+        let desc = self.desc;
+        let mut best: Option<SortValue> = None;
+        let mut offer = |v: SortValue| {
+            let better = match &best {
+                None => true,
+                Some(b) if desc => v.cmp_asc(b) == Ordering::Greater,
+                Some(b) => v.cmp_asc(b) == Ordering::Less,
+            };
+            if better {
+                best = Some(v);
+            }
+        };
+        for col in &mut self.cols {
+            match col {
+                SortCol::Num(c) => c.values_for_doc(doc).for_each(|v| offer(SortValue::Num(v))),
+                SortCol::Bool(c) => c.values_for_doc(doc).for_each(|v| offer(SortValue::Bool(v))),
+                SortCol::Str(c, memo) => {
+                    self.ords.clear();
+                    self.ords.extend(c.term_ords(doc));
+                    // Ordinals follow the strings' byte order within a segment.
+                    let ord = if desc { self.ords.iter().max() } else { self.ords.iter().min() };
+                    let Some(&ord) = ord else { continue };
+                    let Some(slot) = memo.get_mut(ord as usize) else { continue };
+                    if slot.is_none() {
+                        let mut s = String::new();
+                        if c.ord_to_str(ord, &mut s).unwrap_or(false) {
+                            *slot = Some(Arc::from(s));
+                        }
+                    }
+                    if let Some(s) = slot {
+                        offer(SortValue::Str(Arc::clone(s)));
+                    }
+                }
+            }
+        }
+        best
+    }
+}
+
+impl SegmentCollector for FieldTopSegment {
+    type Fruit = FieldTopFruit;
+
+    fn collect(&mut self, doc: DocId, _score: Score) {
+        self.count += 1;
+        if self.k == 0 {
+            return;
+        }
+        let key = FieldKey {
+            value: self.value(doc),
+            ts: self.ts.first(doc).unwrap_or(0),
+            seq: self.seq.first(doc).unwrap_or(0),
+        };
+        if self.after.as_ref().is_some_and(|a| key.cmp_in(a, self.desc) != Ordering::Greater) {
+            return;
+        }
+        let entry = Entry { key, doc, desc: self.desc };
+        if self.heap.len() < self.k {
+            self.heap.push(entry);
+        } else if let Some(mut worst) = self.heap.peek_mut() {
+            if entry < *worst {
+                *worst = entry;
+            }
+        }
+    }
+
+    fn harvest(self) -> FieldTopFruit {
+        let mut hits: Vec<(FieldKey, DocId)> = self.heap.into_iter().map(|e| (e.key, e.doc)).collect();
+        hits.sort_by(|a, b| a.0.cmp_in(&b.0, self.desc));
+        (self.count, hits)
+    }
+}
+
+/// A page of hits of `search` sorted by `by` (blocking): every segment of the
+/// plan through a [`FieldTopCollector`], merged.
+pub fn search_sorted(
+    store: &Store,
+    principal: &Principal,
+    search: &Search,
+    by: &SortBy,
+) -> Result<SearchResponse, BackendError> {
+    let t0 = Instant::now();
+    let column = column_of(&by.field, "sort")?;
+    let after = search.search_after.as_deref().map(FieldKey::from_cursor).transpose()?;
+    let plan = Plan::new(store, principal, &search.query, search.range.from_ns, search.range.to_ns)?;
+    let collector = FieldTopCollector { column, desc: by.desc, k: search.size + 1, after };
+    let mut total = 0;
+    let mut cands: Vec<(FieldKey, usize, DocId)> = Vec::new();
+    let segs = plan.segments();
+    for (i, s) in segs.iter().enumerate() {
+        let (count, hits) = plan.collect(s, &collector)?;
+        total += count;
+        cands.extend(hits.into_iter().map(|(key, doc)| (key, i, doc)));
+        cands.sort_by(|a, b| a.0.cmp_in(&b.0, by.desc));
+        cands.truncate(collector.k);
+    }
+    let more = cands.len() > search.size;
+    cands.truncate(search.size);
+    let mut hits = Vec::with_capacity(cands.len());
+    for (key, i, doc) in &cands {
+        let s = &segs[*i];
+        let addr = DocAddress::new(s.ord, *doc);
+        hits.push(hit_of(store, plan.searcher(s), addr, (key.ts, key.seq), search.fields.as_deref())?);
+    }
+    let next = if more { cands.last().map(|c| c.0.cursor()) } else { None };
+    Ok(SearchResponse { total, hits, next, took_ms: t0.elapsed().as_millis() as u64 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(v: Option<SortValue>, ts: i64) -> FieldKey {
+        FieldKey { value: v, ts, seq: 0 }
+    }
+
+    #[test]
+    fn missing_values_come_last_in_both_directions_and_ties_newest_first() {
+        let n = |x: f64, ts| key(Some(SortValue::Num(x)), ts);
+        let mut v = vec![key(None, 5), n(2.0, 1), n(10.0, 2), n(2.0, 3), key(None, 9)];
+        v.sort_by(|a, b| a.cmp_in(b, false));
+        assert_eq!(v, vec![n(2.0, 3), n(2.0, 1), n(10.0, 2), key(None, 9), key(None, 5)]);
+        v.sort_by(|a, b| a.cmp_in(b, true));
+        assert_eq!(v, vec![n(10.0, 2), n(2.0, 3), n(2.0, 1), key(None, 9), key(None, 5)]);
+    }
+
+    #[test]
+    fn cursors_round_trip() {
+        for v in [
+            None,
+            Some(SortValue::Num(-2.5)),
+            Some(SortValue::Str(Arc::from("a:b"))),
+            Some(SortValue::Str(Arc::from(""))),
+            Some(SortValue::Bool(true)),
+        ] {
+            let k = FieldKey { value: v, ts: -7, seq: 3 };
+            assert_eq!(FieldKey::from_cursor(&k.cursor()).unwrap(), k);
+        }
+        for bad in ["", "1:2", "1:2:", "1:2:x", "a:2:-", "1:2:b2"] {
+            assert!(FieldKey::from_cursor(bad).is_err(), "{bad}");
+        }
+    }
+}

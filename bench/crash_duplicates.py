@@ -28,16 +28,10 @@ import time
 import urllib.parse
 import urllib.request
 
+from benchlib import free_port, wait_port
+
 TOKEN = "crash-bench-ingest-token-0123456789"
 ADMIN = "crash-bench-admin-token-0123456789"
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 def config(d, api, ingest, token=True):
@@ -71,19 +65,6 @@ type = "store"
 def start(args, cfg, log):
     env = dict(os.environ, SLUICE_LOG="info")
     return subprocess.Popen([args.bin, "run", cfg], stdout=subprocess.DEVNULL, stderr=open(log, "ab"), env=env)
-
-
-def wait_port(port, proc, timeout=60):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            sys.exit(f"sluice exited early ({proc.returncode})")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    sys.exit(f"port {port} never opened")
 
 
 def post(port, body):
@@ -200,8 +181,8 @@ def main():
     acked = [False] * nb
 
     proc = start(args, cfg, log)
-    wait_port(ingest, proc)
-    wait_port(api, proc)
+    wait_port(ingest, proc, 60)
+    wait_port(api, proc, 60)
     send(ingest, range(nb), args, acked, stop_after=args.kill_at)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
@@ -209,8 +190,8 @@ def main():
     file_at_kill = len(file_seqs(out))
 
     proc = start(args, cfg, log)
-    wait_port(ingest, proc)
-    wait_port(api, proc)
+    wait_port(ingest, proc, 60)
+    wait_port(api, proc, 60)
     if not send(ingest, [b for b in range(nb) if not acked[b]], args, acked):
         sys.exit("a request failed after the restart")
     # Wait until both sinks hold every event and nothing changes for 3 s.

@@ -38,30 +38,11 @@ import sys
 import tempfile
 import time
 
+from benchlib import free_port, wait_port
+
 BIN = os.environ.get("SLUICE_BIN", "target/release/sluice")
 RELAY = "bench-relay-token-0123456789abcdef"
 COST = os.environ.get("PROC_COST", "500us")  # per event: ≈ 2,000 events/s per processor
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def wait_port(port, proc, timeout=30):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.2).close()
-            return
-        except OSError:
-            if proc is not None and proc.poll() is not None:
-                raise RuntimeError(f"process for port {port} exited")
-            time.sleep(0.05)
-    raise RuntimeError(f"port {port} never opened")
 
 
 class Procs:

@@ -22,7 +22,7 @@ usage: bench/hardening.py connections [--bin BIN] [--n 10000] [--kind tcp|syslog
 Prints one JSON object.
 """
 import argparse, json, os, resource, shutil, socket, subprocess, sys, tempfile, time, urllib.request
-from benchlib import cpu_seconds, free_port, rss_bytes
+from benchlib import cpu_seconds, free_port, node_stats, rss_bytes, wait_port
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "target", "release", "sluice")
@@ -35,22 +35,8 @@ def rss_mb(pid):
 cpu_s = cpu_seconds
 
 
-def wait_port(port, proc, timeout=60):
-    end = time.time() + timeout
-    while time.time() < end:
-        if proc.poll() is not None:
-            sys.exit(f"sluice exited: {proc.returncode}")
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.5).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    sys.exit(f"port {port} never opened")
-
-
 def stats(api):
-    with urllib.request.urlopen(f"http://127.0.0.1:{api}/_node/stats", timeout=10) as r:
-        return json.load(r)
+    return node_stats(api, 10)
 
 
 def events_in(api, sid):
@@ -85,8 +71,8 @@ type = "store"
     log = open(os.path.join(d, "log"), "w")
     p = subprocess.Popen([a.bin, "run", cfg], stdout=subprocess.DEVNULL, stderr=log)
     try:
-        wait_port(port, p)
-        wait_port(api, p)
+        wait_port(port, p, 60)
+        wait_port(api, p, 60)
         time.sleep(3)
         before = rss_mb(p.pid)
         socks = []
@@ -156,8 +142,8 @@ type = "blackhole"
     p = subprocess.Popen(["bash", "-c", f'ulimit -n {a.nofile} && exec "$0" run "$1"', a.bin, cfg],
                          stdout=subprocess.DEVNULL, stderr=log, env=dict(os.environ, SLUICE_LOG="info"))
     try:
-        wait_port(port, p)
-        wait_port(api, p)
+        wait_port(port, p, 60)
+        wait_port(api, p, 60)
         time.sleep(2)
         base = len(os.listdir(f"/proc/{p.pid}/fd"))
         n = a.nofile - base + a.extra

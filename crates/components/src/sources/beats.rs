@@ -56,31 +56,18 @@ acked_stream_config! {
 #[serde(deny_unknown_fields)]
 struct Config {
     /// Largest frame payload (a JSON document or a compressed block).
-    #[serde(default = "default_max_frame")]
+    #[serde(default = "crate::defaults::mib::<16>")]
     max_frame_bytes: Positive<ByteSize>,
     /// Largest inflated compressed block.
-    #[serde(default = "default_max_decompressed")]
+    #[serde(default = "crate::defaults::mib::<64>")]
     max_decompressed_bytes: Positive<ByteSize>,
     /// Largest window a sender may announce.
-    #[serde(default = "default_max_window")]
+    #[serde(default = "crate::defaults::count_u32::<65_536>")]
     max_window: Positive<u32>,
     /// Events handed to the queue (and acknowledged) at once within a large window.
-    #[serde(default = "default_max_batch")]
+    #[serde(default = "crate::defaults::count::<4096>")]
     max_batch: Positive<usize>,
 }
-}
-
-fn default_max_frame() -> Positive<ByteSize> {
-    Positive::bytes(16 << 20)
-}
-fn default_max_decompressed() -> Positive<ByteSize> {
-    Positive::bytes(64 << 20)
-}
-fn default_max_window() -> Positive<u32> {
-    Positive::<u32>::of(65_536)
-}
-fn default_max_batch() -> Positive<usize> {
-    Positive::<usize>::of(4096)
 }
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, ConfigError> {

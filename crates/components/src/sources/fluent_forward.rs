@@ -52,10 +52,10 @@ acked_stream_config! {
 #[serde(deny_unknown_fields)]
 struct Config {
     /// Largest message (msgpack bytes).
-    #[serde(default = "default_max_message")]
+    #[serde(default = "crate::defaults::mib::<16>")]
     max_message_bytes: Positive<ByteSize>,
     /// Largest inflated CompressedPackedForward payload.
-    #[serde(default = "default_max_decompressed")]
+    #[serde(default = "crate::defaults::mib::<64>")]
     max_decompressed_bytes: Positive<ByteSize>,
     /// Deepest nesting of arrays and maps in a message.
     #[serde(default = "default_max_depth")]
@@ -70,12 +70,6 @@ struct Config {
 }
 }
 
-fn default_max_message() -> Positive<ByteSize> {
-    Positive::bytes(16 << 20)
-}
-fn default_max_decompressed() -> Positive<ByteSize> {
-    Positive::bytes(64 << 20)
-}
 fn default_max_depth() -> usize {
     32
 }

@@ -69,10 +69,10 @@ struct Config {
     #[serde(default = "http_listen::default_max_decompressed")]
     max_decompressed_bytes: Positive<ByteSize>,
     /// Most entries in one request.
-    #[serde(default = "default_max_entries")]
+    #[serde(default = "crate::defaults::count::<100_000>")]
     max_entries: Positive<usize>,
     /// Most labels per stream (and structured-metadata pairs per entry).
-    #[serde(default = "default_max_labels")]
+    #[serde(default = "crate::defaults::count::<64>")]
     max_labels: Positive<usize>,
     /// Deepest JSON nesting.
     #[serde(default = "http_listen::default_max_depth")]
@@ -80,12 +80,6 @@ struct Config {
 }
 }
 
-fn default_max_entries() -> Positive<usize> {
-    Positive::<usize>::of(100_000)
-}
-fn default_max_labels() -> Positive<usize> {
-    Positive::<usize>::of(64)
-}
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, ConfigError> {
     let c: Config = parse_table(value, &cx.path)?;
     let address = http_listen::socket_address(cx, "address", &c.address)?;

@@ -84,10 +84,10 @@ struct Config {
     #[serde(default = "http_listen::default_max_decompressed")]
     max_decompressed_bytes: Positive<ByteSize>,
     /// Most log records in one request.
-    #[serde(default = "default_max_records")]
+    #[serde(default = "crate::defaults::count::<100_000>")]
     max_records: Positive<usize>,
     /// Most attributes of one record, resource or scope.
-    #[serde(default = "default_max_attributes")]
+    #[serde(default = "crate::defaults::count::<128>")]
     max_attributes: Positive<usize>,
     /// Deepest nesting of `AnyValue` arrays and key-value lists.
     #[serde(default = "http_listen::default_max_depth")]
@@ -95,12 +95,6 @@ struct Config {
 }
 }
 
-fn default_max_records() -> Positive<usize> {
-    Positive::<usize>::of(100_000)
-}
-fn default_max_attributes() -> Positive<usize> {
-    Positive::<usize>::of(128)
-}
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, ConfigError> {
     let c: Config = parse_table(value, &cx.path)?;
     let addr = |key: &str, a: &Option<String>| -> Result<Option<SocketAddr>, ConfigError> {

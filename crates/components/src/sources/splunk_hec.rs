@@ -85,37 +85,24 @@ struct Config {
     #[serde(default = "http_listen::default_max_body")]
     max_body_bytes: Positive<ByteSize>,
     /// Most events in one request.
-    #[serde(default = "default_max_events")]
+    #[serde(default = "crate::defaults::count::<100_000>")]
     max_events: Positive<usize>,
     /// Deepest JSON nesting of an event object.
     #[serde(default = "http_listen::default_max_depth")]
     max_depth: Positive<usize>,
     /// Longest `/raw` line; longer ones are cut (`oversized_frames`).
-    #[serde(default = "default_max_line")]
+    #[serde(default = "crate::defaults::mib::<1>")]
     max_line_bytes: Positive<ByteSize>,
     /// Indexer acknowledgements: a channel per request and `ackId`s.
     #[serde(default)]
     acknowledgements: bool,
     /// Channels remembered for acknowledgements.
-    #[serde(default = "default_max_channels")]
+    #[serde(default = "crate::defaults::count::<10_000>")]
     max_channels: Positive<usize>,
     /// Unqueried `ackId`s remembered per channel.
-    #[serde(default = "default_max_acks")]
+    #[serde(default = "crate::defaults::count::<100_000>")]
     max_acks_per_channel: Positive<usize>,
 }
-}
-
-fn default_max_events() -> Positive<usize> {
-    Positive::<usize>::of(100_000)
-}
-fn default_max_line() -> Positive<ByteSize> {
-    Positive::bytes(1 << 20)
-}
-fn default_max_channels() -> Positive<usize> {
-    Positive::<usize>::of(10_000)
-}
-fn default_max_acks() -> Positive<usize> {
-    Positive::<usize>::of(100_000)
 }
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, ConfigError> {

@@ -429,14 +429,8 @@ for name, kind, port in (("tcp", socket.SOCK_STREAM, {tcp}), ("udp", socket.SOCK
     h.close()
 "#
     );
-    let st = std::process::Command::new("python3").arg("-c").arg(&script).status().expect("python3");
-    assert!(st.success());
-    let read =
-        || -> Vec<serde_json::Value> { std::fs::read_to_string(&out).unwrap_or_default().lines().map(json).collect() };
-    wait_until("1000 events", &mut p, || read().len() >= 2 * N);
-    std::thread::sleep(Duration::from_millis(500));
-    let events = read();
-    assert_eq!(events.len(), 2 * N, "stray events");
+    common::run_python("python3", &script);
+    let events = common::wait_events("1000 events", &mut p, &out, 2 * N);
     let raw = std::fs::read_to_string(&out).unwrap();
     assert!(!raw.contains("\\u0000"), "a NUL reached the output");
     for name in ["tcp", "udp"] {

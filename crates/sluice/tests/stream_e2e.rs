@@ -37,9 +37,7 @@ fn go_clients(test: &str) -> Option<PathBuf> {
     c
 }
 
-fn events(out: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(out).unwrap_or_default().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
-}
+use common::read_events as events;
 
 /// How many times each `message` appears.
 fn counts(out: &Path) -> HashMap<String, usize> {

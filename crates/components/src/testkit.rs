@@ -167,6 +167,21 @@ pub fn check_refused<T: ?Sized>(
     }
 }
 
+/// Builds `spec` with each case's `(body, prefix)` and checks that it fails
+/// with an error that starts with `prefix` (the key path and message).
+pub fn check_errors<T: ?Sized>(
+    spec: &sluice_core::component::Spec<T>,
+    build: fn(&sluice_core::component::Spec<T>, &str) -> Result<Box<T>, ConfigError>,
+    cases: &[(&str, &str)],
+) {
+    for (body, prefix) in cases {
+        match build(spec, body) {
+            Ok(_) => panic!("{} with {body:?} built", spec.name),
+            Err(e) => assert!(e.to_string().starts_with(prefix), "{body:?}: {e}"),
+        }
+    }
+}
+
 /// A listening source started on a free loopback port (`address` is
 /// prepended to `toml_body`) writing into an [`AckCapture`].
 pub struct Listening {

@@ -433,14 +433,13 @@ mod tests {
 
     #[test]
     fn config_errors_name_the_key() {
-        let e = build_sink(&SPEC, "address = \"nope\"").err().unwrap();
-        assert!(e.to_string().starts_with("test.tcp.address: "), "{e}");
-        let e = build_sink(&SPEC, "address = \"h:1\"\nframing = \"bogus\"").err().unwrap();
-        assert!(e.to_string().starts_with("test.tcp.framing: "), "{e}");
-        let e = build_sink(&SPEC, "address = \"h:1\"\nwrite_timeout = \"0s\"").err().unwrap();
-        assert!(e.to_string().starts_with("test.tcp.write_timeout: "), "{e}");
-        let e = build_sink(&SPEC, "address = \"h:1\"\ntls = { ca = \"/nonexistent.pem\" }").err().unwrap();
-        assert!(e.to_string().starts_with("test.tcp.tls.ca: cannot read /nonexistent.pem"), "{e}");
+        let cases = [
+            ("address = \"nope\"", "test.tcp.address: "),
+            ("address = \"h:1\"\nframing = \"bogus\"", "test.tcp.framing: "),
+            ("address = \"h:1\"\nwrite_timeout = \"0s\"", "test.tcp.write_timeout: "),
+            ("address = \"h:1\"\ntls = { ca = \"/nonexistent.pem\" }", "test.tcp.tls.ca: cannot read /nonexistent.pem"),
+        ];
+        crate::testkit::check_errors(&SPEC, build_sink, &cases);
         assert!(build_sink(&SPEC, SPEC.example).is_ok());
     }
 }

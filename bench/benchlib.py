@@ -95,6 +95,27 @@ def wait_port(port, proc=None, timeout=30):
     sys.exit(f"port {port} never opened")
 
 
+def toml_value(v):
+    """A TOML value: a string quoted, a bool lower-case, a list bracketed, a number as is."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    return str(v)
+
+
+def toml(tables):
+    """A config from `{table: {key: value}}` (`[[name]]` for a table whose
+    name starts with `[`), in order."""
+    out = []
+    for name, keys in tables.items():
+        out.append(f"[{name}]")
+        out.extend(f"{k} = {toml_value(v)}" for k, v in keys.items())
+    return "\n".join(out) + "\n"
+
+
 def blackhole_node(tmp, api, sources):
     """The config of a node with its API on `api` and one pipeline per
     `(pipeline, type, port, extra)` in `sources`: that source (`in`, on

@@ -6,7 +6,7 @@
 //! sink.
 
 mod common;
-use common::{free_port, Dir};
+use common::{free_port, source, source_token, Dir};
 
 const N: usize = 200;
 
@@ -15,25 +15,11 @@ fn issue_21_pygelf_udp_chunked_and_tcp_store_every_event_with_its_fields() {
     let Some(python) = common::python_or_skip("gelf_e2e") else { return };
     let dir = Dir::new("gelf");
     let (tcp, udp) = (free_port(), free_port());
-    let (mut p, out) = common::start_file_node(
-        &dir,
-        &format!(
-            r#"
-[pipelines.main.sources.gtcp]
-type = "gelf"
-mode = "tcp"
-address = "127.0.0.1:{tcp}"
-group = "acme"
-[pipelines.main.sources.gudp]
-type = "gelf"
-mode = "udp"
-address = "127.0.0.1:{udp}"
-group = "acme"
-host = "pinned"
-"#
-        ),
-        tcp,
-    );
+    let sources = [
+        source("gtcp", "gelf", tcp, "mode = \"tcp\"\ngroup = \"acme\""),
+        source("gudp", "gelf", udp, "mode = \"udp\"\ngroup = \"acme\"\nhost = \"pinned\""),
+    ];
+    let (mut p, out) = common::start_file_node(&dir, &sources.concat(), tcp);
     // Long, poorly compressible messages and a 300-byte chunk size: each UDP
     // message is several chunks. The sender is paced (UDP has no
     // back-pressure; the kernel buffer would overflow on a burst).
@@ -99,22 +85,11 @@ fn issue_21_pygelf_http_stores_every_event_with_the_tokens_identity() {
     let Some(python) = common::python_or_skip("gelf_e2e") else { return };
     let dir = Dir::new("gelf-http");
     let port = free_port();
-    let (mut p, out) = common::start_file_node(
-        &dir,
-        &format!(
-            r#"
-[pipelines.main.sources.ghttp]
-type = "gelf"
-mode = "http"
-address = "127.0.0.1:{port}"
-[pipelines.main.sources.ghttp.tokens.app]
-token = "gelf-token-0123456789abcdef"
-group = "acme"
-host = "pinned"
-"#
-        ),
-        port,
-    );
+    let sources = [
+        source("ghttp", "gelf", port, "mode = \"http\""),
+        source_token("ghttp", "gelf-token-0123456789abcdef", "group = \"acme\"\nhost = \"pinned\""),
+    ];
+    let (mut p, out) = common::start_file_node(&dir, &sources.concat(), port);
     let script = format!(
         r#"
 import logging

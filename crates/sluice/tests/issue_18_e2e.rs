@@ -396,24 +396,14 @@ fn issue_18_python_sysloghandler_over_tcp_and_udp_stores_exactly_500_each() {
     const N: usize = 500;
     let dir = Dir::new("issue18-pysyslog");
     let (tcp, udp) = (free_port(), free_port());
-    let (mut p, out) = common::start_file_node(
-        &dir,
-        &format!(
-            r#"
-[pipelines.main.sources.tcp]
-type = "syslog_tcp"
-address = "127.0.0.1:{tcp}"
-[pipelines.main.sources.udp]
-type = "syslog_udp"
-address = "127.0.0.1:{udp}"
-# The 500 datagrams arrive in one burst: room for all of them, so a loaded
-# machine's scheduling cannot make the kernel drop any (UDP drops under load
-# are measured in BENCHMARKS.md, not here).
-receive_buffer_bytes = "4MiB"
-"#
-        ),
-        tcp,
-    );
+    // The 500 datagrams arrive in one burst: room for all of them, so a loaded
+    // machine's scheduling cannot make the kernel drop any (UDP drops under load
+    // are measured in BENCHMARKS.md, not here).
+    let sources = [
+        common::source("tcp", "syslog_tcp", tcp, ""),
+        common::source("udp", "syslog_udp", udp, "receive_buffer_bytes = \"4MiB\""),
+    ];
+    let (mut p, out) = common::start_file_node(&dir, &sources.concat(), tcp);
     // The standard library's handler, as applications use it (append_nul=True).
     let script = format!(
         r#"

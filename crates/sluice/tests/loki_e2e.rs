@@ -8,7 +8,7 @@
 //! token (401). Exact counts and fields in a file sink.
 
 mod common;
-use common::{free_port, http, Dir};
+use common::{free_port, http, source, source_token, Dir};
 
 const N: usize = 150;
 const TOKEN: &str = "loki-token-0123456789abcdef";
@@ -59,21 +59,9 @@ fn issue_21_python_logging_loki_and_snappy_protobuf_store_every_entry_with_label
     let Some(python) = common::python_or_skip("loki_e2e") else { return };
     let dir = Dir::new("loki");
     let port = free_port();
-    let (mut p, out) = common::start_file_node(
-        &dir,
-        &format!(
-            r#"
-[pipelines.main.sources.loki]
-type = "loki"
-address = "127.0.0.1:{port}"
-[pipelines.main.sources.loki.tokens.app]
-token = "{TOKEN}"
-group = "acme"
-host = "pinned"
-"#
-        ),
-        port,
-    );
+    let sources =
+        [source("loki", "loki", port, ""), source_token("loki", TOKEN, "group = \"acme\"\nhost = \"pinned\"")];
+    let (mut p, out) = common::start_file_node(&dir, &sources.concat(), port);
 
     let script = format!(
         r#"

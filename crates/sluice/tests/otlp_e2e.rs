@@ -9,7 +9,7 @@
 //! counts and fields in a file sink.
 
 mod common;
-use common::{free_port, http, Dir};
+use common::{free_port, http, source, source_token, Dir};
 
 const N: usize = 120;
 const TOKEN: &str = "otlp-token-0123456789abcdef";
@@ -19,22 +19,11 @@ fn issue_21_opentelemetry_sdk_http_and_grpc_exporters_store_every_record_with_id
     let Some(python) = common::python_or_skip("otlp_e2e") else { return };
     let dir = Dir::new("otlp");
     let (port, gport) = (free_port(), free_port());
-    let (mut p, out) = common::start_file_node(
-        &dir,
-        &format!(
-            r#"
-[pipelines.main.sources.otel]
-type = "otlp"
-address = "127.0.0.1:{port}"
-grpc_address = "127.0.0.1:{gport}"
-[pipelines.main.sources.otel.tokens.app]
-token = "{TOKEN}"
-group = "acme"
-host = "pinned"
-"#
-        ),
-        port,
-    );
+    let sources = [
+        source("otel", "otlp", port, &format!("grpc_address = \"127.0.0.1:{gport}\"")),
+        source_token("otel", TOKEN, "group = \"acme\"\nhost = \"pinned\""),
+    ];
+    let (mut p, out) = common::start_file_node(&dir, &sources.concat(), port);
     common::wait_port(gport, &mut p);
 
     let script = format!(

@@ -7,7 +7,7 @@
 //! nothing of a refused body is stored. Exact counts in a file sink.
 
 mod common;
-use common::{free_port, http, Dir};
+use common::{free_port, http, source, source_token, Dir};
 
 const N: usize = 300;
 const TOKEN: &str = "hec-token-0123456789abcdef";
@@ -18,29 +18,13 @@ fn issue_21_splunk_handler_and_hec_acks_store_every_event_with_the_tokens_identi
     let Some(python) = common::python_or_skip("splunk_hec_e2e") else { return };
     let dir = Dir::new("splunk_hec");
     let (plain, acked) = (free_port(), free_port());
-    let (mut p, out) = common::start_file_node(
-        &dir,
-        &format!(
-            r#"
-[pipelines.main.sources.hec]
-type = "splunk_hec"
-address = "127.0.0.1:{plain}"
-[pipelines.main.sources.hec.tokens.app]
-token = "{TOKEN}"
-group = "acme"
-subgroup = "web"
-host = "pinned"
-[pipelines.main.sources.hecack]
-type = "splunk_hec"
-address = "127.0.0.1:{acked}"
-acknowledgements = true
-[pipelines.main.sources.hecack.tokens.app]
-token = "{TOKEN}"
-group = "acked"
-"#
-        ),
-        plain,
-    );
+    let sources = [
+        source("hec", "splunk_hec", plain, ""),
+        source_token("hec", TOKEN, "group = \"acme\"\nsubgroup = \"web\"\nhost = \"pinned\""),
+        source("hecack", "splunk_hec", acked, "acknowledgements = true"),
+        source_token("hecack", TOKEN, "group = \"acked\""),
+    ];
+    let (mut p, out) = common::start_file_node(&dir, &sources.concat(), plain);
     common::wait_port(acked, &mut p);
 
     let script = format!(

@@ -343,3 +343,15 @@ pub fn wait_events(what: &str, p: &mut Proc, out: &Path, n: usize) -> Vec<serde_
     assert_eq!(events.len(), n, "stray events");
     events
 }
+
+/// A source table of pipeline `main` for [`start_file_node`]:
+/// `[pipelines.main.sources.<id>]` with `type = "<kind>"`, `address =
+/// "127.0.0.1:<port>"` and the `more` lines.
+pub fn source(id: &str, kind: &str, port: u16, more: &str) -> String {
+    format!("[pipelines.main.sources.{id}]\ntype = \"{kind}\"\naddress = \"127.0.0.1:{port}\"\n{more}\n")
+}
+
+/// Ingest token `app` of source `id`: `token` and the `identity` lines.
+pub fn source_token(id: &str, token: &str, identity: &str) -> String {
+    format!("[pipelines.main.sources.{id}.tokens.app]\ntoken = \"{token}\"\n{identity}\n")
+}

@@ -197,6 +197,22 @@ pub struct Listening {
     pub task: tokio::task::JoinHandle<Result<(), BoxError>>,
 }
 
+/// A started source as a tuple: address, capture, shutdown, counters, task.
+pub type Started = (
+    std::net::SocketAddr,
+    Arc<AckCapture>,
+    CancellationToken,
+    Arc<ComponentMetrics>,
+    tokio::task::JoinHandle<Result<(), BoxError>>,
+);
+
+/// [`listening_source`] with the identity `group = "acme"`, `host =
+/// "pinned"` and the `extra` lines, as a [`Started`] tuple.
+pub fn listening_pinned(spec: &SourceSpec, extra: &str) -> Started {
+    let l = listening_source(spec, &format!("group = \"acme\"\nhost = \"pinned\"\n{extra}"));
+    (l.addr, l.cap, l.shutdown, l.metrics, l.task)
+}
+
 /// Starts `spec` listening (see [`Listening`]).
 pub fn listening_source(spec: &SourceSpec, toml_body: &str) -> Listening {
     let probe = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a probe port");

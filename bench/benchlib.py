@@ -96,13 +96,16 @@ def wait_port(port, proc=None, timeout=30):
 
 
 def toml_value(v):
-    """A TOML value: a string quoted, a bool lower-case, a list bracketed, a number as is."""
+    """A TOML value: a string quoted, a bool lower-case, a list bracketed, a
+    dict an inline table, a number as is."""
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, str):
         return json.dumps(v)
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{k} = {toml_value(x)}" for k, x in v.items()) + " }"
     return str(v)
 
 
@@ -114,6 +117,9 @@ def toml(tables):
         out.append(f"[{name}]")
         out.extend(f"{k} = {toml_value(v)}" for k, v in keys.items())
     return "\n".join(out) + "\n"
+
+
+ALL = {"group": "*", "subgroup": "*", "host": "*"}
 
 
 def blackhole_node(tmp, api, sources):

@@ -28,38 +28,26 @@ import time
 import urllib.parse
 import urllib.request
 
-from benchlib import free_port, wait_port
+from benchlib import ALL, free_port, toml, wait_port
 
 TOKEN = "crash-bench-ingest-token-0123456789"
 ADMIN = "crash-bench-admin-token-0123456789"
 
 
 def config(d, api, ingest, token=True):
-    tokens = f'[pipelines.main.sources.http.tokens.bench]\ntoken = "{TOKEN}"\ngroup = "bench"\n' if token else ""
-    return f"""
-[node]
-data_dir = "{d}/data"
-[api]
-address = "127.0.0.1:{api}"
-[api.tokens.admin]
-token = "{ADMIN}"
-allowed = [{{ group = "*", subgroup = "*", host = "*" }}]
-[pipelines.main]
-batch_size = 128
-batch_delay = "50ms"
-[pipelines.main.queue]
-type = "persisted"
-max_bytes = "1GiB"
-fsync = "1s"
-[pipelines.main.sources.http]
-type = "http"
-address = "127.0.0.1:{ingest}"
-{tokens}[pipelines.main.sinks.events]
-type = "file"
-path = "{d}/data/events.ndjson"
-[pipelines.main.sinks.store]
-type = "store"
-"""
+    tables = {
+        "node": {"data_dir": f"{d}/data"},
+        "api": {"address": f"127.0.0.1:{api}"},
+        "api.tokens.admin": {"token": ADMIN, "allowed": [ALL]},
+        "pipelines.main": {"batch_size": 128, "batch_delay": "50ms"},
+        "pipelines.main.queue": {"type": "persisted", "max_bytes": "1GiB", "fsync": "1s"},
+        "pipelines.main.sources.http": {"type": "http", "address": f"127.0.0.1:{ingest}"},
+    }
+    if token:
+        tables["pipelines.main.sources.http.tokens.bench"] = {"token": TOKEN, "group": "bench"}
+    tables["pipelines.main.sinks.events"] = {"type": "file", "path": f"{d}/data/events.ndjson"}
+    tables["pipelines.main.sinks.store"] = {"type": "store"}
+    return toml(tables)
 
 
 def start(args, cfg, log):

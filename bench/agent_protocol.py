@@ -18,23 +18,8 @@ import argparse, json, os, socket, subprocess, tempfile, time, urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.environ.get("SLUICE_BIN", os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "release", "sluice"))
-TICK = os.sysconf("SC_CLK_TCK")
+from benchlib import cpu_seconds as proc_cpu, free_port, node_stats as stats, toml, wait_port
 TOKEN = "bench-token-0123456789abcdef"
-
-
-def free_port():
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close(); return p
-
-
-def proc_cpu(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        parts = f.read().rsplit(")", 1)[1].split()
-    return (int(parts[11]) + int(parts[12])) / TICK
-
-
-def stats(api):
-    with urllib.request.urlopen(f"http://127.0.0.1:{api}/_node/stats", timeout=5) as r:
-        return json.load(r)
 
 
 def thesis_template():
@@ -45,36 +30,23 @@ def thesis_template():
     return text.replace('"seq":0', '"seq":{seq}')
 
 
-def wait_port(port, timeout=30):
-    end = time.time() + timeout
-    while time.time() < end:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close(); return
-        except OSError:
-            time.sleep(0.05)
-    raise SystemExit(f"port {port} never opened")
+def processor_config(tmp, api, port, main):
+    """The processor: a `sluice` source taking the bench token into a
+    blackhole; `main`: the `[pipelines.main]` keys."""
+    return toml({
+        "node": {"data_dir": f"{tmp}/proc-data"},
+        "api": {"address": f"127.0.0.1:{api}"},
+        "pipelines.main": main,
+        "pipelines.main.sources.agents": {"type": "sluice", "address": f"127.0.0.1:{port}"},
+        "pipelines.main.sources.agents.tokens.bench": {"token": TOKEN, "group": "bench"},
+        "pipelines.main.sinks.out": {"type": "blackhole"},
+    })
 
 
 def run(codec, count, tmp, lines=None):
     port, papi, aapi, lport = free_port(), free_port(), free_port(), free_port()
     proc_cfg = os.path.join(tmp, f"proc-{codec}.toml")
-    open(proc_cfg, "w").write(f"""
-[node]
-data_dir = "{tmp}/proc-data"
-[api]
-address = "127.0.0.1:{papi}"
-[pipelines.main]
-batch_size = 512
-workers = 1
-[pipelines.main.sources.agents]
-type = "sluice"
-address = "127.0.0.1:{port}"
-[pipelines.main.sources.agents.tokens.bench]
-token = "{TOKEN}"
-group = "bench"
-[pipelines.main.sinks.out]
-type = "blackhole"
-""")
+    open(proc_cfg, "w").write(processor_config(tmp, papi, port, {"batch_size": 512, "workers": 1}))
     tmpl = thesis_template().replace("'", "\\'")
     if lines:
         source = f"""[pipelines.ship.sources.lines]

@@ -27,7 +27,7 @@ import argparse, json, os, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # The process, port and stats helpers are the agent protocol benchmark's.
-from agent_protocol import BIN, TOKEN, free_port, proc_cpu, stats, wait_port
+from agent_protocol import BIN, TOKEN, free_port, proc_cpu, processor_config, stats, wait_port
 
 
 def proc_mem(pid):
@@ -108,22 +108,7 @@ def main():
         log = os.path.join(logs, "app.log")
         open(log, "w").close()
         proc_cfg = os.path.join(tmp, "proc.toml")
-        open(proc_cfg, "w").write(f"""
-[node]
-data_dir = "{tmp}/proc-data"
-[api]
-address = "127.0.0.1:{papi}"
-[pipelines.main]
-workers = 1
-[pipelines.main.sources.agents]
-type = "sluice"
-address = "127.0.0.1:{port}"
-[pipelines.main.sources.agents.tokens.bench]
-token = "{TOKEN}"
-group = "bench"
-[pipelines.main.sinks.out]
-type = "blackhole"
-""")
+        open(proc_cfg, "w").write(processor_config(tmp, papi, port, {"workers": 1}))
         queue = {"type": '"persisted"', "max_bytes": '"512MiB"', "fsync": '"1s"'} if args.queue == "persisted" else {"type": '"memory"'}
         agent_cfg = os.path.join(tmp, "agent.toml")
         open(agent_cfg, "w").write(f"""

@@ -28,62 +28,31 @@ import time
 import urllib.parse
 import urllib.request
 
+from benchlib import ALL, free_port, toml, wait_port
+
 TOKEN = "crash-bench-ingest-token-0123456789"
 ADMIN = "crash-bench-admin-token-0123456789"
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
 def config(d, api, ingest, token=True):
-    tokens = f'[pipelines.main.sources.http.tokens.bench]\ntoken = "{TOKEN}"\ngroup = "bench"\n' if token else ""
-    return f"""
-[node]
-data_dir = "{d}/data"
-[api]
-address = "127.0.0.1:{api}"
-[api.tokens.admin]
-token = "{ADMIN}"
-allowed = [{{ group = "*", subgroup = "*", host = "*" }}]
-[pipelines.main]
-batch_size = 128
-batch_delay = "50ms"
-[pipelines.main.queue]
-type = "persisted"
-max_bytes = "1GiB"
-fsync = "1s"
-[pipelines.main.sources.http]
-type = "http"
-address = "127.0.0.1:{ingest}"
-{tokens}[pipelines.main.sinks.events]
-type = "file"
-path = "{d}/data/events.ndjson"
-[pipelines.main.sinks.store]
-type = "store"
-"""
+    tables = {
+        "node": {"data_dir": f"{d}/data"},
+        "api": {"address": f"127.0.0.1:{api}"},
+        "api.tokens.admin": {"token": ADMIN, "allowed": [ALL]},
+        "pipelines.main": {"batch_size": 128, "batch_delay": "50ms"},
+        "pipelines.main.queue": {"type": "persisted", "max_bytes": "1GiB", "fsync": "1s"},
+        "pipelines.main.sources.http": {"type": "http", "address": f"127.0.0.1:{ingest}"},
+    }
+    if token:
+        tables["pipelines.main.sources.http.tokens.bench"] = {"token": TOKEN, "group": "bench"}
+    tables["pipelines.main.sinks.events"] = {"type": "file", "path": f"{d}/data/events.ndjson"}
+    tables["pipelines.main.sinks.store"] = {"type": "store"}
+    return toml(tables)
 
 
 def start(args, cfg, log):
     env = dict(os.environ, SLUICE_LOG="info")
     return subprocess.Popen([args.bin, "run", cfg], stdout=subprocess.DEVNULL, stderr=open(log, "ab"), env=env)
-
-
-def wait_port(port, proc, timeout=60):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            sys.exit(f"sluice exited early ({proc.returncode})")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    sys.exit(f"port {port} never opened")
 
 
 def post(port, body):
@@ -200,8 +169,8 @@ def main():
     acked = [False] * nb
 
     proc = start(args, cfg, log)
-    wait_port(ingest, proc)
-    wait_port(api, proc)
+    wait_port(ingest, proc, 60)
+    wait_port(api, proc, 60)
     send(ingest, range(nb), args, acked, stop_after=args.kill_at)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
@@ -209,8 +178,8 @@ def main():
     file_at_kill = len(file_seqs(out))
 
     proc = start(args, cfg, log)
-    wait_port(ingest, proc)
-    wait_port(api, proc)
+    wait_port(ingest, proc, 60)
+    wait_port(api, proc, 60)
     if not send(ingest, [b for b in range(nb) if not acked[b]], args, acked):
         sys.exit("a request failed after the restart")
     # Wait until both sinks hold every event and nothing changes for 3 s.

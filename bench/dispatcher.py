@@ -38,30 +38,11 @@ import sys
 import tempfile
 import time
 
+from benchlib import free_port, toml, wait_port
+
 BIN = os.environ.get("SLUICE_BIN", "target/release/sluice")
 RELAY = "bench-relay-token-0123456789abcdef"
 COST = os.environ.get("PROC_COST", "500us")  # per event: ≈ 2,000 events/s per processor
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def wait_port(port, proc, timeout=30):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.2).close()
-            return
-        except OSError:
-            if proc is not None and proc.poll() is not None:
-                raise RuntimeError(f"process for port {port} exited")
-            time.sleep(0.05)
-    raise RuntimeError(f"port {port} never opened")
 
 
 class Procs:
@@ -90,36 +71,17 @@ def processor(d, procs, i):
     tcp, agent = free_port(), free_port()
     out = os.path.join(d, f"p{i}.ndjson")
     cfg = os.path.join(d, f"p{i}.toml")
-    open(cfg, "w").write(f"""[node]
-data_dir = "{d}/p{i}-data"
-shutdown_timeout = "5s"
-[api]
-address = ""
-[pipelines.main]
-workers = 1
-batch_size = 256
-batch_delay = "10ms"
-[pipelines.main.queue]
-type = "memory"
-max_events = 8192
-[pipelines.main.sources.tcp]
-type = "tcp"
-address = "127.0.0.1:{tcp}"
-format = "ndjson"
-[pipelines.main.sources.agents]
-type = "sluice"
-address = "127.0.0.1:{agent}"
-[pipelines.main.sources.agents.tokens.dispatchers]
-token = "{RELAY}"
-group = "bench"
-relay = true
-[[pipelines.main.filters]]
-type = "cost"
-sleep_per_event = "{COST}"
-[pipelines.main.sinks.out]
-type = "file"
-path = "{out}"
-""")
+    open(cfg, "w").write(toml({
+        "node": {"data_dir": f"{d}/p{i}-data", "shutdown_timeout": "5s"},
+        "api": {"address": ""},
+        "pipelines.main": {"workers": 1, "batch_size": 256, "batch_delay": "10ms"},
+        "pipelines.main.queue": {"type": "memory", "max_events": 8192},
+        "pipelines.main.sources.tcp": {"type": "tcp", "address": f"127.0.0.1:{tcp}", "format": "ndjson"},
+        "pipelines.main.sources.agents": {"type": "sluice", "address": f"127.0.0.1:{agent}"},
+        "pipelines.main.sources.agents.tokens.dispatchers": {"token": RELAY, "group": "bench", "relay": True},
+        "[pipelines.main.filters]": {"type": "cost", "sleep_per_event": COST},
+        "pipelines.main.sinks.out": {"type": "file", "path": out},
+    }))
     p = procs.start([BIN, "run", cfg], os.path.join(d, f"p{i}.log"))
     wait_port(tcp, p)
     wait_port(agent, p)
@@ -129,31 +91,17 @@ path = "{out}"
 def front_sluice(d, procs, backends):
     port = free_port()
     cfg = os.path.join(d, "dispatcher.toml")
-    recv = ", ".join(f'"127.0.0.1:{b["agent"]}"' for b in backends)
-    open(cfg, "w").write(f"""[node]
-data_dir = "{d}/disp-data"
-shutdown_timeout = "5s"
-[api]
-address = ""
-[pipelines.dispatch]
-workers = 1
-batch_size = 256
-batch_delay = "5ms"
-[pipelines.dispatch.queue]
-type = "memory"
-max_events = 16384
-[pipelines.dispatch.sources.tcp]
-type = "tcp"
-address = "127.0.0.1:{port}"
-format = "ndjson"
-[pipelines.dispatch.sinks.processors]
-type = "sluice"
-receivers = [{recv}]
-algorithm = "least_loaded"
-token = "{RELAY}"
-group = "bench"
-compression = "lz4"
-""")
+    open(cfg, "w").write(toml({
+        "node": {"data_dir": f"{d}/disp-data", "shutdown_timeout": "5s"},
+        "api": {"address": ""},
+        "pipelines.dispatch": {"workers": 1, "batch_size": 256, "batch_delay": "5ms"},
+        "pipelines.dispatch.queue": {"type": "memory", "max_events": 16384},
+        "pipelines.dispatch.sources.tcp": {"type": "tcp", "address": f"127.0.0.1:{port}", "format": "ndjson"},
+        "pipelines.dispatch.sinks.processors": {
+            "type": "sluice", "receivers": [f"127.0.0.1:{b['agent']}" for b in backends],
+            "algorithm": "least_loaded", "token": RELAY, "group": "bench", "compression": "lz4",
+        },
+    }))
     p = procs.start([BIN, "dispatcher", "--config", cfg], os.path.join(d, "dispatcher.log"))
     wait_port(port, p)
     return port, p

@@ -22,7 +22,7 @@ usage: bench/hardening.py connections [--bin BIN] [--n 10000] [--kind tcp|syslog
 Prints one JSON object.
 """
 import argparse, json, os, resource, shutil, socket, subprocess, sys, tempfile, time, urllib.request
-from benchlib import cpu_seconds, free_port, rss_bytes
+from benchlib import cpu_seconds, free_port, node_stats, rss_bytes, toml, wait_port
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "target", "release", "sluice")
@@ -35,22 +35,8 @@ def rss_mb(pid):
 cpu_s = cpu_seconds
 
 
-def wait_port(port, proc, timeout=60):
-    end = time.time() + timeout
-    while time.time() < end:
-        if proc.poll() is not None:
-            sys.exit(f"sluice exited: {proc.returncode}")
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.5).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    sys.exit(f"port {port} never opened")
-
-
 def stats(api):
-    with urllib.request.urlopen(f"http://127.0.0.1:{api}/_node/stats", timeout=10) as r:
-        return json.load(r)
+    return node_stats(api, 10)
 
 
 def events_in(api, sid):
@@ -60,24 +46,23 @@ def events_in(api, sid):
     return 0
 
 
+def write_config(cfg, d, api, source, sinks, main=None):
+    """One pipeline `main` (keys `main`): source `in`, the `sinks` by id."""
+    tables = {"node": {"data_dir": f"{d}/data"}, "api": {"address": f"127.0.0.1:{api}"}}
+    if main:
+        tables["pipelines.main"] = main
+    tables["pipelines.main.sources.in"] = source
+    tables.update({f"pipelines.main.sinks.{k}": v for k, v in sinks.items()})
+    with open(cfg, "w") as f:
+        f.write(toml(tables))
+
+
 def connections(a):
     d = tempfile.mkdtemp(prefix="sluice-hardening-")
     api, port = free_port(), free_port()
     cfg = os.path.join(d, "c.toml")
-    with open(cfg, "w") as f:
-        f.write(f"""
-[node]
-data_dir = "{d}/data"
-[api]
-address = "127.0.0.1:{api}"
-[pipelines.main]
-batch_delay = "10ms"
-[pipelines.main.sources.in]
-type = "{a.kind}"
-address = "127.0.0.1:{port}"
-[pipelines.main.sinks.store]
-type = "store"
-""")
+    write_config(cfg, d, api, {"type": a.kind, "address": f"127.0.0.1:{port}"}, {"store": {"type": "store"}},
+                 {"batch_delay": "10ms"})
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     if hard < a.n + 100:
@@ -85,8 +70,8 @@ type = "store"
     log = open(os.path.join(d, "log"), "w")
     p = subprocess.Popen([a.bin, "run", cfg], stdout=subprocess.DEVNULL, stderr=log)
     try:
-        wait_port(port, p)
-        wait_port(api, p)
+        wait_port(port, p, 60)
+        wait_port(api, p, 60)
         time.sleep(3)
         before = rss_mb(p.pid)
         socks = []
@@ -139,25 +124,14 @@ def descriptors(a):
     d = tempfile.mkdtemp(prefix="sluice-hardening-")
     api, port = free_port(), free_port()
     cfg = os.path.join(d, "c.toml")
-    with open(cfg, "w") as f:
-        f.write(f"""
-[node]
-data_dir = "{d}/data"
-[api]
-address = "127.0.0.1:{api}"
-[pipelines.main.sources.in]
-type = "tcp"
-address = "127.0.0.1:{port}"
-[pipelines.main.sinks.out]
-type = "blackhole"
-""")
+    write_config(cfg, d, api, {"type": "tcp", "address": f"127.0.0.1:{port}"}, {"out": {"type": "blackhole"}})
     logpath = os.path.join(d, "log")
     log = open(logpath, "w")
     p = subprocess.Popen(["bash", "-c", f'ulimit -n {a.nofile} && exec "$0" run "$1"', a.bin, cfg],
                          stdout=subprocess.DEVNULL, stderr=log, env=dict(os.environ, SLUICE_LOG="info"))
     try:
-        wait_port(port, p)
-        wait_port(api, p)
+        wait_port(port, p, 60)
+        wait_port(api, p, 60)
         time.sleep(2)
         base = len(os.listdir(f"/proc/{p.pid}/fd"))
         n = a.nofile - base + a.extra

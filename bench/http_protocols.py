@@ -25,26 +25,9 @@ Usage: python3 bench/http_protocols.py [--bin target/debug/sluice] [--events 100
 import argparse
 import http.client
 import json
-import os
-import socket
-import statistics
-import subprocess
 import tempfile
-import time
-import urllib.request
 
-from benchlib import cpu_seconds, free_port
-
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-
-
-def events_out(api, pipeline):
-    body = urllib.request.urlopen(f"http://127.0.0.1:{api}/metrics", timeout=5).read().decode()
-    key = f'sluice_pipeline_events_out_total{{pipeline="{pipeline}"}} '
-    for line in body.splitlines():
-        if line.startswith(key):
-            return int(float(line[len(key):]))
-    return 0
+from benchlib import DEBUG_BIN, blackhole_node, cpu_rounds, free_port, send_tcp, start_node, stop, thesis_event, wait_api
 
 
 def varint(n):
@@ -99,52 +82,36 @@ def otlp_bodies(ev, batch):
     return otlp_pb, json.dumps(body, separators=(",", ":")).encode()
 
 
+def post_all(name, port, path, headers, payload, requests):
+    """`requests` POSTs of `payload` on one connection, each answered 200 or 204."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    for _ in range(requests):
+        conn.request("POST", path, body=payload, headers=headers)
+        resp = conn.getresponse()
+        body = resp.read()
+        if resp.status not in (200, 204):
+            raise SystemExit(f"{name}: {resp.status} {body[:200]!r}")
+    conn.close()
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", default=os.path.join(ROOT, "target", "debug", "sluice"))
+    ap.add_argument("--bin", default=DEBUG_BIN)
     ap.add_argument("--events", type=int, default=100_000)
     ap.add_argument("--batch", type=int, default=500)
     ap.add_argument("--rounds", type=int, default=3)
     a = ap.parse_args()
     assert a.events % a.batch == 0, "--events must be a multiple of --batch"
-    ev = json.load(open(os.path.join(ROOT, "testdata", "thesis", "event.json")))
-    line = json.dumps(ev, separators=(",", ":")).encode() + b"\n"
+    ev, line = thesis_event()
     hec, loki_json, loki_pb = bodies(ev, a.batch)
     otlp_pb, otlp_json = otlp_bodies(ev, a.batch)
     tmp = tempfile.mkdtemp(prefix="sluice-http-bench-")
     api, hp, lp, np_, op = free_port(), free_port(), free_port(), free_port(), free_port()
-    cfg = os.path.join(tmp, "c.toml")
-    with open(cfg, "w") as f:
-        f.write(f"""
-[node]
-data_dir = "{tmp}"
-[api]
-address = "127.0.0.1:{api}"
-[pipelines.h.sources.in]
-type = "splunk_hec"
-address = "127.0.0.1:{hp}"
-auth = "none"
-[pipelines.h.sinks.out]
-type = "blackhole"
-[pipelines.l.sources.in]
-type = "loki"
-address = "127.0.0.1:{lp}"
-auth = "none"
-[pipelines.l.sinks.out]
-type = "blackhole"
-[pipelines.o.sources.in]
-type = "otlp"
-address = "127.0.0.1:{op}"
-auth = "none"
-[pipelines.o.sinks.out]
-type = "blackhole"
-[pipelines.n.sources.in]
-type = "tcp"
-address = "127.0.0.1:{np_}"
-[pipelines.n.sinks.out]
-type = "blackhole"
-""")
-    p = subprocess.Popen([a.bin, "run", cfg], stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "log"), "w"))
+    none = 'auth = "none"\n'
+    config = blackhole_node(
+        tmp, api, [("h", "splunk_hec", hp, none), ("l", "loki", lp, none), ("o", "otlp", op, none), ("n", "tcp", np_, "")]
+    )
+    p = start_node(a.bin, tmp, config)
     cases = [
         ("splunk_hec", "h", hp, "/services/collector/event", {"Content-Type": "application/json"}, hec),
         ("loki_json", "l", lp, "/loki/api/v1/push", {"Content-Type": "application/json"}, loki_json),
@@ -153,52 +120,22 @@ type = "blackhole"
         ("otlp_json", "o", op, "/v1/logs", {"Content-Type": "application/json"}, otlp_json),
         ("tcp", "n", np_, None, None, line),
     ]
+
+    def sender(name, port, path, headers, payload):
+        if path is None:
+            return lambda: send_tcp(port, payload * a.events)
+        return lambda: post_all(name, port, path, headers, payload, a.events // a.batch)
+
     try:
-        deadline = time.time() + 30
-        while True:
-            try:
-                events_out(api, "h")
-                break
-            except OSError:
-                if time.time() > deadline:
-                    raise
-                time.sleep(0.1)
-        results = {c[0]: [] for c in cases}
-        sent = {"h": 0, "l": 0, "o": 0, "n": 0}
-        for r in range(a.rounds):
-            for name, pipe, port, path, headers, payload in cases:
-                c0, t0 = cpu_seconds(p.pid), time.time()
-                if path is None:
-                    with socket.create_connection(("127.0.0.1", port)) as s:
-                        s.sendall(payload * a.events)
-                else:
-                    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-                    for _ in range(a.events // a.batch):
-                        conn.request("POST", path, body=payload, headers=headers)
-                        resp = conn.getresponse()
-                        body = resp.read()
-                        if resp.status not in (200, 204):
-                            raise SystemExit(f"{name}: {resp.status} {body[:200]!r}")
-                    conn.close()
-                sent[pipe] += a.events
-                while events_out(api, pipe) < sent[pipe]:
-                    if time.time() - t0 > 300:
-                        raise SystemExit(f"{name}: timed out")
-                    time.sleep(0.01)
-                cpu, wall = cpu_seconds(p.pid) - c0, time.time() - t0
-                results[name].append(a.events / cpu)
-                print(f"round {r} {name}: {a.events} events, {cpu:.2f} CPU-s, {wall:.2f} s wall, {a.events / cpu:,.0f} events/CPU-s", flush=True)
-        for pipe, want in sent.items():
-            got = events_out(api, pipe)
-            assert got == want, f"{pipe}: {got} events out of {want}"
-        tm = statistics.median(results["tcp"])
+        wait_api(api, "h")
+        med = cpu_rounds(p, api, {c[0]: (c[1], sender(c[0], *c[2:])) for c in cases}, a.rounds, a.events)
+        tm = med["tcp"]
         for name, _, _, _, _, payload in cases:
-            m = statistics.median(results[name])
+            m = med[name]
             size = len(payload) / (1 if name == "tcp" else a.batch)
             print(f"median {name}: {m:,.0f} events/CPU-s, ratio to tcp ndjson {m / tm:.2f}, {size:.0f} bytes/event on the wire")
     finally:
-        p.terminate()
-        p.wait()
+        stop(p)
 
 
 if __name__ == "__main__":

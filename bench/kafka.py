@@ -21,22 +21,7 @@ import json, os, socket, subprocess, sys, tempfile, time, urllib.request
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.environ.get("SLUICE_BIN", os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "release", "sluice"))
 BROKER = "127.0.0.1:19092"
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def free_port():
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close(); return p
-
-
-def proc_cpu(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        parts = f.read().rsplit(")", 1)[1].split()
-    return (int(parts[11]) + int(parts[12])) / TICK
-
-
-def stats(api):
-    with urllib.request.urlopen(f"http://127.0.0.1:{api}/_node/stats", timeout=5) as r:
-        return json.load(r)
+from benchlib import cpu_seconds as proc_cpu, free_port, node_stats as stats, toml
 
 
 def plugin(st, pipeline, kind, i=0):
@@ -96,25 +81,27 @@ def wait_count(api, pick, want, timeout=300):
     raise SystemExit(f"timeout: {pick(stats(api))} of {want}")
 
 
-NODE = """
-[node]
-data_dir = "{data}"
-[api]
-address = "127.0.0.1:{api}"
-"""
+MAIN = {"workers": 2, "batch_size": 512, "batch_delay": "10ms"}
+BLACKHOLE = {"out": {"type": "blackhole"}}
 
-TCP_IN = """
-[pipelines.main]
-workers = 2
-batch_size = 512
-batch_delay = "10ms"
-[pipelines.main.sources.in]
-type = "tcp"
-address = "127.0.0.1:{port}"
-format = "ndjson"
-group = "acme"
-host = "agent-1"
-"""
+
+def node(data, api, main, sources, sinks):
+    """A node with its API on `api`: pipeline `main` (keys `main`), its
+    `sources` and `sinks` by id."""
+    tables = {"node": {"data_dir": data}, "api": {"address": f"127.0.0.1:{api}"}, "pipelines.main": main}
+    tables.update({f"pipelines.main.sources.{k}": v for k, v in sources.items()})
+    tables.update({f"pipelines.main.sinks.{k}": v for k, v in sinks.items()})
+    return toml(tables)
+
+
+def tcp_in(port):
+    """The ndjson `tcp` source `in` on `port` (identity acme / agent-1)."""
+    return {"in": {"type": "tcp", "address": f"127.0.0.1:{port}", "format": "ndjson", "group": "acme", "host": "agent-1"}}
+
+
+def kafka_in(topic, group, **more):
+    """The `kafka` source consuming `topic` in consumer group `group`."""
+    return {"kafka": {"type": "kafka", "brokers": BROKER, "topics": [topic], "group_id": group, "trust_identity": True, **more}}
 
 
 def throughput(n, md):
@@ -122,8 +109,7 @@ def throughput(n, md):
     rows = []
     # 1. TCP ndjson: bench gen -> tcp source -> blackhole.
     api, port = free_port(), free_port()
-    p = start(tmp, "tcp", NODE.format(data=tmp + "/d1", api=api) + TCP_IN.format(port=port) +
-              "[pipelines.main.sinks.out]\ntype = \"blackhole\"\n")
+    p = start(tmp, "tcp", node(tmp + "/d1", api, MAIN, tcp_in(port), BLACKHOLE))
     wait_api(api, p)
     c0 = proc_cpu(p.pid); t0 = time.time()
     gen(port, n, 0)
@@ -135,29 +121,15 @@ def throughput(n, md):
     # sink (lz4) -> sluice source -> blackhole; done when the receiver's sink
     # has everything (CPU: both sluice processes).
     api, port, rapi, rport = free_port(), free_port(), free_port(), free_port()
-    r = start(tmp, "receiver", NODE.format(data=tmp + "/d1r", api=rapi) + f"""
-[pipelines.main]
-workers = 2
-batch_size = 512
-batch_delay = "10ms"
-[pipelines.main.sources.agents]
-type = "sluice"
-address = "127.0.0.1:{rport}"
-[pipelines.main.sources.agents.tokens.bench]
-token = "bench-token-0123456789abcdef"
-group = "acme"
-[pipelines.main.sinks.out]
-type = "blackhole"
-""")
+    agents = {
+        "agents": {"type": "sluice", "address": f"127.0.0.1:{rport}"},
+        "agents.tokens.bench": {"token": "bench-token-0123456789abcdef", "group": "acme"},
+    }
+    r = start(tmp, "receiver", node(tmp + "/d1r", rapi, MAIN, agents, BLACKHOLE))
     wait_api(rapi, r)
-    p = start(tmp, "sender", NODE.format(data=tmp + "/d1s", api=api) + TCP_IN.format(port=port) + f"""
-[pipelines.main.sinks.out]
-type = "sluice"
-receivers = ["127.0.0.1:{rport}"]
-token = "bench-token-0123456789abcdef"
-group = "acme"
-compression = "lz4"
-""")
+    out = {"type": "sluice", "receivers": [f"127.0.0.1:{rport}"], "token": "bench-token-0123456789abcdef",
+           "group": "acme", "compression": "lz4"}
+    p = start(tmp, "sender", node(tmp + "/d1s", api, MAIN, tcp_in(port), {"out": out}))
     wait_api(api, p)
     c0 = proc_cpu(p.pid) + proc_cpu(r.pid); t0 = time.time()
     gen(port, n, 0)
@@ -169,8 +141,8 @@ compression = "lz4"
     topic = f"bench-{int(time.time())}"
     create_topic(topic, 8)
     api, port = free_port(), free_port()
-    p = start(tmp, "agent", NODE.format(data=tmp + "/d2", api=api) + TCP_IN.format(port=port) +
-              f"[pipelines.main.sinks.kafka]\ntype = \"kafka\"\nbrokers = \"{BROKER}\"\ntopic = \"{topic}\"\ncompression = \"lz4\"\nlinger = \"5ms\"\n")
+    kafka_out = {"kafka": {"type": "kafka", "brokers": BROKER, "topic": topic, "compression": "lz4", "linger": "5ms"}}
+    p = start(tmp, "agent", node(tmp + "/d2", api, MAIN, tcp_in(port), kafka_out))
     wait_api(api, p)
     c0 = proc_cpu(p.pid); t0 = time.time()
     gen(port, n, 0)
@@ -180,22 +152,7 @@ compression = "lz4"
     rows.append({"case": "tcp ndjson -> kafka sink (acks=all, idempotent, lz4)", "events": n, "seconds": round(dt, 2), "events_per_s": round(n / dt), "sluice_cpu_s": round(cpu, 2)})
     # 3. Kafka consume: kafka source (new group, earliest) -> blackhole; timed from the first event.
     api = free_port()
-    p = start(tmp, "proc", NODE.format(data=tmp + "/d3", api=api) +
-              f"""
-[pipelines.main]
-workers = 2
-batch_size = 512
-batch_delay = "10ms"
-[pipelines.main.sources.kafka]
-type = "kafka"
-brokers = "{BROKER}"
-topics = ["{topic}"]
-group_id = "bench-{topic}"
-trust_identity = true
-batch_size = 1000
-[pipelines.main.sinks.out]
-type = "blackhole"
-""")
+    p = start(tmp, "proc", node(tmp + "/d3", api, MAIN, kafka_in(topic, f"bench-{topic}", batch_size=1000), BLACKHOLE))
     wait_api(api, p)
     c0 = proc_cpu(p.pid)
     first, done = wait_count(api, lambda s: plugin(s, "main", "sinks")["events"]["out"], n)
@@ -216,26 +173,14 @@ def share(n, rate, counts, md):
         procs = []
         for i in range(k):
             api = free_port()
-            p = start(tmp, f"p{k}-{i}", NODE.format(data=f"{tmp}/p{k}-{i}", api=api) + f"""
-[pipelines.main]
-workers = 1
-batch_size = 256
-batch_delay = "10ms"
-[pipelines.main.sources.kafka]
-type = "kafka"
-brokers = "{BROKER}"
-topics = ["{topic}"]
-group_id = "share-{topic}"
-trust_identity = true
-[pipelines.main.sinks.out]
-type = "blackhole"
-""")
+            main = {"workers": 1, "batch_size": 256, "batch_delay": "10ms"}
+            p = start(tmp, f"p{k}-{i}", node(f"{tmp}/p{k}-{i}", api, main, kafka_in(topic, f"share-{topic}"), BLACKHOLE))
             wait_api(api, p)
             procs.append((p, api))
         time.sleep(8)  # let the group settle (cooperative rebalances)
         aapi, aport = free_port(), free_port()
-        agent = start(tmp, f"agent{k}", NODE.format(data=f"{tmp}/a{k}", api=aapi) + TCP_IN.format(port=aport) +
-                      f"[pipelines.main.sinks.kafka]\ntype = \"kafka\"\nbrokers = \"{BROKER}\"\ntopic = \"{topic}\"\n")
+        kafka_out = {"kafka": {"type": "kafka", "brokers": BROKER, "topic": topic}}
+        agent = start(tmp, f"agent{k}", node(f"{tmp}/a{k}", aapi, MAIN, tcp_in(aport), kafka_out))
         wait_api(aapi, agent)
         g = subprocess.Popen([BIN, "bench", "gen", "--target", f"tcp://127.0.0.1:{aport}", "--template", "thesis",
                               "--count", str(n), "--rate", str(rate)], stdout=subprocess.PIPE, text=True)

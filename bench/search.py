@@ -51,6 +51,8 @@ and refreshes once at the end, then waits until merging stopped.
 import argparse, bisect, calendar, http.client, json, os, random, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
 import urllib.parse
 
+from benchlib import ALL, toml
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_BIN = os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "release", "sluice")
 
@@ -229,30 +231,19 @@ def timed(system, q, path, body):
 def sluice_config(data, store, api, cache):
     # cache: True (the default result cache), False (result_cache_bytes = 0),
     # None (a binary that predates the option: nothing added).
-    extra = "result_cache_bytes = 0\n" if cache is False else ""
-    return f"""
-[node]
-data_dir = "{data}"
-[api]
-address = "{api}"
-[api.tokens.bench]
-token = "bench-token-0123456789abcdef"
-allowed = [{{ group = "*", subgroup = "*", host = "*" }}]
-[pipelines.main]
-batch_size = 1024
-batch_delay = "5ms"
-[pipelines.main.queue]
-type = "memory"
-max_events = 65536
-[pipelines.main.sources.http]
-type = "http"
-address = "api"
-auth = "none"  # the loader on loopback; ingest is authenticated by default
-max_body_bytes = "64MiB"
-[pipelines.main.sinks.store]
-type = "store"
-path = "{store}"
-{extra}"""
+    sink = {"type": "store", "path": store}
+    if cache is False:
+        sink["result_cache_bytes"] = 0
+    return toml({
+        "node": {"data_dir": data},
+        "api": {"address": api},
+        "api.tokens.bench": {"token": "bench-token-0123456789abcdef", "allowed": [ALL]},
+        "pipelines.main": {"batch_size": 1024, "batch_delay": "5ms"},
+        "pipelines.main.queue": {"type": "memory", "max_events": 65536},
+        # The loader on loopback: no ingest token (ingest is authenticated by default).
+        "pipelines.main.sources.http": {"type": "http", "address": "api", "auth": "none", "max_body_bytes": "64MiB"},
+        "pipelines.main.sinks.store": sink,
+    })
 
 
 class Sluice:

@@ -17,19 +17,12 @@ the ACK round trip is in the measurement.
 Usage: python3 bench/stream_protocols.py [--bin target/debug/sluice] [--events 200000] [--window 1000] [--rounds 3] [--compress]
 """
 import argparse
-import json
-import os
 import socket
-import statistics
 import struct
-import subprocess
 import tempfile
-import time
 import zlib
 
-from benchlib import cpu_seconds, events_out, free_port, wait_api
-
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+from benchlib import DEBUG_BIN, blackhole_node, cpu_rounds, free_port, send_tcp, start_node, stop, thesis_event, wait_api
 
 
 def mp(v):
@@ -98,72 +91,30 @@ def send_forward(port, record, n, window):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", default=os.path.join(ROOT, "target", "debug", "sluice"))
+    ap.add_argument("--bin", default=DEBUG_BIN)
     ap.add_argument("--events", type=int, default=200_000)
     ap.add_argument("--window", type=int, default=1000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--compress", action="store_true")
     a = ap.parse_args()
-    ev = json.load(open(os.path.join(ROOT, "testdata", "thesis", "event.json")))
-    line = json.dumps(ev, separators=(",", ":")).encode() + b"\n"
+    ev, line = thesis_event()
     doc = line[:-1]
     tmp = tempfile.mkdtemp(prefix="sluice-stream-bench-")
     api, bp, fp, tp = free_port(), free_port(), free_port(), free_port()
-    cfg = os.path.join(tmp, "c.toml")
-    with open(cfg, "w") as f:
-        f.write(f"""
-[node]
-data_dir = "{tmp}"
-[api]
-address = "127.0.0.1:{api}"
-[pipelines.b.sources.in]
-type = "beats"
-address = "127.0.0.1:{bp}"
-[pipelines.b.sinks.out]
-type = "blackhole"
-[pipelines.f.sources.in]
-type = "fluent_forward"
-address = "127.0.0.1:{fp}"
-[pipelines.f.sinks.out]
-type = "blackhole"
-[pipelines.n.sources.in]
-type = "tcp"
-address = "127.0.0.1:{tp}"
-[pipelines.n.sinks.out]
-type = "blackhole"
-""")
-    p = subprocess.Popen([a.bin, "run", cfg], stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "log"), "w"))
+    config = blackhole_node(tmp, api, [("b", "beats", bp, ""), ("f", "fluent_forward", fp, ""), ("n", "tcp", tp, "")])
+    p = start_node(a.bin, tmp, config)
     try:
         wait_api(api, "b")
-        senders = {
+        med = cpu_rounds(p, api, {
             "beats": ("b", lambda: send_beats(bp, doc, a.events, a.window, a.compress)),
             "fluent_forward": ("f", lambda: send_forward(fp, ev, a.events, a.window)),
-            "tcp": ("n", lambda: socket.create_connection(("127.0.0.1", tp)).sendall(line * a.events)),
-        }
-        results = {k: [] for k in senders}
-        sent = {"b": 0, "f": 0, "n": 0}
-        for r in range(a.rounds):
-            for name, (pipe, send) in senders.items():
-                c0, t0 = cpu_seconds(p.pid), time.time()
-                send()
-                sent[pipe] += a.events
-                while events_out(api, pipe) < sent[pipe]:
-                    if time.time() - t0 > 300:
-                        raise SystemExit(f"{name}: timed out")
-                    time.sleep(0.01)
-                cpu, wall = cpu_seconds(p.pid) - c0, time.time() - t0
-                results[name].append(a.events / cpu)
-                print(f"round {r} {name}: {a.events} events, {cpu:.2f} CPU-s, {wall:.2f} s wall, {a.events / cpu:,.0f} events/CPU-s", flush=True)
-        for pipe, want in sent.items():
-            got = events_out(api, pipe)
-            assert got == want, f"{pipe}: {got} events out of {want}"
-        med = {k: statistics.median(v) for k, v in results.items()}
+            "tcp": ("n", lambda: send_tcp(tp, line * a.events)),
+        }, a.rounds, a.events)
         t = med["tcp"]
         print(" ".join(f"median {k} {v:,.0f} events/CPU-s (x{v / t:.2f} of tcp)" for k, v in med.items()))
         print(f"window {a.window}, compress {a.compress}, ndjson line {len(line)} bytes")
     finally:
-        p.terminate()
-        p.wait()
+        stop(p)
 
 
 if __name__ == "__main__":

@@ -51,8 +51,8 @@ HEAP=${KAFKA_HEAP:-512m}
 AUTO_CREATE=${KAFKA_AUTO_CREATE:-false}
 PIDF=$D/kafka.pid
 
-running() { [ -f "$PIDF" ] && kill -0 "$(cat "$PIDF")" 2>/dev/null; }
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# shellcheck source=scripts/service-lib.sh
+. "$ROOT/scripts/service-lib.sh"
 
 install() {
   if [ -f "$K/lib/.ok-$VER" ]; then return 0; fi
@@ -139,15 +139,7 @@ start() {
   echo "kafka $INSTANCE did not start in 120 s" >&2; tail -30 "$D/kafka.log" >&2; exit 1
 }
 
-stop() {
-  if running; then
-    local p; p=$(cat "$PIDF"); kill "$p"
-    for _ in $(seq 1 60); do kill -0 "$p" 2>/dev/null || break; sleep 0.5; done
-    kill -0 "$p" 2>/dev/null && kill -9 "$p"
-    echo "kafka $INSTANCE stopped"
-  fi
-  rm -f "$PIDF"
-}
+stop() { stop_service TERM 60 0.5 "kafka $INSTANCE"; }
 
 case "$ACTION" in
   install) install ;;

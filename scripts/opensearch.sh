@@ -77,8 +77,8 @@ HEAP=${OPENSEARCH_HEAP:-512m}
 PIDF=$D/opensearch.pid
 URL=http://127.0.0.1:$PORT
 
-running() { [ -s "$PIDF" ] && kill -0 "$(cat "$PIDF")" 2>/dev/null; }
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# shellcheck source=scripts/service-lib.sh
+. "$ROOT/scripts/service-lib.sh"
 
 install() {
   [ -x "$HOME_DIR/bin/opensearch" ] && return 0
@@ -191,15 +191,7 @@ start() {
   echo "opensearch $INSTANCE did not start in 180 s" >&2; tail -30 "$D/stdout.log" >&2; exit 1
 }
 
-stop() {
-  if running; then
-    local p; p=$(cat "$PIDF"); kill "$p"
-    for _ in $(seq 1 60); do kill -0 "$p" 2>/dev/null || break; sleep 0.5; done
-    kill -0 "$p" 2>/dev/null && kill -9 "$p"
-    echo "opensearch $INSTANCE stopped"
-  fi
-  rm -f "$PIDF"
-}
+stop() { stop_service TERM 60 0.5 "opensearch $INSTANCE"; }
 
 # The instance variables for member I (1-3) of cluster NAME.
 member() {

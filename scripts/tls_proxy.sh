@@ -24,7 +24,8 @@ DIR=${2:-}
 [ -n "$ACTION" ] && [ -n "$DIR" ] || { echo "usage: $0 start|stop DIR" >&2; exit 2; }
 PIDF=$DIR/nginx.pid
 
-running() { [ -s "$PIDF" ] && kill -0 "$(cat "$PIDF")" 2>/dev/null; }
+# shellcheck source=scripts/service-lib.sh
+. "$(dirname "$0")/service-lib.sh"
 
 nginx_bin() {
   if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
@@ -97,15 +98,7 @@ EOF
   echo "tls proxy did not listen on $PORT" >&2; cat "$DIR/logs/error.log" >&2; exit 1
 }
 
-stop() {
-  if running; then
-    local p; p=$(cat "$PIDF"); kill -QUIT "$p"
-    for _ in $(seq 1 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$p" 2>/dev/null && kill -9 "$p"
-    echo "tls proxy for $DIR stopped"
-  fi
-  rm -f "$PIDF"
-}
+stop() { stop_service QUIT 50 0.1 "tls proxy for $DIR"; }
 
 case "$ACTION" in
   start) start ;;

@@ -1,8 +1,11 @@
 //! What the stream sources with acknowledgements (`beats`,
-//! `fluent_forward`) share: the listener loop (at most `max_connections`,
+//! `fluent_forward`) share: the listener loop (also `syslog_tcp`'s) (at most `max_connections`,
 //! optional TLS with optional client certificates, a handshake timeout),
 //! and handing a batch to the queue and waiting until it is durable before
-//! the protocol's ACK is written.
+//! the protocol's ACK is written; the config fields of the listener and the
+//! events' identity (`acked_stream_config!`, a macro because the configs
+//! deny unknown fields, which `#[serde(flatten)]` does not support) and
+//! their resolved form ([`StreamListen`]).
 //!
 //! Not a component: it has no `SPEC`.
 
@@ -14,14 +17,116 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use sluice_core::component::{BoxError, BuildContext, SourceContext};
-use sluice_core::config::ConfigError;
-use sluice_core::{AckToken, Delivery, Event};
+use sluice_core::config::{ConfigError, HumanDuration, Positive};
+use sluice_core::{AckToken, Delivery, Event, Identity};
 use sluice_net::{Incoming, Listener, ListenerCounters};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio_rustls::rustls::server::WebPkiClientVerifier;
 use tokio_rustls::rustls::RootCertStore;
 use tokio_rustls::TlsAcceptor;
+
+/// The default of `max_connections`.
+pub fn default_max_connections() -> Positive<usize> {
+    Positive::<usize>::of(crate::net::DEFAULT_MAX_CONNECTIONS)
+}
+
+/// The default of `idle_timeout`: 5 minutes.
+pub fn default_idle_timeout() -> Positive<HumanDuration> {
+    Positive::duration(Duration::from_secs(300))
+}
+
+/// A source's `Config` struct (`#[derive(Deserialize)]`,
+/// `#[serde(deny_unknown_fields)]` given by the caller) with the fields it
+/// names plus the listener's and the identity's: `address`,
+/// `max_connections`, `idle_timeout`, `tls`, `group`, `subgroup`, `host`;
+/// and `Config::listen`, which resolves them into a [`StreamListen`].
+macro_rules! acked_stream_config {
+    ($(#[$m:meta])* struct $name:ident { $($(#[$fm:meta])* $f:ident : $t:ty,)* }) => {
+        $(#[$m])*
+        struct $name {
+            /// Listen address, e.g. `0.0.0.0:5044`.
+            address: String,
+            $($(#[$fm])* $f: $t,)*
+            /// Connections served at once; more are closed and counted.
+            #[serde(default = "crate::acked_stream::default_max_connections")]
+            max_connections: ::sluice_core::config::Positive<usize>,
+            /// A connection quiet this long is closed.
+            #[serde(default = "crate::acked_stream::default_idle_timeout")]
+            idle_timeout: ::sluice_core::config::Positive<::sluice_core::config::HumanDuration>,
+            /// TLS, with optional client certificates.
+            #[serde(default)]
+            tls: Option<$crate::acked_stream::Tls>,
+            /// Identity of every event (the sender cannot change it).
+            #[serde(default)]
+            group: String,
+            /// Identity of every event.
+            #[serde(default)]
+            subgroup: String,
+            /// Identity of every event.
+            #[serde(default)]
+            host: String,
+        }
+
+        impl $name {
+            /// The listener's settings, the TLS acceptor and the identity.
+            fn listen(
+                &self,
+                cx: &::sluice_core::component::BuildContext,
+            ) -> Result<$crate::acked_stream::StreamListen, ::sluice_core::config::ConfigError> {
+                $crate::acked_stream::StreamListen::resolve(
+                    &self.address,
+                    self.max_connections,
+                    self.idle_timeout,
+                    self.tls.as_ref(),
+                    [&self.group, &self.subgroup, &self.host],
+                    cx,
+                )
+            }
+        }
+    };
+}
+pub(crate) use acked_stream_config;
+
+/// The listener's settings, TLS and the events' identity, resolved at build.
+pub struct StreamListen {
+    pub address: SocketAddr,
+    pub max_connections: usize,
+    pub idle: Duration,
+    pub tls: Option<TlsAcceptor>,
+    pub identity: Arc<Identity>,
+}
+
+impl StreamListen {
+    /// Resolves the fields `acked_stream_config!` adds.
+    pub fn resolve(
+        address: &str,
+        max_connections: Positive<usize>,
+        idle: Positive<HumanDuration>,
+        tls: Option<&Tls>,
+        [group, subgroup, host]: [&String; 3],
+        cx: &BuildContext,
+    ) -> Result<Self, ConfigError> {
+        let address =
+            address.parse().map_err(|e| cx.error("address", format!("invalid socket address {address:?}: {e}")))?;
+        Ok(Self {
+            address,
+            max_connections: max_connections.get(),
+            idle: idle.0,
+            tls: tls.map(|t| acceptor(t, cx)).transpose()?,
+            identity: Arc::new(Identity::new(group.clone(), subgroup.clone(), host.clone())),
+        })
+    }
+
+    /// Binds the address (logged as `<name> source listening`); the
+    /// listener and its local address.
+    pub async fn bind(&self, name: &str, cx: &SourceContext) -> Result<(TcpListener, SocketAddr), BoxError> {
+        let listener = TcpListener::bind(self.address).await.map_err(|e| format!("bind {}: {e}", self.address))?;
+        let local = listener.local_addr()?;
+        tracing::info!(source = %cx.id, address = %local, tls = self.tls.is_some(), "{name} source listening");
+        Ok((listener, local))
+    }
+}
 
 /// `tls = { cert = "server.pem", key = "server.key", client_ca = "ca.pem" }`:
 /// with `client_ca`, a client must present a certificate signed by it.

@@ -43,6 +43,34 @@ pub enum OnFailure {
     DeadLetter,
 }
 
+/// A filter's `Config` struct (`#[derive(Deserialize)]`,
+/// `#[serde(deny_unknown_fields)]` given by the caller) with the fields it
+/// names plus `tag_on_failure` and `on_failure`; and `Config::failure`, the
+/// [`FailurePolicy`] they make with the filter's default tag. (A macro: the
+/// configs deny unknown fields, which `#[serde(flatten)]` does not support.)
+macro_rules! failure_config {
+    ($(#[$m:meta])* struct $name:ident { $($(#[$fm:meta])* $f:ident : $t:ty,)* }) => {
+        $(#[$m])*
+        struct $name {
+            $($(#[$fm])* $f: $t,)*
+            /// Tags added on failure (default: the filter's own tag).
+            #[serde(default)]
+            tag_on_failure: Option<Vec<String>>,
+            /// `tag` (default) or `dead_letter`.
+            #[serde(default)]
+            on_failure: $crate::filters::OnFailure,
+        }
+
+        impl $name {
+            /// `tag_on_failure` (or `[default_tag]`) plus `on_failure`.
+            fn failure(&self, default_tag: &str) -> $crate::filters::FailurePolicy {
+                $crate::filters::FailurePolicy::new(self.tag_on_failure.clone(), default_tag, self.on_failure)
+            }
+        }
+    };
+}
+pub(crate) use failure_config;
+
 /// Tags and routing for failed events, shared by every filter that can fail.
 #[derive(Debug, Clone)]
 pub struct FailurePolicy {

@@ -167,6 +167,21 @@ pub fn check_refused<T: ?Sized>(
     }
 }
 
+/// Builds `spec` with each case's `(body, prefix)` and checks that it fails
+/// with an error that starts with `prefix` (the key path and message).
+pub fn check_errors<T: ?Sized>(
+    spec: &sluice_core::component::Spec<T>,
+    build: fn(&sluice_core::component::Spec<T>, &str) -> Result<Box<T>, ConfigError>,
+    cases: &[(&str, &str)],
+) {
+    for (body, prefix) in cases {
+        match build(spec, body) {
+            Ok(_) => panic!("{} with {body:?} built", spec.name),
+            Err(e) => assert!(e.to_string().starts_with(prefix), "{body:?}: {e}"),
+        }
+    }
+}
+
 /// A listening source started on a free loopback port (`address` is
 /// prepended to `toml_body`) writing into an [`AckCapture`].
 pub struct Listening {
@@ -180,6 +195,22 @@ pub struct Listening {
     pub metrics: Arc<ComponentMetrics>,
     /// The running source.
     pub task: tokio::task::JoinHandle<Result<(), BoxError>>,
+}
+
+/// A started source as a tuple: address, capture, shutdown, counters, task.
+pub type Started = (
+    std::net::SocketAddr,
+    Arc<AckCapture>,
+    CancellationToken,
+    Arc<ComponentMetrics>,
+    tokio::task::JoinHandle<Result<(), BoxError>>,
+);
+
+/// [`listening_source`] with the identity `group = "acme"`, `host =
+/// "pinned"` and the `extra` lines, as a [`Started`] tuple.
+pub fn listening_pinned(spec: &SourceSpec, extra: &str) -> Started {
+    let l = listening_source(spec, &format!("group = \"acme\"\nhost = \"pinned\"\n{extra}"));
+    (l.addr, l.cap, l.shutdown, l.metrics, l.task)
 }
 
 /// Starts `spec` listening (see [`Listening`]).

@@ -21,33 +21,18 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
+use common::ship::{start_agent, Processor};
 use common::*;
 
 const TOKEN: &str = "e2e-acme-token-0123456789";
 const ALGORITHMS: [&str; 6] =
     ["round_robin", "weighted_round_robin", "random", "least_connections", "least_loaded", "credit"];
 
-/// A processor: `sluice` source on `port` → (optional filter) → file sink.
-struct Processor {
-    port: u16,
-    api: u16,
-    out: PathBuf,
-    config: PathBuf,
-    log: PathBuf,
-    proc: Option<Proc>,
-}
-
-impl Processor {
-    fn new(dir: &Dir, name: &str, queue: &str, filter: &str) -> Self {
-        let port = free_port();
-        let api = free_port();
-        let out = dir.path(&format!("{name}.ndjson"));
-        let data = dir.path(&format!("{name}-data"));
-        let config = dir.path(&format!("{name}.toml"));
-        std::fs::write(
-            &config,
-            format!(
-                r#"[node]
+/// A processor: `sluice` source → (optional filter) → file sink.
+fn processor(dir: &Dir, name: &str, queue: &str, filter: &str) -> Processor {
+    Processor::new(dir, name, |data, out, port, api| {
+        format!(
+            r#"[node]
 data_dir = "{data}"
 shutdown_timeout = "5s"
 [api]
@@ -71,85 +56,21 @@ subgroups = ["web"]
 type = "file"
 path = "{out}"
 "#,
-                data = data.display(),
-                out = out.display(),
-            ),
+            data = data.display(),
+            out = out.display(),
         )
-        .unwrap();
-        let log = dir.path(&format!("{name}.log"));
-        Self { port, api, out, config, log, proc: None }
-    }
-
-    fn start(&mut self) {
-        let mut p = Proc::start(&["run", self.config.to_str().unwrap()], &self.log, "processor");
-        wait_port(self.port, &mut p);
-        self.proc = Some(p);
-    }
-
-    fn kill9(&mut self) {
-        if let Some(mut p) = self.proc.take() {
-            p.kill9();
-        }
-    }
-
-    fn addr(&self) -> String {
-        format!("127.0.0.1:{}", self.port)
-    }
+    })
 }
 
 fn agent_config(dir: &Dir, name: &str, receivers: &[String], algorithm: &str, gen: &str, extra: &str) -> PathBuf {
-    let list: Vec<String> = receivers.iter().map(|r| format!("\"{r}\"")).collect();
-    let config = dir.path(&format!("{name}.toml"));
-    std::fs::write(
-        &config,
-        format!(
-            r#"[node]
-data_dir = "{data}"
-shutdown_timeout = "5s"
-[api]
-address = ""
-[pipelines.ship]
-batch_size = 256
-batch_delay = "20ms"
-[pipelines.ship.queue]
-type = "persisted"
-max_bytes = "256MiB"
-fsync = "never"
-[pipelines.ship.sources.gen]
-type = "generator"
-batch_size = 256
-{gen}
-[pipelines.ship.sinks.out]
-type = "sluice"
-receivers = [{list}]
-algorithm = "{algorithm}"
-token = "{TOKEN}"
-group = "acme"
-subgroup = "web"
-host = "agent-{name}"
-window = 4
-heartbeat_interval = "500ms"
-backoff_max = "500ms"
-block_timeout = "2s"
-{extra}
-"#,
-            data = dir.path(&format!("{name}-data")).display(),
-            list = list.join(", "),
-        ),
-    )
-    .unwrap();
-    config
-}
-
-fn start_agent(dir: &Dir, name: &str, config: &Path) -> Proc {
-    Proc::start(&["agent", "--config", config.to_str().unwrap()], &dir.path(&format!("{name}.log")), "agent")
+    ship::agent_config(dir, name, receivers, algorithm, TOKEN, gen, extra)
 }
 
 #[test]
 fn every_algorithm_delivers_exactly_once_to_two_and_four_processors() {
     let dir = Dir::new("algorithms");
     let mut procs: Vec<Processor> =
-        (0..4).map(|i| Processor::new(&dir, &format!("p{i}"), "type = \"memory\"", "")).collect();
+        (0..4).map(|i| processor(&dir, &format!("p{i}"), "type = \"memory\"", "")).collect();
     for p in procs.iter_mut() {
         p.start();
     }
@@ -182,7 +103,7 @@ fn every_algorithm_delivers_exactly_once_to_two_and_four_processors() {
 fn kill_9_of_a_processor_loses_nothing_and_it_gets_traffic_after_restart() {
     let dir = Dir::new("kill9");
     let persisted = "type = \"persisted\"\nfsync = \"never\"\nshards = 1";
-    let mut procs: Vec<Processor> = (0..3).map(|i| Processor::new(&dir, &format!("k{i}"), persisted, "")).collect();
+    let mut procs: Vec<Processor> = (0..3).map(|i| processor(&dir, &format!("k{i}"), persisted, "")).collect();
     for p in procs.iter_mut() {
         p.start();
     }
@@ -242,8 +163,8 @@ fn a_slow_processor_gets_less_under_least_loaded_and_credit_than_round_robin() {
     let dir = Dir::new("slow");
     let queue = "type = \"memory\"\nmax_events = 4096";
     let slow_filter = "[[pipelines.main.filters]]\ntype = \"cost\"\nsleep_per_event = \"200us\"";
-    let mut fast = Processor::new(&dir, "fast", queue, "");
-    let mut slow = Processor::new(&dir, "slow", queue, slow_filter);
+    let mut fast = processor(&dir, "fast", queue, "");
+    let mut slow = processor(&dir, "slow", queue, slow_filter);
     fast.start();
     slow.start();
     let total = 40_000u64;
@@ -276,7 +197,7 @@ fn a_slow_processor_gets_less_under_least_loaded_and_credit_than_round_robin() {
 fn every_processor_down_for_30s_then_everything_arrives() {
     let dir = Dir::new("outage");
     let persisted = "type = \"persisted\"\nfsync = \"never\"\nshards = 1";
-    let mut procs: Vec<Processor> = (0..2).map(|i| Processor::new(&dir, &format!("o{i}"), persisted, "")).collect();
+    let mut procs: Vec<Processor> = (0..2).map(|i| processor(&dir, &format!("o{i}"), persisted, "")).collect();
     for p in procs.iter_mut() {
         p.start();
     }
@@ -360,7 +281,7 @@ fn stats(port: u16) -> serde_json::Value {
 #[test]
 fn bad_token_foreign_identity_and_garbage_are_refused_with_reasons() {
     let dir = Dir::new("refuse");
-    let mut p = Processor::new(&dir, "r", "type = \"memory\"", "");
+    let mut p = processor(&dir, "r", "type = \"memory\"", "");
     p.start();
     assert_eq!(exchange(p.port, &hello(TOKEN, "acme", "web")).0, 2, "a good HELLO gets HELLO_OK");
     let (ty, code, reason) = exchange(p.port, &hello("not-the-token-0123456789", "acme", "web"));

@@ -2,37 +2,17 @@
 //! node stats and the `http` source (`address = "api"`), with an admin token
 //! generated on first start.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::TcpStream;
 use std::os::unix::fs::PermissionsExt as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::free_port;
+use common::{free_port, Dir};
 
 const BIN: &str = env!("CARGO_BIN_EXE_sluice");
-
-struct Dir(PathBuf);
-impl Dir {
-    fn new(name: &str) -> Self {
-        let d = std::env::temp_dir().join(format!("sluice-e2e-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        Dir(d)
-    }
-    fn path(&self, p: &str) -> PathBuf {
-        self.0.join(p)
-    }
-}
-impl Drop for Dir {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-}
 
 /// Kills the child if the test fails half-way.
 struct Proc(Child);
@@ -56,41 +36,14 @@ const INGEST_TOKEN: &str = "api-e2e-ingest-token-0";
 /// requests (`/ndjson`, `/_bulk`) carry `INGEST_TOKEN` unless `headers` name
 /// an `Authorization` (an empty one is left out).
 fn http(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> (u16, String) {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    let mut head =
-        format!("{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
     let ingest = path == "/" || path.ends_with("/ndjson") || path.ends_with("/_bulk");
+    let bearer = format!("Bearer {INGEST_TOKEN}");
+    let mut all: Vec<(&str, &str)> = Vec::new();
     if ingest && !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("authorization")) {
-        head.push_str(&format!("Authorization: Bearer {INGEST_TOKEN}\r\n"));
+        all.push(("Authorization", &bearer));
     }
-    for (k, v) in headers.iter().filter(|(_, v)| !v.is_empty()) {
-        head.push_str(&format!("{k}: {v}\r\n"));
-    }
-    head.push_str("\r\n");
-    s.write_all(head.as_bytes()).unwrap();
-    s.write_all(body).unwrap();
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).unwrap();
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap();
-    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
-    let body =
-        if head.to_ascii_lowercase().contains("transfer-encoding: chunked") { dechunk(body) } else { body.into() };
-    (status, body)
-}
-
-fn dechunk(mut rest: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, tail)) = rest.split_once("\r\n") {
-        let n = usize::from_str_radix(size.trim(), 16).unwrap();
-        if n == 0 {
-            break;
-        }
-        out.push_str(&tail[..n]);
-        rest = &tail[n + 2..];
-    }
-    out
+    all.extend(headers.iter().filter(|(_, v)| !v.is_empty()));
+    common::http(port, method, path, &all, body)
 }
 
 fn json(s: &str) -> serde_json::Value {
@@ -134,7 +87,7 @@ group = "acme"
 type = "file"
 path = "{o}"
 "#,
-        d = dir.0.display(),
+        d = dir.root().display(),
         o = dir.path("out.ndjson").display()
     )
 }
@@ -336,7 +289,7 @@ group = "acme"
 type = "tcp"
 address = "127.0.0.1:{sink_port}"
 "#,
-            d = dir.0.display()
+            d = dir.root().display()
         ),
     )
     .unwrap();
@@ -529,7 +482,7 @@ fn issue_18_the_single_node_example_needs_an_ingest_token_and_refuses_browsers()
     let cfg = dir.path("single-node.toml");
     std::fs::write(&cfg, example).unwrap();
     let child = Command::new(common::bin())
-        .current_dir(&dir.0)
+        .current_dir(dir.root())
         .args(["run", cfg.to_str().unwrap()])
         .env("SLUICE_LOG", "info")
         .env("SLUICE_ADMIN_PASSWORD", "admin-password-for-the-test")

@@ -28,6 +28,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 mod common;
+use common::ship::{start_agent, Processor};
 use common::*;
 
 const AGENT_TOKEN: &str = "e2e-acme-agent-token-0123456789";
@@ -35,23 +36,10 @@ const RELAY_TOKEN: &str = "e2e-dispatcher-relay-token-0123456789";
 const ADMIN_TOKEN: &str = "e2e-members-admin-token-0123456789";
 
 /// A processor: `sluice` source (agent and relay tokens) → persisted queue → file sink.
-struct Processor {
-    port: u16,
-    out: PathBuf,
-    config: PathBuf,
-    log: PathBuf,
-    proc: Option<Proc>,
-}
-
-impl Processor {
-    fn new(dir: &Dir, name: &str) -> Self {
-        let port = free_port();
-        let out = dir.path(&format!("{name}.ndjson"));
-        let config = dir.path(&format!("{name}.toml"));
-        std::fs::write(
-            &config,
-            format!(
-                r#"[node]
+fn processor(dir: &Dir, name: &str) -> Processor {
+    Processor::new(dir, name, |data, out, port, _| {
+        format!(
+            r#"[node]
 data_dir = "{data}"
 shutdown_timeout = "5s"
 [api]
@@ -76,29 +64,10 @@ relay = true
 type = "file"
 path = "{out}"
 "#,
-                data = dir.path(&format!("{name}-data")).display(),
-                out = out.display(),
-            ),
+            data = data.display(),
+            out = out.display(),
         )
-        .unwrap();
-        Self { port, out, config, log: dir.path(&format!("{name}.log")), proc: None }
-    }
-
-    fn start(&mut self) {
-        let mut p = Proc::start(&["run", self.config.to_str().unwrap()], &self.log, "processor");
-        wait_port(self.port, &mut p);
-        self.proc = Some(p);
-    }
-
-    fn kill9(&mut self) {
-        if let Some(mut p) = self.proc.take() {
-            p.kill9();
-        }
-    }
-
-    fn addr(&self) -> String {
-        format!("127.0.0.1:{}", self.port)
-    }
+    })
 }
 
 /// A dispatcher: `sluice` source (`ack = "delivered"`) → memory queue → `sluice` sink to `receivers`.
@@ -213,50 +182,7 @@ members_api = {{ token = "{ADMIN_TOKEN}" }}
 }
 
 fn agent_config(dir: &Dir, name: &str, receivers: &[String], gen: &str) -> PathBuf {
-    let list: Vec<String> = receivers.iter().map(|r| format!("\"{r}\"")).collect();
-    let config = dir.path(&format!("{name}.toml"));
-    std::fs::write(
-        &config,
-        format!(
-            r#"[node]
-data_dir = "{data}"
-shutdown_timeout = "5s"
-[api]
-address = ""
-[pipelines.ship]
-batch_size = 256
-batch_delay = "20ms"
-[pipelines.ship.queue]
-type = "persisted"
-max_bytes = "256MiB"
-fsync = "never"
-[pipelines.ship.sources.gen]
-type = "generator"
-batch_size = 256
-{gen}
-[pipelines.ship.sinks.out]
-type = "sluice"
-receivers = [{list}]
-algorithm = "least_loaded"
-token = "{AGENT_TOKEN}"
-group = "acme"
-subgroup = "web"
-host = "agent-{name}"
-window = 4
-heartbeat_interval = "500ms"
-backoff_max = "500ms"
-block_timeout = "2s"
-"#,
-            data = dir.path(&format!("{name}-data")).display(),
-            list = list.join(", "),
-        ),
-    )
-    .unwrap();
-    config
-}
-
-fn start_agent(dir: &Dir, name: &str, config: &Path) -> Proc {
-    Proc::start(&["agent", "--config", config.to_str().unwrap()], &dir.path(&format!("{name}.log")), "agent")
+    ship::agent_config(dir, name, receivers, "least_loaded", AGENT_TOKEN, gen, "")
 }
 
 /// Plain HTTP/1.1 to the API listener: status and body.
@@ -294,7 +220,7 @@ fn member_state(api: u16, addr: &str) -> Option<String> {
 #[test]
 fn kill_9_of_a_dispatcher_and_of_a_processor_lose_nothing() {
     let dir = Dir::new("kill");
-    let mut procs: Vec<Processor> = (0..4).map(|i| Processor::new(&dir, &format!("p{i}"))).collect();
+    let mut procs: Vec<Processor> = (0..4).map(|i| processor(&dir, &format!("p{i}"))).collect();
     for p in procs.iter_mut() {
         p.start();
     }
@@ -374,7 +300,7 @@ fn kill_9_of_a_dispatcher_and_of_a_processor_lose_nothing() {
 #[test]
 fn drain_and_add_processors_at_run_time_without_loss_or_duplicates() {
     let dir = Dir::new("members");
-    let mut procs: Vec<Processor> = (0..4).map(|i| Processor::new(&dir, &format!("m{i}"))).collect();
+    let mut procs: Vec<Processor> = (0..4).map(|i| processor(&dir, &format!("m{i}"))).collect();
     for p in procs.iter_mut() {
         p.start();
     }
@@ -484,7 +410,7 @@ fn drain_and_add_processors_at_run_time_without_loss_or_duplicates() {
 #[test]
 fn a_persisted_dispatcher_absorbs_an_outage_of_every_processor_and_its_own_kill_9() {
     let dir = Dir::new("outage");
-    let mut procs: Vec<Processor> = (0..2).map(|i| Processor::new(&dir, &format!("p{i}"))).collect();
+    let mut procs: Vec<Processor> = (0..2).map(|i| processor(&dir, &format!("p{i}"))).collect();
     let receivers: Vec<String> = procs.iter().map(Processor::addr).collect();
     let mut d = Dispatcher::persisted(&dir, "d0", &receivers);
     d.start();
@@ -579,7 +505,7 @@ fn member(api: u16, addr: &str) -> serde_json::Value {
 #[test]
 fn a_stalled_processor_is_ejected_then_slow_started_and_nothing_is_lost() {
     let dir = Dir::new("eject");
-    let mut procs: Vec<Processor> = (0..4).map(|i| Processor::new(&dir, &format!("e{i}"))).collect();
+    let mut procs: Vec<Processor> = (0..4).map(|i| processor(&dir, &format!("e{i}"))).collect();
     for p in procs.iter_mut() {
         p.start();
     }

@@ -5,40 +5,21 @@
 //! (NUL-delimited); every event is counted and its fields checked in a file
 //! sink.
 
-use std::time::Duration;
-
 mod common;
-use common::{free_port, skip, wait_until, Dir};
+use common::{free_port, source, source_token, Dir};
 
 const N: usize = 200;
 
 #[test]
 fn issue_21_pygelf_udp_chunked_and_tcp_store_every_event_with_its_fields() {
-    if std::env::var("SLUICE_SKIP_PYTHON").as_deref() == Ok("1") {
-        return skip::skip("opt-out", "gelf_e2e", "SLUICE_SKIP_PYTHON=1: the real-client test did not run");
-    }
-    let python = common::python();
+    let Some(python) = common::python_or_skip("gelf_e2e") else { return };
     let dir = Dir::new("gelf");
     let (tcp, udp) = (free_port(), free_port());
-    let (mut p, out) = common::start_file_node(
-        &dir,
-        &format!(
-            r#"
-[pipelines.main.sources.gtcp]
-type = "gelf"
-mode = "tcp"
-address = "127.0.0.1:{tcp}"
-group = "acme"
-[pipelines.main.sources.gudp]
-type = "gelf"
-mode = "udp"
-address = "127.0.0.1:{udp}"
-group = "acme"
-host = "pinned"
-"#
-        ),
-        tcp,
-    );
+    let sources = [
+        source("gtcp", "gelf", tcp, "mode = \"tcp\"\ngroup = \"acme\""),
+        source("gudp", "gelf", udp, "mode = \"udp\"\ngroup = \"acme\"\nhost = \"pinned\""),
+    ];
+    let (mut p, out) = common::start_file_node(&dir, &sources.concat(), tcp);
     // Long, poorly compressible messages and a 300-byte chunk size: each UDP
     // message is several chunks. The sender is paced (UDP has no
     // back-pressure; the kernel buffer would overflow on a burst).
@@ -61,15 +42,8 @@ for name, h in (("udp", GelfUdpHandler(host="127.0.0.1", port={udp}, chunk_size=
     h.close()
 "#
     );
-    let st = std::process::Command::new(&python).arg("-c").arg(&script).status().expect("python");
-    assert!(st.success());
-    let read = || -> Vec<serde_json::Value> {
-        std::fs::read_to_string(&out).unwrap_or_default().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
-    };
-    wait_until("400 events", &mut p, || read().len() >= 2 * N);
-    std::thread::sleep(Duration::from_millis(500));
-    let events = read();
-    assert_eq!(events.len(), 2 * N, "stray events");
+    common::run_python(&python, &script);
+    let events = common::wait_events("400 events", &mut p, &out, 2 * N);
     for name in ["tcp", "udp"] {
         let mut seen: Vec<usize> = events
             .iter()
@@ -108,28 +82,14 @@ for name, h in (("udp", GelfUdpHandler(host="127.0.0.1", port={udp}, chunk_size=
 /// stored; a wrong token `401`. Exact counts, the token's identity.
 #[test]
 fn issue_21_pygelf_http_stores_every_event_with_the_tokens_identity() {
-    if std::env::var("SLUICE_SKIP_PYTHON").as_deref() == Ok("1") {
-        return skip::skip("opt-out", "gelf_e2e", "SLUICE_SKIP_PYTHON=1: the real-client test did not run");
-    }
-    let python = common::python();
+    let Some(python) = common::python_or_skip("gelf_e2e") else { return };
     let dir = Dir::new("gelf-http");
     let port = free_port();
-    let (mut p, out) = common::start_file_node(
-        &dir,
-        &format!(
-            r#"
-[pipelines.main.sources.ghttp]
-type = "gelf"
-mode = "http"
-address = "127.0.0.1:{port}"
-[pipelines.main.sources.ghttp.tokens.app]
-token = "gelf-token-0123456789abcdef"
-group = "acme"
-host = "pinned"
-"#
-        ),
-        port,
-    );
+    let sources = [
+        source("ghttp", "gelf", port, "mode = \"http\""),
+        source_token("ghttp", "gelf-token-0123456789abcdef", "group = \"acme\"\nhost = \"pinned\""),
+    ];
+    let (mut p, out) = common::start_file_node(&dir, &sources.concat(), port);
     let script = format!(
         r#"
 import logging
@@ -146,8 +106,7 @@ for name, compress in (("zlib", True), ("plain", False)):
         log.warning("%s message %d", name, i)
 "#
     );
-    let st = std::process::Command::new(&python).arg("-c").arg(&script).output().expect("python");
-    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    common::run_python(&python, &script);
     let json = ("Content-Type", "application/json");
     let auth = ("Authorization", "Bearer gelf-token-0123456789abcdef");
     let (s, b) = common::http(port, "POST", "/gelf", &[json, auth], br#"{"version":"1.1","host":"h"}"#);
@@ -155,13 +114,7 @@ for name, compress in (("zlib", True), ("plain", False)):
     let (s, _) =
         common::http(port, "POST", "/gelf", &[json, ("Authorization", "Bearer nope")], br#"{"short_message":"x"}"#);
     assert_eq!(s, 401);
-    let read = || -> Vec<serde_json::Value> {
-        std::fs::read_to_string(&out).unwrap_or_default().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
-    };
-    wait_until("every event", &mut p, || read().len() >= 2 * N);
-    std::thread::sleep(Duration::from_millis(500));
-    let events = read();
-    assert_eq!(events.len(), 2 * N, "stray events");
+    let events = common::wait_events("every event", &mut p, &out, 2 * N);
     for name in ["zlib", "plain"] {
         let mut seen: Vec<usize> = events
             .iter()

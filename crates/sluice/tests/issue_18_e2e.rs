@@ -396,24 +396,14 @@ fn issue_18_python_sysloghandler_over_tcp_and_udp_stores_exactly_500_each() {
     const N: usize = 500;
     let dir = Dir::new("issue18-pysyslog");
     let (tcp, udp) = (free_port(), free_port());
-    let (mut p, out) = common::start_file_node(
-        &dir,
-        &format!(
-            r#"
-[pipelines.main.sources.tcp]
-type = "syslog_tcp"
-address = "127.0.0.1:{tcp}"
-[pipelines.main.sources.udp]
-type = "syslog_udp"
-address = "127.0.0.1:{udp}"
-# The 500 datagrams arrive in one burst: room for all of them, so a loaded
-# machine's scheduling cannot make the kernel drop any (UDP drops under load
-# are measured in BENCHMARKS.md, not here).
-receive_buffer_bytes = "4MiB"
-"#
-        ),
-        tcp,
-    );
+    // The 500 datagrams arrive in one burst: room for all of them, so a loaded
+    // machine's scheduling cannot make the kernel drop any (UDP drops under load
+    // are measured in BENCHMARKS.md, not here).
+    let sources = [
+        common::source("tcp", "syslog_tcp", tcp, ""),
+        common::source("udp", "syslog_udp", udp, "receive_buffer_bytes = \"4MiB\""),
+    ];
+    let (mut p, out) = common::start_file_node(&dir, &sources.concat(), tcp);
     // The standard library's handler, as applications use it (append_nul=True).
     let script = format!(
         r#"
@@ -429,14 +419,8 @@ for name, kind, port in (("tcp", socket.SOCK_STREAM, {tcp}), ("udp", socket.SOCK
     h.close()
 "#
     );
-    let st = std::process::Command::new("python3").arg("-c").arg(&script).status().expect("python3");
-    assert!(st.success());
-    let read =
-        || -> Vec<serde_json::Value> { std::fs::read_to_string(&out).unwrap_or_default().lines().map(json).collect() };
-    wait_until("1000 events", &mut p, || read().len() >= 2 * N);
-    std::thread::sleep(Duration::from_millis(500));
-    let events = read();
-    assert_eq!(events.len(), 2 * N, "stray events");
+    common::run_python("python3", &script);
+    let events = common::wait_events("1000 events", &mut p, &out, 2 * N);
     let raw = std::fs::read_to_string(&out).unwrap();
     assert!(!raw.contains("\\u0000"), "a NUL reached the output");
     for name in ["tcp", "udp"] {

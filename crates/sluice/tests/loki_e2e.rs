@@ -7,10 +7,8 @@
 //! Promtail sends it), a malformed body (400, nothing stored) and a wrong
 //! token (401). Exact counts and fields in a file sink.
 
-use std::time::Duration;
-
 mod common;
-use common::{free_port, http, skip, wait_until, Dir};
+use common::{free_port, http, source, source_token, Dir};
 
 const N: usize = 150;
 const TOKEN: &str = "loki-token-0123456789abcdef";
@@ -58,27 +56,12 @@ fn snappy_literal(data: &[u8]) -> Vec<u8> {
 
 #[test]
 fn issue_21_python_logging_loki_and_snappy_protobuf_store_every_entry_with_labels() {
-    if std::env::var("SLUICE_SKIP_PYTHON").as_deref() == Ok("1") {
-        return skip::skip("opt-out", "loki_e2e", "SLUICE_SKIP_PYTHON=1: the real-client test did not run");
-    }
-    let python = common::python();
+    let Some(python) = common::python_or_skip("loki_e2e") else { return };
     let dir = Dir::new("loki");
     let port = free_port();
-    let (mut p, out) = common::start_file_node(
-        &dir,
-        &format!(
-            r#"
-[pipelines.main.sources.loki]
-type = "loki"
-address = "127.0.0.1:{port}"
-[pipelines.main.sources.loki.tokens.app]
-token = "{TOKEN}"
-group = "acme"
-host = "pinned"
-"#
-        ),
-        port,
-    );
+    let sources =
+        [source("loki", "loki", port, ""), source_token("loki", TOKEN, "group = \"acme\"\nhost = \"pinned\"")];
+    let (mut p, out) = common::start_file_node(&dir, &sources.concat(), port);
 
     let script = format!(
         r#"
@@ -94,8 +77,7 @@ for version, path in (("1", "/loki/api/v1/push"), ("0", "/api/prom/push")):
         log.warning("v%s message %d", version, i)
 "#
     );
-    let st = std::process::Command::new(&python).arg("-c").arg(&script).output().expect("python");
-    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    let st = common::run_python(&python, &script);
     assert!(
         !String::from_utf8_lossy(&st.stderr).contains("Traceback"),
         "the client saw an error:\n{}",
@@ -125,13 +107,7 @@ for version, path in (("1", "/loki/api/v1/push"), ("0", "/api/prom/push")):
     assert_eq!(s, 400, "{b}");
 
     let total = 2 * N + 2;
-    let read = || -> Vec<serde_json::Value> {
-        std::fs::read_to_string(&out).unwrap_or_default().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
-    };
-    wait_until("every entry", &mut p, || read().len() >= total);
-    std::thread::sleep(Duration::from_millis(500));
-    let events = read();
-    assert_eq!(events.len(), total, "stray events");
+    let events = common::wait_events("every entry", &mut p, &out, total);
     for v in ["1", "0"] {
         let mut seen: Vec<usize> = events
             .iter()

@@ -8,38 +8,22 @@
 //! `google.rpc.Status`, a JSON partial success and a wrong token. Exact
 //! counts and fields in a file sink.
 
-use std::time::Duration;
-
 mod common;
-use common::{free_port, http, skip, wait_until, Dir};
+use common::{free_port, http, source, source_token, Dir};
 
 const N: usize = 120;
 const TOKEN: &str = "otlp-token-0123456789abcdef";
 
 #[test]
 fn issue_21_opentelemetry_sdk_http_and_grpc_exporters_store_every_record_with_ids_and_resource() {
-    if std::env::var("SLUICE_SKIP_PYTHON").as_deref() == Ok("1") {
-        return skip::skip("opt-out", "otlp_e2e", "SLUICE_SKIP_PYTHON=1: the real-client test did not run");
-    }
-    let python = common::python();
+    let Some(python) = common::python_or_skip("otlp_e2e") else { return };
     let dir = Dir::new("otlp");
     let (port, gport) = (free_port(), free_port());
-    let (mut p, out) = common::start_file_node(
-        &dir,
-        &format!(
-            r#"
-[pipelines.main.sources.otel]
-type = "otlp"
-address = "127.0.0.1:{port}"
-grpc_address = "127.0.0.1:{gport}"
-[pipelines.main.sources.otel.tokens.app]
-token = "{TOKEN}"
-group = "acme"
-host = "pinned"
-"#
-        ),
-        port,
-    );
+    let sources = [
+        source("otel", "otlp", port, &format!("grpc_address = \"127.0.0.1:{gport}\"")),
+        source_token("otel", TOKEN, "group = \"acme\"\nhost = \"pinned\""),
+    ];
+    let (mut p, out) = common::start_file_node(&dir, &sources.concat(), port);
     common::wait_port(gport, &mut p);
 
     let script = format!(
@@ -160,13 +144,7 @@ print("partial", resp.partial_success.rejected_log_records, resp.partial_success
     );
 
     let total = 2 * N + 2;
-    let read = || -> Vec<serde_json::Value> {
-        std::fs::read_to_string(&out).unwrap_or_default().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
-    };
-    wait_until("every record", &mut p, || read().len() >= total);
-    std::thread::sleep(Duration::from_millis(500));
-    let events = read();
-    assert_eq!(events.len(), total, "stray events");
+    let events = common::wait_events("every record", &mut p, &out, total);
     for e in &events {
         assert_eq!((&e["@group"], &e["@host"]), (&"acme".into(), &"pinned".into()), "{e}");
         assert!(!e["message"].as_str().unwrap_or("").contains("refused"), "{e}");

@@ -5,12 +5,12 @@
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::free_port;
+use common::{free_port, Dir};
 
 const BIN: &str = env!("CARGO_BIN_EXE_sluice");
 
@@ -94,26 +94,6 @@ fn post(port: u16, body: &[u8]) -> u16 {
         return 0;
     }
     resp.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0)
-}
-
-struct Dir(PathBuf);
-impl Dir {
-    fn new(name: &str) -> Self {
-        let d = std::env::temp_dir().join(format!("sluice-e2e-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        Dir(d)
-    }
-    fn path(&self, p: &str) -> PathBuf {
-        self.0.join(p)
-    }
-}
-impl Drop for Dir {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
 }
 
 #[test]
@@ -232,7 +212,7 @@ sleep_per_event = "2ms"
 type = "file"
 path = "{o}"
 "#,
-            d = dir.0.display(),
+            d = dir.root().display(),
             o = out.display()
         ),
     )
@@ -292,7 +272,7 @@ path = "{d}/a.ndjson"
 {tokens}
 {extra}
 "#,
-                d = dir.0.display(),
+                d = dir.root().display(),
                 tokens = ingest_tokens("a", "in")
             ),
         )
@@ -310,7 +290,7 @@ path = "{d}/a.ndjson"
     // A valid new pipeline starts.
     write(&format!(
         "[pipelines.b.sources.in]\ntype = \"http\"\naddress = \"127.0.0.1:{port_b}\"\n[pipelines.b.sinks.out]\ntype = \"file\"\npath = \"{}/b.ndjson\"\n{}",
-        dir.0.display(),
+        dir.root().display(),
         ingest_tokens("b", "in")
     ));
     Command::new("kill").args(["-HUP", &child.id().to_string()]).status().unwrap();
@@ -359,7 +339,7 @@ type = "file"
 path = "{o}"
 {tokens}
 "#,
-            d = dir.0.display(),
+            d = dir.root().display(),
             o = out.display(),
             tokens = ingest_tokens("main", "in")
         ),
@@ -447,7 +427,7 @@ path = "{o}"
         text.lines().count()
     );
     println!("{report}");
-    std::fs::write(dir.0.parent().unwrap().join("sluice-kill9-report.txt"), &report).unwrap();
+    std::fs::write(dir.root().parent().unwrap().join("sluice-kill9-report.txt"), &report).unwrap();
     assert_eq!(missing, 0, "{report}");
     // Duplicates come from two places only:
     // - the record the file sink (the only sink) was between writing and
@@ -553,7 +533,7 @@ type = "store"
 commit_interval = "200ms"
 {tokens}
 "#,
-            d = dir.0.display(),
+            d = dir.root().display(),
             o = out.display(),
             tokens = ingest_tokens("main", "in")
         ),

@@ -6,10 +6,8 @@
 //! answers (bad token, malformed body with `invalid-event-number`) and that
 //! nothing of a refused body is stored. Exact counts in a file sink.
 
-use std::time::Duration;
-
 mod common;
-use common::{free_port, http, skip, wait_until, Dir};
+use common::{free_port, http, source, source_token, Dir};
 
 const N: usize = 300;
 const TOKEN: &str = "hec-token-0123456789abcdef";
@@ -17,35 +15,16 @@ const CHANNEL: &str = "0123abcd-0000-1111-2222-333344445555";
 
 #[test]
 fn issue_21_splunk_handler_and_hec_acks_store_every_event_with_the_tokens_identity() {
-    if std::env::var("SLUICE_SKIP_PYTHON").as_deref() == Ok("1") {
-        return skip::skip("opt-out", "splunk_hec_e2e", "SLUICE_SKIP_PYTHON=1: the real-client test did not run");
-    }
-    let python = common::python();
+    let Some(python) = common::python_or_skip("splunk_hec_e2e") else { return };
     let dir = Dir::new("splunk_hec");
     let (plain, acked) = (free_port(), free_port());
-    let (mut p, out) = common::start_file_node(
-        &dir,
-        &format!(
-            r#"
-[pipelines.main.sources.hec]
-type = "splunk_hec"
-address = "127.0.0.1:{plain}"
-[pipelines.main.sources.hec.tokens.app]
-token = "{TOKEN}"
-group = "acme"
-subgroup = "web"
-host = "pinned"
-[pipelines.main.sources.hecack]
-type = "splunk_hec"
-address = "127.0.0.1:{acked}"
-acknowledgements = true
-[pipelines.main.sources.hecack.tokens.app]
-token = "{TOKEN}"
-group = "acked"
-"#
-        ),
-        plain,
-    );
+    let sources = [
+        source("hec", "splunk_hec", plain, ""),
+        source_token("hec", TOKEN, "group = \"acme\"\nsubgroup = \"web\"\nhost = \"pinned\""),
+        source("hecack", "splunk_hec", acked, "acknowledgements = true"),
+        source_token("hecack", TOKEN, "group = \"acked\""),
+    ];
+    let (mut p, out) = common::start_file_node(&dir, &sources.concat(), plain);
     common::wait_port(acked, &mut p);
 
     let script = format!(
@@ -64,8 +43,7 @@ for i in range({N}):
 h.close()
 "#
     );
-    let st = std::process::Command::new(&python).arg("-c").arg(&script).output().expect("python");
-    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    let st = common::run_python(&python, &script);
     assert!(!String::from_utf8_lossy(&st.stdout).contains("Exception"), "{}", String::from_utf8_lossy(&st.stdout));
 
     let auth = format!("Splunk {TOKEN}");
@@ -116,13 +94,7 @@ h.close()
     assert_eq!(b, r#"{"acks":{"0":false}}"#, "an ack is answered true once");
 
     let total = N + 3 + 4;
-    let read = || -> Vec<serde_json::Value> {
-        std::fs::read_to_string(&out).unwrap_or_default().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
-    };
-    wait_until("every event", &mut p, || read().len() >= total);
-    std::thread::sleep(Duration::from_millis(500));
-    let events = read();
-    assert_eq!(events.len(), total, "stray events");
+    let events = common::wait_events("every event", &mut p, &out, total);
     assert!(!events.iter().any(|e| e["message"].as_str().unwrap_or("").starts_with("refused")));
     let mut seen: Vec<usize> =
         events.iter().filter_map(|e| e["message"].as_str()?.strip_prefix("hec message ")?.parse().ok()).collect();

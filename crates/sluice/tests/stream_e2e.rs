@@ -13,7 +13,7 @@ use std::process::Command;
 use std::time::Duration;
 
 mod common;
-use common::{free_port, skip, wait_until, Dir, Proc};
+use common::{free_port, skip, source, wait_until, Dir, Proc};
 
 fn clients() -> Option<PathBuf> {
     let out = Command::new("bash")
@@ -37,9 +37,7 @@ fn go_clients(test: &str) -> Option<PathBuf> {
     c
 }
 
-fn events(out: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(out).unwrap_or_default().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
-}
+use common::read_events as events;
 
 /// How many times each `message` appears.
 fn counts(out: &Path) -> HashMap<String, usize> {
@@ -124,24 +122,12 @@ fn issue_21_go_lumber_plain_compressed_and_mutual_tls_every_batch_acked_exact_co
     let dir = Dir::new("beats");
     let [ca, cert, key, ccert, ckey, _] = pki(&dir);
     let (plain, tls) = (free_port(), free_port());
-    let (mut p, out) = common::start_file_node(
-        &dir,
-        &format!(
-            r#"
-[pipelines.main.sources.beats]
-type = "beats"
-address = "127.0.0.1:{plain}"
-group = "acme"
-host = "pinned"
-[pipelines.main.sources.beats_tls]
-type = "beats"
-address = "127.0.0.1:{tls}"
-group = "acme"
-tls = {{ cert = "{cert}", key = "{key}", client_ca = "{ca}" }}
-"#
-        ),
-        plain,
-    );
+    let tls_line = format!("group = \"acme\"\ntls = {{ cert = \"{cert}\", key = \"{key}\", client_ca = \"{ca}\" }}");
+    let sources = [
+        source("beats", "beats", plain, "group = \"acme\"\nhost = \"pinned\""),
+        source("beats_tls", "beats", tls, &tls_line),
+    ];
+    let (mut p, out) = common::start_file_node(&dir, &sources.concat(), plain);
     common::wait_port(tls, &mut p);
     let lumber = bin.join("lumber");
     let addr = |port: u16| format!("127.0.0.1:{port}");
@@ -201,19 +187,8 @@ fn issue_21_fluent_logger_golang_with_request_ack_exact_counts() {
     let Some(bin) = go_clients("stream_e2e") else { return };
     let dir = Dir::new("fluent");
     let port = free_port();
-    let (mut p, out) = common::start_file_node(
-        &dir,
-        &format!(
-            r#"
-[pipelines.main.sources.fwd]
-type = "fluent_forward"
-address = "127.0.0.1:{port}"
-group = "acme"
-host = "pinned"
-"#
-        ),
-        port,
-    );
+    let fwd = source("fwd", "fluent_forward", port, "group = \"acme\"\nhost = \"pinned\"");
+    let (mut p, out) = common::start_file_node(&dir, &fwd, port);
     let fluent = bin.join("fluent");
     let addr = format!("127.0.0.1:{port}");
     let a = Command::new(&fluent).args(["-addr", &addr, "-n", "500", "-id", "ffa"]).spawn().unwrap();

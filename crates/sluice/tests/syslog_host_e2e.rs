@@ -10,30 +10,17 @@ use std::net::{TcpStream, UdpSocket};
 use std::time::Duration;
 
 mod common;
-use common::{free_port, wait_until, Dir};
+use common::{free_port, source, wait_until, Dir};
 
 #[test]
 fn syslog_host_comes_from_the_header_unless_the_source_pins_it() {
     let dir = Dir::new("syslog-host");
     let (tcp, udp) = (free_port(), free_port());
-    let (mut p, out) = common::start_file_node(
-        &dir,
-        &format!(
-            r#"
-[pipelines.main.sources.udp]
-type = "syslog_udp"
-address = "127.0.0.1:{udp}"
-group = "acme"
-subgroup = "net"
-[pipelines.main.sources.tcp]
-type = "syslog_tcp"
-address = "127.0.0.1:{tcp}"
-group = "acme"
-host = "gateway"
-"#
-        ),
-        tcp,
-    );
+    let sources = [
+        source("udp", "syslog_udp", udp, "group = \"acme\"\nsubgroup = \"net\""),
+        source("tcp", "syslog_tcp", tcp, "group = \"acme\"\nhost = \"gateway\""),
+    ];
+    let (mut p, out) = common::start_file_node(&dir, &sources.concat(), tcp);
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
     let datagrams = [
         "<34>1 2026-11-27T05:00:00Z router-1 sshd 1 - - u1",

@@ -28,7 +28,7 @@ use sluice_core::path::FieldPath;
 use sluice_core::{Event, Value};
 use sluice_parsers::date::DateParser;
 
-use super::{FailurePolicy, OnFailure};
+use super::{failure_config, FailurePolicy};
 
 /// Registry entry.
 pub const SPEC: FilterSpec = FilterSpec {
@@ -38,6 +38,7 @@ pub const SPEC: FilterSpec = FilterSpec {
     build,
 };
 
+failure_config! {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Config {
@@ -56,12 +57,7 @@ struct Config {
     /// Fields removed after a successful parse.
     #[serde(default)]
     remove_field: Vec<FieldPath>,
-    /// Tags added on failure (default `["_dateparsefailure"]`).
-    #[serde(default)]
-    tag_on_failure: Option<Vec<String>>,
-    /// `tag` (default) or `dead_letter`.
-    #[serde(default)]
-    on_failure: OnFailure,
+}
 }
 
 /// Parses `UTC`, `Z`, `GMT`, `+02:00`, `+0200`, `-05` into an offset.
@@ -76,6 +72,7 @@ fn parse_timezone(s: &str) -> Result<FixedOffset, String> {
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Filter>, ConfigError> {
     let c: Config = parse_table(value, &cx.path)?;
+    let failure = c.failure("_dateparsefailure");
     let Some((field, formats)) = c.matches.split_first().filter(|(_, f)| !f.is_empty()) else {
         return Err(cx.error("match", "expected [field, format, ...] with at least one format"));
     };
@@ -97,7 +94,7 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Filter>, Confi
         parser,
         target,
         remove_field: c.remove_field,
-        failure: FailurePolicy::new(c.tag_on_failure, "_dateparsefailure", c.on_failure),
+        failure,
         metrics: Arc::clone(&cx.metrics),
     }))
 }

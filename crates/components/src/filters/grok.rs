@@ -29,7 +29,7 @@ use sluice_core::path::FieldPath;
 use sluice_core::{Event, Text, Value};
 use sluice_parsers::grok::{insert_captures_from, GrokLibrary, GrokPattern, InsertOptions};
 
-use super::{FailurePolicy, OnFailure};
+use super::{failure_config, FailurePolicy};
 
 /// Registry entry.
 pub const SPEC: FilterSpec = FilterSpec {
@@ -62,6 +62,7 @@ enum EcsCompatibility {
     V1,
 }
 
+failure_config! {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Config {
@@ -85,12 +86,7 @@ struct Config {
     /// Put captures under this field instead of the root.
     #[serde(default)]
     target: Option<FieldPath>,
-    /// Tags added on failure (default `["_grokparsefailure"]`).
-    #[serde(default)]
-    tag_on_failure: Option<Vec<String>>,
-    /// `tag` (default) or `dead_letter`.
-    #[serde(default)]
-    on_failure: OnFailure,
+}
 }
 
 fn default_true() -> bool {
@@ -99,6 +95,7 @@ fn default_true() -> bool {
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Filter>, ConfigError> {
     let c: Config = parse_table(value, &cx.path)?;
+    let failure = c.failure("_grokparsefailure");
     let mut lib = match c.ecs_compatibility {
         EcsCompatibility::Disabled => GrokLibrary::legacy(),
         EcsCompatibility::V1 => GrokLibrary::ecs_v1(),
@@ -146,7 +143,7 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Filter>, Confi
         fields,
         break_on_match: c.break_on_match,
         insert: InsertOptions { overwrite, target },
-        failure: FailurePolicy::new(c.tag_on_failure, "_grokparsefailure", c.on_failure),
+        failure,
         matched: cx.metrics.counter("matched"),
         timeouts: cx.metrics.counter("timeouts"),
         metrics: Arc::clone(&cx.metrics),

@@ -11,7 +11,7 @@ use sluice_core::metrics::ComponentMetrics;
 use sluice_core::path::FieldPath;
 use sluice_core::{Event, Value};
 
-use super::{FailurePolicy, OnFailure};
+use super::{failure_config, FailurePolicy};
 
 /// Registry entry.
 pub const SPEC: FilterSpec = FilterSpec {
@@ -21,6 +21,7 @@ pub const SPEC: FilterSpec = FilterSpec {
     build,
 };
 
+failure_config! {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Config {
@@ -36,12 +37,7 @@ struct Config {
     /// Remove the source field after a successful parse.
     #[serde(default)]
     remove_source: bool,
-    /// Tags added on failure (default `["_jsonparsefailure"]`).
-    #[serde(default)]
-    tag_on_failure: Option<Vec<String>>,
-    /// `tag` (default) or `dead_letter`.
-    #[serde(default)]
-    on_failure: OnFailure,
+}
 }
 
 fn default_source() -> FieldPath {
@@ -50,7 +46,7 @@ fn default_source() -> FieldPath {
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Filter>, ConfigError> {
     let c: Config = parse_table(value, &cx.path)?;
-    let failure = FailurePolicy::new(c.tag_on_failure.clone(), "_jsonparsefailure", c.on_failure);
+    let failure = c.failure("_jsonparsefailure");
     Ok(Box::new(Json { c, failure, metrics: Arc::clone(&cx.metrics) }))
 }
 

@@ -25,7 +25,7 @@ use sluice_core::path::FieldPath;
 use sluice_core::{Event, Object, Str, Value};
 use sluice_parsers::kv::{KvOptions, KvParser, Transform, Whitespace};
 
-use super::{FailurePolicy, OnFailure};
+use super::{failure_config, FailurePolicy};
 
 /// Registry entry.
 pub const SPEC: FilterSpec = FilterSpec {
@@ -61,6 +61,7 @@ enum WhitespaceName {
     Strict,
 }
 
+failure_config! {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Config {
@@ -105,12 +106,7 @@ struct Config {
     /// Fields set when the text does not contain them.
     #[serde(default)]
     default_keys: BTreeMap<String, String>,
-    /// Tags added on failure (default `["_kv_filter_error"]`).
-    #[serde(default)]
-    tag_on_failure: Option<Vec<String>>,
-    /// `tag` (default) or `dead_letter`.
-    #[serde(default)]
-    on_failure: OnFailure,
+}
 }
 
 fn default_source() -> FieldPath {
@@ -119,6 +115,7 @@ fn default_source() -> FieldPath {
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Filter>, ConfigError> {
     let c: Config = parse_table(value, &cx.path)?;
+    let failure = c.failure("_kv_filter_error");
     let d = KvOptions::default();
     let opts = KvOptions {
         field_split: c.field_split.unwrap_or(d.field_split),
@@ -149,7 +146,7 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Filter>, Confi
         source: c.source,
         target: c.target,
         default_keys: c.default_keys.into_iter().collect(),
-        failure: FailurePolicy::new(c.tag_on_failure, "_kv_filter_error", c.on_failure),
+        failure,
         metrics: Arc::clone(&cx.metrics),
     }))
 }

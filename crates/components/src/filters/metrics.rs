@@ -45,7 +45,7 @@ pub const SPEC: FilterSpec = FilterSpec {
 struct Config {
     /// Meter name templates.
     meter: Vec<String>,
-    #[serde(default = "default_flush")]
+    #[serde(default = "crate::defaults::secs::<5>")]
     flush_interval: Positive<HumanDuration>,
     /// Reset every meter this often (default: never).
     #[serde(default)]
@@ -58,9 +58,6 @@ struct Config {
     add_tag: Vec<String>,
 }
 
-fn default_flush() -> Positive<HumanDuration> {
-    Positive::duration(Duration::from_secs(5))
-}
 fn default_rates() -> Vec<u32> {
     vec![1, 5, 15]
 }

@@ -77,10 +77,10 @@ struct Config {
     #[serde(default)]
     auth_token: Option<String>,
     /// Longest time for one request (connect, send, response).
-    #[serde(default = "default_timeout")]
+    #[serde(default = "crate::defaults::secs::<30>")]
     timeout: Positive<HumanDuration>,
     /// Largest request body; bigger batches are split.
-    #[serde(default = "default_max_batch")]
+    #[serde(default = "crate::defaults::mib::<10>")]
     max_batch_bytes: Positive<ByteSize>,
     /// `none` only, for now.
     #[serde(default = "default_compression")]
@@ -92,12 +92,6 @@ struct Config {
     drop_on_4xx: bool,
 }
 
-fn default_timeout() -> Positive<HumanDuration> {
-    Positive::duration(Duration::from_secs(30))
-}
-fn default_max_batch() -> Positive<ByteSize> {
-    Positive::bytes(10 << 20)
-}
 fn default_compression() -> Compression {
     Compression::None
 }

@@ -128,7 +128,7 @@ struct Config {
     #[serde(default = "default_max_message_bytes")]
     max_message_bytes: ByteSize,
     /// Events handed to Kafka and not yet acknowledged; beyond this, writes wait.
-    #[serde(default = "default_max_in_flight_events")]
+    #[serde(default = "crate::defaults::count::<50_000>")]
     max_in_flight_events: Positive<usize>,
     /// How long librdkafka keeps trying one record before reporting it failed
     /// (`message.timeout.ms`); the sink then produces it again.
@@ -162,9 +162,6 @@ fn default_batch_bytes() -> ByteSize {
 }
 fn default_max_message_bytes() -> ByteSize {
     ByteSize(1_000_000)
-}
-fn default_max_in_flight_events() -> Positive<usize> {
-    Positive::<usize>::of(50_000)
 }
 fn default_message_timeout() -> HumanDuration {
     HumanDuration(Duration::from_secs(30))

@@ -31,7 +31,6 @@
 //! [`crate::tls`].
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -75,10 +74,10 @@ struct Config {
     #[serde(default = "default_framing")]
     framing: Framing,
     /// Longest wait for a connection.
-    #[serde(default = "default_connect_timeout")]
+    #[serde(default = "crate::defaults::secs::<10>")]
     connect_timeout: Positive<HumanDuration>,
     /// Longest wait for one batch to be written.
-    #[serde(default = "default_write_timeout")]
+    #[serde(default = "crate::defaults::secs::<30>")]
     write_timeout: Positive<HumanDuration>,
     /// Connect with TLS, verifying the peer against `ca`.
     #[serde(default)]
@@ -90,12 +89,6 @@ fn default_encoding() -> Encoding {
 }
 fn default_framing() -> Framing {
     Framing::Newline
-}
-fn default_connect_timeout() -> Positive<HumanDuration> {
-    Positive::duration(Duration::from_secs(10))
-}
-fn default_write_timeout() -> Positive<HumanDuration> {
-    Positive::duration(Duration::from_secs(30))
 }
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigError> {
@@ -215,6 +208,7 @@ mod tests {
     use crate::testkit::build_sink;
     use parking_lot::Mutex;
     use sluice_core::codec::to_json_string;
+    use std::time::Duration;
     use tokio::io::AsyncReadExt;
     use tokio::net::TcpListener;
     use tokio::task::JoinHandle;
@@ -439,14 +433,13 @@ mod tests {
 
     #[test]
     fn config_errors_name_the_key() {
-        let e = build_sink(&SPEC, "address = \"nope\"").err().unwrap();
-        assert!(e.to_string().starts_with("test.tcp.address: "), "{e}");
-        let e = build_sink(&SPEC, "address = \"h:1\"\nframing = \"bogus\"").err().unwrap();
-        assert!(e.to_string().starts_with("test.tcp.framing: "), "{e}");
-        let e = build_sink(&SPEC, "address = \"h:1\"\nwrite_timeout = \"0s\"").err().unwrap();
-        assert!(e.to_string().starts_with("test.tcp.write_timeout: "), "{e}");
-        let e = build_sink(&SPEC, "address = \"h:1\"\ntls = { ca = \"/nonexistent.pem\" }").err().unwrap();
-        assert!(e.to_string().starts_with("test.tcp.tls.ca: cannot read /nonexistent.pem"), "{e}");
+        let cases = [
+            ("address = \"nope\"", "test.tcp.address: "),
+            ("address = \"h:1\"\nframing = \"bogus\"", "test.tcp.framing: "),
+            ("address = \"h:1\"\nwrite_timeout = \"0s\"", "test.tcp.write_timeout: "),
+            ("address = \"h:1\"\ntls = { ca = \"/nonexistent.pem\" }", "test.tcp.tls.ca: cannot read /nonexistent.pem"),
+        ];
+        crate::testkit::check_errors(&SPEC, build_sink, &cases);
         assert!(build_sink(&SPEC, SPEC.example).is_ok());
     }
 }

@@ -31,20 +31,17 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::acked_stream::{self, Conn, Tls};
-use crate::net::DEFAULT_MAX_CONNECTIONS;
+use crate::acked_stream::{self, acked_stream_config, Conn, StreamListen};
 use async_trait::async_trait;
 use serde::Deserialize;
 use sluice_core::codec::event_from_json;
 use sluice_core::component::{BoxError, BuildContext, Source, SourceContext, SourceSpec};
-use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration, Positive};
+use sluice_core::config::{parse_table, ByteSize, ConfigError, Positive};
 use sluice_core::event::{now_ns, Identity};
 use sluice_core::metrics::Counter;
 use sluice_core::Event;
 use sluice_parsers::lumberjack::{self, Frame, Limits, LumberjackError};
 use tokio::io::AsyncWriteExt;
-use tokio::net::TcpListener;
-use tokio_rustls::TlsAcceptor;
 
 /// Registry entry.
 pub const SPEC: SourceSpec = SourceSpec {
@@ -54,109 +51,60 @@ pub const SPEC: SourceSpec = SourceSpec {
     build,
 };
 
+acked_stream_config! {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Config {
-    /// Listen address, e.g. `0.0.0.0:5044`.
-    address: String,
     /// Largest frame payload (a JSON document or a compressed block).
-    #[serde(default = "default_max_frame")]
+    #[serde(default = "crate::defaults::mib::<16>")]
     max_frame_bytes: Positive<ByteSize>,
     /// Largest inflated compressed block.
-    #[serde(default = "default_max_decompressed")]
+    #[serde(default = "crate::defaults::mib::<64>")]
     max_decompressed_bytes: Positive<ByteSize>,
     /// Largest window a sender may announce.
-    #[serde(default = "default_max_window")]
+    #[serde(default = "crate::defaults::count_u32::<65_536>")]
     max_window: Positive<u32>,
     /// Events handed to the queue (and acknowledged) at once within a large window.
-    #[serde(default = "default_max_batch")]
+    #[serde(default = "crate::defaults::count::<4096>")]
     max_batch: Positive<usize>,
-    /// Connections served at once; more are closed and counted.
-    #[serde(default = "default_max_connections")]
-    max_connections: Positive<usize>,
-    /// A connection quiet this long is closed.
-    #[serde(default = "default_idle_timeout")]
-    idle_timeout: Positive<HumanDuration>,
-    /// TLS, with optional client certificates.
-    #[serde(default)]
-    tls: Option<Tls>,
-    /// Identity of every event (the sender cannot change it).
-    #[serde(default)]
-    group: String,
-    /// Identity of every event.
-    #[serde(default)]
-    subgroup: String,
-    /// Identity of every event (the sender's `host.name` stays a field).
-    #[serde(default)]
-    host: String,
 }
-
-fn default_max_frame() -> Positive<ByteSize> {
-    Positive::bytes(16 << 20)
-}
-fn default_max_decompressed() -> Positive<ByteSize> {
-    Positive::bytes(64 << 20)
-}
-fn default_max_window() -> Positive<u32> {
-    Positive::<u32>::of(65_536)
-}
-fn default_max_batch() -> Positive<usize> {
-    Positive::<usize>::of(4096)
-}
-fn default_max_connections() -> Positive<usize> {
-    Positive::<usize>::of(DEFAULT_MAX_CONNECTIONS)
-}
-fn default_idle_timeout() -> Positive<HumanDuration> {
-    Positive::duration(Duration::from_secs(300))
 }
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, ConfigError> {
     let c: Config = parse_table(value, &cx.path)?;
-    let address: SocketAddr =
-        c.address.parse().map_err(|e| cx.error("address", format!("invalid socket address {:?}: {e}", c.address)))?;
-    let tls = c.tls.as_ref().map(|t| acked_stream::acceptor(t, cx)).transpose()?;
+    let listen = c.listen(cx)?;
     Ok(Box::new(Beats {
-        address,
+        listen,
         limits: Limits { max_frame: c.max_frame_bytes.0 as usize, max_window: c.max_window.get() },
         max_decompressed: c.max_decompressed_bytes.0 as usize,
         max_batch: c.max_batch.get(),
-        max_connections: c.max_connections.get(),
-        idle: c.idle_timeout.0,
-        tls,
-        identity: Arc::new(Identity::new(c.group, c.subgroup, c.host)),
     }))
 }
 
 struct Beats {
-    address: SocketAddr,
+    listen: StreamListen,
     limits: Limits,
     max_decompressed: usize,
     max_batch: usize,
-    max_connections: usize,
-    idle: Duration,
-    tls: Option<TlsAcceptor>,
-    identity: Arc<Identity>,
 }
 
 #[async_trait]
 impl Source for Beats {
     async fn run(self: Box<Self>, cx: SourceContext) -> Result<(), BoxError> {
-        let listener = TcpListener::bind(self.address).await.map_err(|e| format!("bind {}: {e}", self.address))?;
-        let local = listener.local_addr()?;
-        tracing::info!(source = %cx.id, address = %local, tls = self.tls.is_some(), "beats source listening");
+        let (listener, local) = self.listen.bind("beats", &cx).await?;
         let session = Arc::new(Session {
             limits: self.limits,
             max_decompressed: self.max_decompressed,
             max_batch: self.max_batch,
-            idle: self.idle,
-            identity: Arc::clone(&self.identity),
+            idle: self.listen.idle,
+            identity: Arc::clone(&self.listen.identity),
             source: Arc::from(format!("beats:{local}")),
             invalid: cx.metrics.counter("frames_invalid"),
             idle_closed: cx.metrics.counter("idle_closed"),
             not_acked: cx.metrics.counter("batches_not_acked"),
             cx: cx.clone(),
         });
-        acked_stream::serve(listener, &cx, self.max_connections, self.tls.clone(), move |conn, peer| {
+        acked_stream::serve(listener, &cx, self.listen.max_connections, self.listen.tls.clone(), move |conn, peer| {
             let s = Arc::clone(&session);
             async move { s.connection(conn, peer).await }
         })

@@ -59,18 +59,11 @@ struct Config {
     /// Glob patterns of `.evtx` files.
     include: Vec<String>,
     /// How often files are checked for new records (default 2s).
-    #[serde(default = "default_scan_interval")]
+    #[serde(default = "crate::defaults::secs::<2>")]
     scan_interval: Positive<HumanDuration>,
     /// Most events per batch (default 500).
-    #[serde(default = "default_batch_events")]
+    #[serde(default = "crate::defaults::count::<500>")]
     batch_events: Positive<usize>,
-}
-
-fn default_scan_interval() -> Positive<HumanDuration> {
-    Positive::duration(Duration::from_secs(2))
-}
-fn default_batch_events() -> Positive<usize> {
-    Positive::<usize>::of(500)
 }
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, ConfigError> {

@@ -119,10 +119,10 @@ struct Config {
     #[serde(default = "default_start_at")]
     start_at: StartAt,
     /// How often the globs are scanned for new files (default 1s).
-    #[serde(default = "default_scan_interval")]
+    #[serde(default = "crate::defaults::secs::<1>")]
     scan_interval: Positive<HumanDuration>,
     /// How long the reader sleeps when no file had new data (default 250ms).
-    #[serde(default = "default_poll_interval")]
+    #[serde(default = "crate::defaults::millis::<250>")]
     poll_interval: Positive<HumanDuration>,
     /// Longest line kept whole (default 1MiB); see `long_lines`.
     #[serde(default = "default_max_line")]
@@ -140,7 +140,7 @@ struct Config {
     #[serde(default = "default_read_buffer")]
     read_buffer: ByteSize,
     /// Most events per batch (default 1024).
-    #[serde(default = "default_batch_events")]
+    #[serde(default = "crate::defaults::count::<1024>")]
     batch_events: Positive<usize>,
     /// Close a file that did not grow for this long (default 5m); it is
     /// reopened by a scan when it grows again.
@@ -163,12 +163,6 @@ struct Config {
 fn default_start_at() -> StartAt {
     StartAt::Beginning
 }
-fn default_scan_interval() -> Positive<HumanDuration> {
-    Positive::duration(Duration::from_secs(1))
-}
-fn default_poll_interval() -> Positive<HumanDuration> {
-    Positive::duration(Duration::from_millis(250))
-}
 fn default_max_line() -> ByteSize {
     ByteSize(1 << 20)
 }
@@ -180,9 +174,6 @@ fn default_encoding() -> Encoding {
 }
 fn default_read_buffer() -> ByteSize {
     ByteSize(256 << 10)
-}
-fn default_batch_events() -> Positive<usize> {
-    Positive::<usize>::of(1024)
 }
 fn default_close_inactive() -> HumanDuration {
     HumanDuration(Duration::from_secs(300))

@@ -27,19 +27,16 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::acked_stream::{self, Conn, Tls};
-use crate::net::DEFAULT_MAX_CONNECTIONS;
+use crate::acked_stream::{self, acked_stream_config, Conn, StreamListen};
 use async_trait::async_trait;
 use serde::Deserialize;
 use sluice_core::component::{BoxError, BuildContext, Source, SourceContext, SourceSpec};
-use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration, Positive};
+use sluice_core::config::{parse_table, ByteSize, ConfigError, Positive};
 use sluice_core::event::Identity;
 use sluice_core::metrics::Counter;
 use sluice_core::Event;
 use sluice_parsers::fluent_forward::{self, ForwardError, Limits, Message};
 use tokio::io::AsyncWriteExt;
-use tokio::net::TcpListener;
-use tokio_rustls::TlsAcceptor;
 
 /// Registry entry.
 pub const SPEC: SourceSpec = SourceSpec {
@@ -50,29 +47,19 @@ pub const SPEC: SourceSpec = SourceSpec {
     build,
 };
 
+acked_stream_config! {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Config {
-    /// Listen address, e.g. `0.0.0.0:24224`.
-    address: String,
     /// Largest message (msgpack bytes).
-    #[serde(default = "default_max_message")]
+    #[serde(default = "crate::defaults::mib::<16>")]
     max_message_bytes: Positive<ByteSize>,
     /// Largest inflated CompressedPackedForward payload.
-    #[serde(default = "default_max_decompressed")]
+    #[serde(default = "crate::defaults::mib::<64>")]
     max_decompressed_bytes: Positive<ByteSize>,
     /// Deepest nesting of arrays and maps in a message.
     #[serde(default = "default_max_depth")]
     max_depth: usize,
-    /// Connections served at once; more are closed and counted.
-    #[serde(default = "default_max_connections")]
-    max_connections: Positive<usize>,
-    /// A connection quiet this long is closed.
-    #[serde(default = "default_idle_timeout")]
-    idle_timeout: Positive<HumanDuration>,
-    /// TLS, with optional client certificates.
-    #[serde(default)]
-    tls: Option<Tls>,
     /// With a key, every connection must pass the shared-key handshake
     /// (HELO / PING / PONG) before it sends messages.
     #[serde(default)]
@@ -80,41 +67,19 @@ struct Config {
     /// The hostname this server gives in PONG (default: the machine's).
     #[serde(default)]
     self_hostname: Option<String>,
-    /// Identity of every event (the sender cannot change it).
-    #[serde(default)]
-    group: String,
-    /// Identity of every event.
-    #[serde(default)]
-    subgroup: String,
-    /// Identity of every event.
-    #[serde(default)]
-    host: String,
+}
 }
 
-fn default_max_message() -> Positive<ByteSize> {
-    Positive::bytes(16 << 20)
-}
-fn default_max_decompressed() -> Positive<ByteSize> {
-    Positive::bytes(64 << 20)
-}
 fn default_max_depth() -> usize {
     32
-}
-fn default_max_connections() -> Positive<usize> {
-    Positive::<usize>::of(DEFAULT_MAX_CONNECTIONS)
-}
-fn default_idle_timeout() -> Positive<HumanDuration> {
-    Positive::duration(Duration::from_secs(300))
 }
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, ConfigError> {
     let c: Config = parse_table(value, &cx.path)?;
-    let address: SocketAddr =
-        c.address.parse().map_err(|e| cx.error("address", format!("invalid socket address {:?}: {e}", c.address)))?;
+    let listen = c.listen(cx)?;
     if c.max_depth < 3 {
         return Err(cx.error("max_depth", "must be at least 3"));
     }
-    let tls = c.tls.as_ref().map(|t| acked_stream::acceptor(t, cx)).transpose()?;
     if c.shared_key.as_deref() == Some("") {
         return Err(cx.error("shared_key", "must not be empty"));
     }
@@ -122,50 +87,40 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
     Ok(Box::new(Forward {
         shared_key: c.shared_key,
         self_hostname,
-        address,
+        listen,
         limits: Limits {
             max_message: c.max_message_bytes.0 as usize,
             max_decompressed: c.max_decompressed_bytes.0 as usize,
             max_depth: c.max_depth,
         },
-        max_connections: c.max_connections.get(),
-        idle: c.idle_timeout.0,
-        tls,
-        identity: Arc::new(Identity::new(c.group, c.subgroup, c.host)),
     }))
 }
 
 struct Forward {
     shared_key: Option<String>,
     self_hostname: String,
-    address: SocketAddr,
+    listen: StreamListen,
     limits: Limits,
-    max_connections: usize,
-    idle: Duration,
-    tls: Option<TlsAcceptor>,
-    identity: Arc<Identity>,
 }
 
 #[async_trait]
 impl Source for Forward {
     async fn run(self: Box<Self>, cx: SourceContext) -> Result<(), BoxError> {
-        let listener = TcpListener::bind(self.address).await.map_err(|e| format!("bind {}: {e}", self.address))?;
-        let local = listener.local_addr()?;
-        tracing::info!(source = %cx.id, address = %local, tls = self.tls.is_some(), "fluent_forward source listening");
+        let (listener, local) = self.listen.bind("fluent_forward", &cx).await?;
         let session = Arc::new(Session {
             shared_key: self.shared_key.clone(),
             self_hostname: self.self_hostname.clone(),
             auth_failures: cx.metrics.counter("auth_failures"),
             limits: self.limits,
-            idle: self.idle,
-            identity: Arc::clone(&self.identity),
+            idle: self.listen.idle,
+            identity: Arc::clone(&self.listen.identity),
             source: Arc::from(format!("fluent_forward:{local}")),
             invalid: cx.metrics.counter("messages_invalid"),
             idle_closed: cx.metrics.counter("idle_closed"),
             not_acked: cx.metrics.counter("chunks_not_acked"),
             cx: cx.clone(),
         });
-        acked_stream::serve(listener, &cx, self.max_connections, self.tls.clone(), move |conn, peer| {
+        acked_stream::serve(listener, &cx, self.listen.max_connections, self.listen.tls.clone(), move |conn, peer| {
             let s = Arc::clone(&session);
             async move { s.connection(conn, peer).await }
         })

@@ -79,28 +79,28 @@ struct Config {
     /// Listen address, e.g. `0.0.0.0:12201`.
     address: String,
     /// Largest message (a datagram, a reassembled chunk set, a TCP frame).
-    #[serde(default = "default_max_message")]
+    #[serde(default = "crate::defaults::mib::<1>")]
     max_message_bytes: Positive<ByteSize>,
     /// Largest inflated payload.
-    #[serde(default = "default_max_decompressed")]
+    #[serde(default = "crate::defaults::mib::<8>")]
     max_decompressed_bytes: Positive<ByteSize>,
     /// Deepest JSON nesting accepted.
-    #[serde(default = "default_max_depth")]
+    #[serde(default = "crate::defaults::count::<32>")]
     max_depth: Positive<usize>,
     /// Most chunks per message (at most 128).
     #[serde(default = "default_max_chunks")]
     max_chunks: u8,
     /// Chunked messages waiting for their last chunk at once.
-    #[serde(default = "default_max_pending")]
+    #[serde(default = "crate::defaults::count::<1024>")]
     max_pending_messages: Positive<usize>,
     /// How long a chunk set may wait for its last chunk.
-    #[serde(default = "default_chunk_timeout")]
+    #[serde(default = "crate::defaults::secs::<5>")]
     chunk_timeout: Positive<HumanDuration>,
     /// TCP connections served at once; more are closed and counted.
-    #[serde(default = "default_max_connections")]
+    #[serde(default = "crate::defaults::count::<16_384>")]
     max_connections: Positive<usize>,
     /// A TCP connection quiet this long is closed.
-    #[serde(default = "default_idle_timeout")]
+    #[serde(default = "crate::defaults::secs::<300>")]
     idle_timeout: Positive<HumanDuration>,
     /// Identity of every event (the sender cannot change it).
     #[serde(default)]
@@ -119,29 +119,8 @@ struct Config {
     tokens: std::collections::BTreeMap<String, TokenConfig>,
 }
 
-fn default_max_message() -> Positive<ByteSize> {
-    Positive::bytes(1 << 20)
-}
-fn default_max_decompressed() -> Positive<ByteSize> {
-    Positive::bytes(8 << 20)
-}
-fn default_max_depth() -> Positive<usize> {
-    Positive::<usize>::of(32)
-}
 fn default_max_chunks() -> u8 {
     gelf::MAX_CHUNKS
-}
-fn default_max_pending() -> Positive<usize> {
-    Positive::<usize>::of(1024)
-}
-fn default_chunk_timeout() -> Positive<HumanDuration> {
-    Positive::duration(Duration::from_secs(5))
-}
-fn default_max_connections() -> Positive<usize> {
-    Positive::<usize>::of(16_384)
-}
-fn default_idle_timeout() -> Positive<HumanDuration> {
-    Positive::duration(Duration::from_secs(300))
 }
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, ConfigError> {

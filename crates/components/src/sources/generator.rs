@@ -41,21 +41,15 @@ struct Config {
     #[serde(default)]
     rate: f64,
     /// Parallel generating tasks.
-    #[serde(default = "default_threads")]
+    #[serde(default = "crate::defaults::count::<1>")]
     threads: Positive<usize>,
     /// Events per push into the queue.
-    #[serde(default = "default_batch")]
+    #[serde(default = "crate::defaults::count::<512>")]
     batch_size: Positive<usize>,
 }
 
 fn default_message() -> String {
     "generated event {seq}".into()
-}
-fn default_threads() -> Positive<usize> {
-    Positive::<usize>::of(1)
-}
-fn default_batch() -> Positive<usize> {
-    Positive::<usize>::of(512)
 }
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, ConfigError> {

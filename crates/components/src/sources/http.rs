@@ -158,10 +158,10 @@ struct Config {
     #[serde(default = "default_format")]
     format: LineFormat,
     /// Largest accepted request body (after gzip decoding).
-    #[serde(default = "default_max_body")]
+    #[serde(default = "crate::defaults::mib::<10>")]
     max_body_bytes: Positive<ByteSize>,
     /// Longest accepted line (ndjson) or bulk source line.
-    #[serde(default = "default_max_line")]
+    #[serde(default = "crate::defaults::mib::<1>")]
     max_line_bytes: Positive<ByteSize>,
     /// `token` (default): requests need one of `tokens`; `none`: no check.
     #[serde(default)]
@@ -185,24 +185,18 @@ struct Config {
     #[serde(default)]
     idle_timeout: Option<Positive<HumanDuration>>,
     /// `_bulk` `create` ids remembered for 409 answers: at most this many pairs.
-    #[serde(default = "default_created_ids_max")]
+    #[serde(default = "crate::defaults::count::<1_000_000>")]
     created_ids_max: Positive<usize>,
     /// ... and for this long.
     #[serde(default = "default_created_ids_ttl")]
     created_ids_ttl: Positive<HumanDuration>,
     /// Longest wait of a `refresh=wait_for` request for the sinks.
-    #[serde(default = "default_refresh_timeout")]
+    #[serde(default = "crate::defaults::secs::<30>")]
     refresh_timeout: Positive<HumanDuration>,
 }
 
-fn default_created_ids_max() -> Positive<usize> {
-    Positive::<usize>::of(1_000_000)
-}
 fn default_created_ids_ttl() -> Positive<HumanDuration> {
     Positive::duration(Duration::from_secs(24 * 3600))
-}
-fn default_refresh_timeout() -> Positive<HumanDuration> {
-    Positive::duration(Duration::from_secs(30))
 }
 
 /// Default `max_connections` of the source's own port.
@@ -210,12 +204,6 @@ const DEFAULT_MAX_CONNECTIONS: usize = 4096;
 
 fn default_format() -> LineFormat {
     LineFormat::Ndjson
-}
-fn default_max_body() -> Positive<ByteSize> {
-    Positive::bytes(10 << 20)
-}
-fn default_max_line() -> Positive<ByteSize> {
-    Positive::bytes(1 << 20)
 }
 fn default_bulk() -> bool {
     true

@@ -28,12 +28,8 @@ pub const SPEC: SourceSpec = SourceSpec {
 #[serde(deny_unknown_fields)]
 struct Config {
     /// How often to emit.
-    #[serde(default = "default_interval")]
+    #[serde(default = "crate::defaults::secs::<10>")]
     interval: Positive<HumanDuration>,
-}
-
-fn default_interval() -> Positive<HumanDuration> {
-    Positive::duration(std::time::Duration::from_secs(10))
 }
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, ConfigError> {

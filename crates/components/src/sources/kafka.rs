@@ -98,7 +98,7 @@ struct Config {
     #[serde(default)]
     trust_identity: bool,
     /// Most events handed to the pipeline at once.
-    #[serde(default = "default_batch_size")]
+    #[serde(default = "crate::defaults::count::<1000>")]
     batch_size: Positive<usize>,
     /// Longest wait to fill a batch.
     #[serde(default = "default_batch_delay")]
@@ -140,9 +140,6 @@ struct Config {
 
 fn default_start_from() -> String {
     "earliest".into()
-}
-fn default_batch_size() -> Positive<usize> {
-    Positive::<usize>::of(1000)
 }
 fn default_batch_delay() -> HumanDuration {
     HumanDuration(Duration::from_millis(20))

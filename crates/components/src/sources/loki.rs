@@ -28,10 +28,8 @@
 //! `max_labels` per stream, `max_depth` of JSON; connections, header,
 //! body and idle timeouts as the `http` source's.
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use axum::body::Body;
@@ -41,15 +39,14 @@ use axum::response::Response;
 use axum::Router;
 use serde::Deserialize;
 use sluice_core::component::{BoxError, BuildContext, Source, SourceContext, SourceSpec};
-use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration, Positive};
+use sluice_core::config::{parse_table, ByteSize, ConfigError, Positive};
 use sluice_core::metrics::Counter;
 use sluice_core::Event;
-use sluice_net::{HttpTimeouts, Listener, ListenerCounters};
 use sluice_parsers::loki::{self, Limits};
-use tokio::net::TcpListener;
 
 use crate::http_body::{self, BodyError};
-use crate::ingest_auth::{self, AuthMode, IngestToken, TokenConfig};
+use crate::http_listen::{self, ingest_listener_config, IngestListen};
+use crate::ingest_auth::{self, AuthMode, IngestToken};
 
 /// Registry entry.
 pub const SPEC: SourceSpec = SourceSpec {
@@ -59,75 +56,37 @@ pub const SPEC: SourceSpec = SourceSpec {
     build,
 };
 
+ingest_listener_config! {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Config {
     /// Listen address, e.g. `0.0.0.0:3100`.
     address: String,
     /// Largest request body (on the wire, and after gzip decoding).
-    #[serde(default = "default_max_body")]
+    #[serde(default = "http_listen::default_max_body")]
     max_body_bytes: Positive<ByteSize>,
     /// Largest snappy-decompressed protobuf.
-    #[serde(default = "default_max_decompressed")]
+    #[serde(default = "http_listen::default_max_decompressed")]
     max_decompressed_bytes: Positive<ByteSize>,
     /// Most entries in one request.
-    #[serde(default = "default_max_entries")]
+    #[serde(default = "crate::defaults::count::<100_000>")]
     max_entries: Positive<usize>,
     /// Most labels per stream (and structured-metadata pairs per entry).
-    #[serde(default = "default_max_labels")]
+    #[serde(default = "crate::defaults::count::<64>")]
     max_labels: Positive<usize>,
     /// Deepest JSON nesting.
-    #[serde(default = "default_max_depth")]
+    #[serde(default = "http_listen::default_max_depth")]
     max_depth: Positive<usize>,
-    /// `token` (default) or `none`.
-    #[serde(default)]
-    auth: AuthMode,
-    /// Ingest tokens by name.
-    #[serde(default)]
-    tokens: BTreeMap<String, TokenConfig>,
-    /// Connections served at once; one more gets `503`.
-    #[serde(default = "default_max_connections")]
-    max_connections: Positive<usize>,
-    /// Longest time from a request's first byte to the end of its header.
-    #[serde(default)]
-    header_timeout: Option<Positive<HumanDuration>>,
-    /// Longest time to receive a request's whole body.
-    #[serde(default)]
-    body_timeout: Option<Positive<HumanDuration>>,
-    /// A connection with no request in progress is closed after this long.
-    #[serde(default)]
-    idle_timeout: Option<Positive<HumanDuration>>,
 }
-
-fn default_max_body() -> Positive<ByteSize> {
-    Positive::bytes(10 << 20)
-}
-fn default_max_decompressed() -> Positive<ByteSize> {
-    Positive::bytes(64 << 20)
-}
-fn default_max_entries() -> Positive<usize> {
-    Positive::<usize>::of(100_000)
-}
-fn default_max_labels() -> Positive<usize> {
-    Positive::<usize>::of(64)
-}
-fn default_max_depth() -> Positive<usize> {
-    Positive::<usize>::of(32)
-}
-fn default_max_connections() -> Positive<usize> {
-    Positive::<usize>::of(4096)
 }
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, ConfigError> {
     let c: Config = parse_table(value, &cx.path)?;
-    let address: SocketAddr =
-        c.address.parse().map_err(|e| cx.error("address", format!("invalid socket address {:?}: {e}", c.address)))?;
-    let timeouts = crate::http_listen::timeouts(c.header_timeout, c.body_timeout, c.idle_timeout);
-    let tokens = ingest_auth::resolve(c.auth, &c.tokens, cx)?;
+    let address = http_listen::socket_address(cx, "address", &c.address)?;
+    let listen = c.listen(cx)?;
     Ok(Box::new(Loki {
         address,
-        timeouts,
-        max_connections: c.max_connections.get(),
+        listen,
         max_body: usize::try_from(c.max_body_bytes.0).unwrap_or(usize::MAX),
         limits: Limits {
             max_entries: c.max_entries.get(),
@@ -135,19 +94,14 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
             max_depth: c.max_depth.get(),
             max_decompressed: usize::try_from(c.max_decompressed_bytes.0).unwrap_or(usize::MAX),
         },
-        auth: c.auth,
-        tokens,
     }))
 }
 
 struct Loki {
     address: SocketAddr,
-    timeouts: HttpTimeouts,
-    max_connections: usize,
+    listen: IngestListen,
     max_body: usize,
     limits: Limits,
-    auth: AuthMode,
-    tokens: Vec<IngestToken>,
 }
 
 struct Shared {
@@ -166,17 +120,14 @@ struct Shared {
 #[async_trait]
 impl Source for Loki {
     async fn run(self: Box<Self>, cx: SourceContext) -> Result<(), BoxError> {
-        let listener = TcpListener::bind(self.address).await.map_err(|e| format!("bind {}: {e}", self.address))?;
-        let local = listener.local_addr()?;
-        tracing::info!(source = %cx.id, address = %local, "loki source listening");
-        let listener = Listener::new(listener, &cx.id, self.max_connections, ListenerCounters::of(&cx.metrics));
+        let (listener, local) = http_listen::bind(self.address, "loki", None, self.listen.max_connections, &cx).await?;
         let m = &cx.metrics;
         let shared = Arc::new(Shared {
             source: Arc::from(format!("loki:{local}")),
             max_body: self.max_body,
             limits: self.limits,
-            auth: self.auth,
-            tokens: self.tokens,
+            auth: self.listen.auth,
+            tokens: self.listen.tokens,
             auth_failures: m.counter("auth_failures"),
             browser_refused: m.counter("browser_requests_refused"),
             bad_requests: m.counter("bad_requests"),
@@ -184,14 +135,9 @@ impl Source for Loki {
             cx: cx.clone(),
         });
         let app = Router::new().fallback(handle).with_state(shared);
-        let server = sluice_net::http::serve(listener, app, self.timeouts, m.counter("timeouts"), cx.shutdown.clone());
-        tokio::pin!(server);
-        tokio::select! {
-            () = &mut server => {}
-            _ = async { cx.shutdown.cancelled().await; tokio::time::sleep(Duration::from_secs(5)).await } => {
-                tracing::warn!(source = %cx.id, "loki source: requests still in flight after 5s, stopping");
-            }
-        }
+        let server =
+            sluice_net::http::serve(listener, app, self.listen.timeouts, m.counter("timeouts"), cx.shutdown.clone());
+        http_listen::serve_until_shutdown(server, "loki", &cx).await;
         Ok(())
     }
 }

@@ -39,25 +39,22 @@
 //! scope, `max_depth` of nested `AnyValue`s; connections, header, body and
 //! idle timeouts as the `http` source's, on both ports.
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use axum::http::HeaderMap;
 use axum::Router;
 use serde::Deserialize;
 use sluice_core::component::{BoxError, BuildContext, Source, SourceContext, SourceSpec};
-use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration, Positive};
+use sluice_core::config::{parse_table, ByteSize, ConfigError, Positive};
 use sluice_core::event::now_ns;
 use sluice_core::metrics::Counter;
 use sluice_core::{Event, Identity};
-use sluice_net::{HttpTimeouts, Listener, ListenerCounters};
 use sluice_parsers::otlp::{Decoded, Limits};
-use tokio::net::TcpListener;
 
-use crate::ingest_auth::{self, AuthMode, IngestToken, TokenConfig};
+use crate::http_listen::{self, ingest_listener_config, IngestListen};
+use crate::ingest_auth::{self, AuthMode, IngestToken};
 
 mod grpc;
 mod http;
@@ -70,6 +67,7 @@ pub const SPEC: SourceSpec = SourceSpec {
     build,
 };
 
+ingest_listener_config! {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Config {
@@ -80,78 +78,38 @@ struct Config {
     #[serde(default)]
     grpc_address: Option<String>,
     /// Largest request body (or gRPC message) on the wire.
-    #[serde(default = "default_max_body")]
+    #[serde(default = "http_listen::default_max_body")]
     max_body_bytes: Positive<ByteSize>,
     /// Largest body (or gRPC message) after gzip.
-    #[serde(default = "default_max_decompressed")]
+    #[serde(default = "http_listen::default_max_decompressed")]
     max_decompressed_bytes: Positive<ByteSize>,
     /// Most log records in one request.
-    #[serde(default = "default_max_records")]
+    #[serde(default = "crate::defaults::count::<100_000>")]
     max_records: Positive<usize>,
     /// Most attributes of one record, resource or scope.
-    #[serde(default = "default_max_attributes")]
+    #[serde(default = "crate::defaults::count::<128>")]
     max_attributes: Positive<usize>,
     /// Deepest nesting of `AnyValue` arrays and key-value lists.
-    #[serde(default = "default_max_depth")]
+    #[serde(default = "http_listen::default_max_depth")]
     max_depth: Positive<usize>,
-    /// `token` (default) or `none`.
-    #[serde(default)]
-    auth: AuthMode,
-    /// Ingest tokens by name.
-    #[serde(default)]
-    tokens: BTreeMap<String, TokenConfig>,
-    /// Connections served at once per port; one more gets `503`.
-    #[serde(default = "default_max_connections")]
-    max_connections: Positive<usize>,
-    /// Longest time from a request's first byte to the end of its header.
-    #[serde(default)]
-    header_timeout: Option<Positive<HumanDuration>>,
-    /// Longest time to receive a request's whole body.
-    #[serde(default)]
-    body_timeout: Option<Positive<HumanDuration>>,
-    /// A connection with no request in progress is closed after this long.
-    #[serde(default)]
-    idle_timeout: Option<Positive<HumanDuration>>,
 }
-
-fn default_max_body() -> Positive<ByteSize> {
-    Positive::bytes(10 << 20)
-}
-fn default_max_decompressed() -> Positive<ByteSize> {
-    Positive::bytes(64 << 20)
-}
-fn default_max_records() -> Positive<usize> {
-    Positive::<usize>::of(100_000)
-}
-fn default_max_attributes() -> Positive<usize> {
-    Positive::<usize>::of(128)
-}
-fn default_max_depth() -> Positive<usize> {
-    Positive::<usize>::of(32)
-}
-fn default_max_connections() -> Positive<usize> {
-    Positive::<usize>::of(4096)
 }
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, ConfigError> {
     let c: Config = parse_table(value, &cx.path)?;
     let addr = |key: &str, a: &Option<String>| -> Result<Option<SocketAddr>, ConfigError> {
-        a.as_ref()
-            .map(|s| s.parse().map_err(|e| cx.error(key, format!("invalid socket address {s:?}: {e}"))))
-            .transpose()
+        a.as_deref().map(|s| http_listen::socket_address(cx, key, s)).transpose()
     };
     let http_address = addr("address", &c.address)?;
     let grpc_address = addr("grpc_address", &c.grpc_address)?;
     if http_address.is_none() && grpc_address.is_none() {
         return Err(cx.error("address", "set `address` (OTLP/HTTP), `grpc_address` (OTLP/gRPC) or both"));
     }
-    let timeouts = crate::http_listen::timeouts(c.header_timeout, c.body_timeout, c.idle_timeout);
-    let tokens = ingest_auth::resolve(c.auth, &c.tokens, cx)?;
+    let listen = c.listen(cx)?;
     Ok(Box::new(Otlp {
         http_address,
         grpc_address,
-        timeouts,
-        max_connections: c.max_connections.get(),
+        listen,
         max_body: usize::try_from(c.max_body_bytes.0).unwrap_or(usize::MAX),
         max_decompressed: usize::try_from(c.max_decompressed_bytes.0).unwrap_or(usize::MAX),
         limits: Limits {
@@ -159,21 +117,16 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
             max_attributes: c.max_attributes.get(),
             max_depth: c.max_depth.get(),
         },
-        auth: c.auth,
-        tokens,
     }))
 }
 
 struct Otlp {
     http_address: Option<SocketAddr>,
     grpc_address: Option<SocketAddr>,
-    timeouts: HttpTimeouts,
-    max_connections: usize,
+    listen: IngestListen,
     max_body: usize,
     max_decompressed: usize,
     limits: Limits,
-    auth: AuthMode,
-    tokens: Vec<IngestToken>,
 }
 
 /// What both transports share.
@@ -235,18 +188,6 @@ impl Shared {
     }
 }
 
-async fn bind(
-    address: SocketAddr,
-    what: &str,
-    max: usize,
-    cx: &SourceContext,
-) -> Result<(Listener, SocketAddr), BoxError> {
-    let listener = TcpListener::bind(address).await.map_err(|e| format!("bind {what} {address}: {e}"))?;
-    let local = listener.local_addr()?;
-    tracing::info!(source = %cx.id, address = %local, protocol = what, "otlp source listening");
-    Ok((Listener::new(listener, &cx.id, max, ListenerCounters::of(&cx.metrics)), local))
-}
-
 #[async_trait]
 impl Source for Otlp {
     async fn run(self: Box<Self>, cx: SourceContext) -> Result<(), BoxError> {
@@ -255,8 +196,8 @@ impl Source for Otlp {
             max_body: self.max_body,
             max_decompressed: self.max_decompressed,
             limits: self.limits,
-            auth: self.auth,
-            tokens: self.tokens,
+            auth: self.listen.auth,
+            tokens: self.listen.tokens,
             auth_failures: m.counter("auth_failures"),
             browser_refused: m.counter("browser_requests_refused"),
             bad_requests: m.counter("bad_requests"),
@@ -267,23 +208,31 @@ impl Source for Otlp {
         let timeouts = m.counter("timeouts");
         let http_server = match self.http_address {
             Some(a) => {
-                let (listener, local) = bind(a, "http", self.max_connections, &cx).await?;
+                let (listener, local) =
+                    http_listen::bind(a, "otlp", Some("http"), self.listen.max_connections, &cx).await?;
                 let port = Arc::new(Port { shared: Arc::clone(&shared), source: Arc::from(format!("otlp:{local}")) });
                 let app = Router::new().fallback(http::handle).with_state(port);
-                Some(sluice_net::http::serve(listener, app, self.timeouts, Arc::clone(&timeouts), cx.shutdown.clone()))
+                Some(sluice_net::http::serve(
+                    listener,
+                    app,
+                    self.listen.timeouts,
+                    Arc::clone(&timeouts),
+                    cx.shutdown.clone(),
+                ))
             }
             None => None,
         };
         let grpc_server = match self.grpc_address {
             Some(a) => {
-                let (listener, local) = bind(a, "grpc", self.max_connections, &cx).await?;
+                let (listener, local) =
+                    http_listen::bind(a, "otlp", Some("grpc"), self.listen.max_connections, &cx).await?;
                 let port =
                     Arc::new(Port { shared: Arc::clone(&shared), source: Arc::from(format!("otlp-grpc:{local}")) });
                 let app = Router::new().fallback(grpc::handle).with_state(port);
                 Some(sluice_net::http::serve_h2c(
                     listener,
                     app,
-                    self.timeouts,
+                    self.listen.timeouts,
                     Arc::clone(&timeouts),
                     cx.shutdown.clone(),
                 ))
@@ -304,13 +253,7 @@ impl Source for Otlp {
                 }
             )
         };
-        tokio::pin!(servers);
-        tokio::select! {
-            _ = &mut servers => {}
-            _ = async { cx.shutdown.cancelled().await; tokio::time::sleep(Duration::from_secs(5)).await } => {
-                tracing::warn!(source = %cx.id, "otlp source: requests still in flight after 5s, stopping");
-            }
-        }
+        http_listen::serve_until_shutdown(servers, "otlp", &cx).await;
         Ok(())
     }
 }

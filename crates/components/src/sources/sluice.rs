@@ -121,7 +121,7 @@ struct Config {
     #[serde(default = "default_max_in_flight")]
     max_in_flight: u32,
     /// Connections served at once; more are refused.
-    #[serde(default = "default_max_connections")]
+    #[serde(default = "crate::defaults::count::<1024>")]
     max_connections: Positive<usize>,
     /// Credit mode: credits granted when a sender connects (default: `max_in_flight`).
     #[serde(default)]
@@ -130,10 +130,10 @@ struct Config {
     #[serde(default = "default_high_water")]
     credit_high_water: f64,
     /// Longest wait for a `HELLO` (and TLS handshake) after accepting.
-    #[serde(default = "default_handshake_timeout")]
+    #[serde(default = "crate::defaults::secs::<10>")]
     handshake_timeout: Positive<HumanDuration>,
     /// Expected frame interval; a connection silent for three of these is closed.
-    #[serde(default = "default_heartbeat")]
+    #[serde(default = "crate::defaults::secs::<5>")]
     heartbeat_interval: Positive<HumanDuration>,
     /// Name announced to senders (default: the node's host name).
     #[serde(default)]
@@ -184,17 +184,8 @@ fn default_max_batch() -> ByteSize {
 fn default_max_in_flight() -> u32 {
     8
 }
-fn default_max_connections() -> Positive<usize> {
-    Positive::<usize>::of(1024)
-}
 fn default_high_water() -> f64 {
     0.5
-}
-fn default_handshake_timeout() -> Positive<HumanDuration> {
-    Positive::duration(Duration::from_secs(10))
-}
-fn default_heartbeat() -> Positive<HumanDuration> {
-    Positive::duration(Duration::from_secs(5))
 }
 
 /// A resolved token.

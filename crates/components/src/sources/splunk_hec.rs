@@ -44,10 +44,9 @@
 //! cut at `max_line_bytes`. At most `max_connections` connections; header,
 //! body and idle timeouts as the `http` source's ([`sluice_net::http`]).
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use axum::body::Body;
@@ -58,16 +57,15 @@ use axum::Router;
 use parking_lot::Mutex;
 use serde::Deserialize;
 use sluice_core::component::{BoxError, BuildContext, Source, SourceContext, SourceSpec};
-use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration, Positive};
+use sluice_core::config::{parse_table, ByteSize, ConfigError, Positive};
 use sluice_core::event::now_ns;
 use sluice_core::metrics::Counter;
 use sluice_core::{Event, Identity, Object, Value};
-use sluice_net::{HttpTimeouts, Listener, ListenerCounters};
 use sluice_parsers::splunk_hec::{self, HecError, Limits};
-use tokio::net::TcpListener;
 
 use crate::http_body::{self, BodyError};
-use crate::ingest_auth::{self, AuthMode, IngestToken, TokenConfig};
+use crate::http_listen::{self, ingest_listener_config, IngestListen};
+use crate::ingest_auth::{self, AuthMode, IngestToken};
 
 /// Registry entry.
 pub const SPEC: SourceSpec = SourceSpec {
@@ -77,102 +75,56 @@ pub const SPEC: SourceSpec = SourceSpec {
     build,
 };
 
+ingest_listener_config! {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Config {
     /// Listen address, e.g. `0.0.0.0:8088`.
     address: String,
     /// Largest request body (after gzip decoding).
-    #[serde(default = "default_max_body")]
+    #[serde(default = "http_listen::default_max_body")]
     max_body_bytes: Positive<ByteSize>,
     /// Most events in one request.
-    #[serde(default = "default_max_events")]
+    #[serde(default = "crate::defaults::count::<100_000>")]
     max_events: Positive<usize>,
     /// Deepest JSON nesting of an event object.
-    #[serde(default = "default_max_depth")]
+    #[serde(default = "http_listen::default_max_depth")]
     max_depth: Positive<usize>,
     /// Longest `/raw` line; longer ones are cut (`oversized_frames`).
-    #[serde(default = "default_max_line")]
+    #[serde(default = "crate::defaults::mib::<1>")]
     max_line_bytes: Positive<ByteSize>,
-    /// `token` (default) or `none`.
-    #[serde(default)]
-    auth: AuthMode,
-    /// HEC tokens by name.
-    #[serde(default)]
-    tokens: BTreeMap<String, TokenConfig>,
     /// Indexer acknowledgements: a channel per request and `ackId`s.
     #[serde(default)]
     acknowledgements: bool,
     /// Channels remembered for acknowledgements.
-    #[serde(default = "default_max_channels")]
+    #[serde(default = "crate::defaults::count::<10_000>")]
     max_channels: Positive<usize>,
     /// Unqueried `ackId`s remembered per channel.
-    #[serde(default = "default_max_acks")]
+    #[serde(default = "crate::defaults::count::<100_000>")]
     max_acks_per_channel: Positive<usize>,
-    /// Connections served at once; one more gets `503`.
-    #[serde(default = "default_max_connections")]
-    max_connections: Positive<usize>,
-    /// Longest time from a request's first byte to the end of its header.
-    #[serde(default)]
-    header_timeout: Option<Positive<HumanDuration>>,
-    /// Longest time to receive a request's whole body.
-    #[serde(default)]
-    body_timeout: Option<Positive<HumanDuration>>,
-    /// A connection with no request in progress is closed after this long.
-    #[serde(default)]
-    idle_timeout: Option<Positive<HumanDuration>>,
 }
-
-fn default_max_body() -> Positive<ByteSize> {
-    Positive::bytes(10 << 20)
-}
-fn default_max_events() -> Positive<usize> {
-    Positive::<usize>::of(100_000)
-}
-fn default_max_depth() -> Positive<usize> {
-    Positive::<usize>::of(32)
-}
-fn default_max_line() -> Positive<ByteSize> {
-    Positive::bytes(1 << 20)
-}
-fn default_max_channels() -> Positive<usize> {
-    Positive::<usize>::of(10_000)
-}
-fn default_max_acks() -> Positive<usize> {
-    Positive::<usize>::of(100_000)
-}
-fn default_max_connections() -> Positive<usize> {
-    Positive::<usize>::of(4096)
 }
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, ConfigError> {
     let c: Config = parse_table(value, &cx.path)?;
-    let address: SocketAddr =
-        c.address.parse().map_err(|e| cx.error("address", format!("invalid socket address {:?}: {e}", c.address)))?;
-    let timeouts = crate::http_listen::timeouts(c.header_timeout, c.body_timeout, c.idle_timeout);
-    let tokens = ingest_auth::resolve(c.auth, &c.tokens, cx)?;
+    let address = http_listen::socket_address(cx, "address", &c.address)?;
+    let listen = c.listen(cx)?;
     Ok(Box::new(SplunkHec {
         address,
-        timeouts,
-        max_connections: c.max_connections.get(),
+        listen,
         max_body: usize::try_from(c.max_body_bytes.0).unwrap_or(usize::MAX),
         max_line: usize::try_from(c.max_line_bytes.0).unwrap_or(usize::MAX),
         limits: Limits { max_events: c.max_events.get(), max_depth: c.max_depth.get() },
-        auth: c.auth,
-        tokens,
         acks: c.acknowledgements.then_some((c.max_channels.get(), c.max_acks_per_channel.get())),
     }))
 }
 
 struct SplunkHec {
     address: SocketAddr,
-    timeouts: HttpTimeouts,
-    max_connections: usize,
+    listen: IngestListen,
     max_body: usize,
     max_line: usize,
     limits: Limits,
-    auth: AuthMode,
-    tokens: Vec<IngestToken>,
     acks: Option<(usize, usize)>,
 }
 
@@ -245,18 +197,16 @@ struct Shared {
 #[async_trait]
 impl Source for SplunkHec {
     async fn run(self: Box<Self>, cx: SourceContext) -> Result<(), BoxError> {
-        let listener = TcpListener::bind(self.address).await.map_err(|e| format!("bind {}: {e}", self.address))?;
-        let local = listener.local_addr()?;
-        tracing::info!(source = %cx.id, address = %local, "splunk_hec source listening");
-        let listener = Listener::new(listener, &cx.id, self.max_connections, ListenerCounters::of(&cx.metrics));
+        let (listener, local) =
+            http_listen::bind(self.address, "splunk_hec", None, self.listen.max_connections, &cx).await?;
         let m = &cx.metrics;
         let shared = Arc::new(Shared {
             source: Arc::from(format!("splunk_hec:{local}")),
             max_body: self.max_body,
             max_line: self.max_line,
             limits: self.limits,
-            auth: self.auth,
-            tokens: self.tokens,
+            auth: self.listen.auth,
+            tokens: self.listen.tokens,
             channels: self.acks.map(|(max_channels, max_acks)| {
                 Mutex::new(Channels { max_channels, max_acks, by_name: HashMap::new(), order: VecDeque::new() })
             }),
@@ -270,14 +220,9 @@ impl Source for SplunkHec {
             cx: cx.clone(),
         });
         let app = Router::new().fallback(handle).with_state(shared);
-        let server = sluice_net::http::serve(listener, app, self.timeouts, m.counter("timeouts"), cx.shutdown.clone());
-        tokio::pin!(server);
-        tokio::select! {
-            () = &mut server => {}
-            _ = async { cx.shutdown.cancelled().await; tokio::time::sleep(Duration::from_secs(5)).await } => {
-                tracing::warn!(source = %cx.id, "splunk_hec source: requests still in flight after 5s, stopping");
-            }
-        }
+        let server =
+            sluice_net::http::serve(listener, app, self.listen.timeouts, m.counter("timeouts"), cx.shutdown.clone());
+        http_listen::serve_until_shutdown(server, "splunk_hec", &cx).await;
         Ok(())
     }
 }

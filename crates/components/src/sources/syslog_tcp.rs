@@ -45,7 +45,6 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use bytes::Buf as _;
@@ -53,7 +52,7 @@ use serde::Deserialize;
 use sluice_core::component::{BoxError, BuildContext, Source, SourceContext, SourceSpec};
 use sluice_core::config::{parse_table, ByteSize, ConfigError, Positive};
 use sluice_core::value::Value;
-use sluice_net::{Incoming, Listener, ListenerCounters, ReadBuf};
+use sluice_net::ReadBuf;
 use sluice_parsers::framing::Decoder;
 use tokio::io::AsyncRead;
 use tokio::net::TcpListener;
@@ -106,9 +105,6 @@ struct TlsKeys {
 
 /// Most bytes read at a time while a connection sends a lot.
 const READ_CHUNK: usize = 64 * 1024;
-
-/// How long a TLS handshake may take.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 fn load_tls(t: &TlsKeys, cx: &BuildContext) -> Result<TlsAcceptor, ConfigError> {
     let read = |p: &PathBuf, key: &str| {
@@ -174,7 +170,6 @@ impl Source for SyslogTcp {
         let listener = TcpListener::bind(self.address).await.map_err(|e| format!("bind {}: {e}", self.address))?;
         let local = listener.local_addr()?;
         tracing::info!(source = %cx.id, address = %local, tls = self.tls.is_some(), "syslog_tcp source listening");
-        let handshake_errors = cx.metrics.counter("tls_handshake_errors");
         let shared = Arc::new(Shared {
             mapper: Mapper {
                 opts: self.opts,
@@ -185,57 +180,13 @@ impl Source for SyslogTcp {
             oversized: cx.metrics.counter("oversized_frames"),
             framing_errors: cx.metrics.counter("framing_errors"),
         });
-        let mut listener = Listener::new(listener, &cx.id, self.max_connections, ListenerCounters::of(&cx.metrics));
-        let mut tasks = tokio::task::JoinSet::new();
-        loop {
-            tokio::select! {
-                _ = cx.shutdown.cancelled() => break,
-                Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
-                incoming = listener.accept() => {
-                    let (stream, peer, guard) = match incoming {
-                        Incoming::Open(stream, peer, guard) => (stream, peer, guard),
-                        Incoming::Refused(..) => continue,
-                    };
-                    let _ = stream.set_nodelay(true);
-                    let cx = cx.clone();
-                    let shared = Arc::clone(&shared);
-                    let tls = self.tls.clone();
-                    let handshake_errors = Arc::clone(&handshake_errors);
-                    tasks.spawn(async move {
-                        let _guard = guard;
-                        let peer = peer_value(peer.ip());
-                        let result = match tls {
-                            None => read_connection(stream, peer, &cx, &shared).await,
-                            Some(acceptor) => {
-                                let hs = tokio::select! {
-                                    _ = cx.shutdown.cancelled() => return,
-                                    r = tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)) => r,
-                                };
-                                match hs {
-                                    Ok(Ok(tls_stream)) => read_connection(tls_stream, peer, &cx, &shared).await,
-                                    Ok(Err(e)) => {
-                                        handshake_errors.inc();
-                                        tracing::debug!(source = %cx.id, error = %e, "tls handshake failed");
-                                        return;
-                                    }
-                                    Err(_) => {
-                                        handshake_errors.inc();
-                                        return;
-                                    }
-                                }
-                            }
-                        };
-                        if let Err(e) = result {
-                            cx.metrics.errors.inc();
-                            tracing::debug!(source = %cx.id, error = %e, "connection ended with error");
-                        }
-                    });
-                }
-            }
-        }
         // Connections see the same cancellation, flush what they decoded and end.
-        while tasks.join_next().await.is_some() {}
-        Ok(())
+        let conn_cx = cx.clone();
+        crate::acked_stream::serve(listener, &cx, self.max_connections, self.tls.clone(), move |conn, peer| {
+            let (cx, shared) = (conn_cx.clone(), Arc::clone(&shared));
+            async move { read_connection(conn, peer_value(peer.ip()), &cx, &shared).await }
+        })
+        .await
     }
 }
 
@@ -467,22 +418,6 @@ mod tests {
         assert_eq!(m.events_in.get(), m.events_out.get());
     }
 
-    fn self_signed(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
-        let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
-        let st = std::process::Command::new("openssl")
-            .args(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"])
-            .args(["-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost"])
-            .args(["-addext", "basicConstraints=critical,CA:FALSE", "-keyout"])
-            .arg(&key)
-            .arg("-out")
-            .arg(&cert)
-            .stderr(std::process::Stdio::null())
-            .status()
-            .unwrap();
-        assert!(st.success(), "openssl req failed");
-        (cert, key)
-    }
-
     #[test]
     fn tls_config_errors_name_keys() {
         let e = build_source(&SPEC, "address = \"127.0.0.1:0\"\ntls = { cert = \"/nonexistent.pem\", key = \"/x\" }")
@@ -490,7 +425,7 @@ mod tests {
             .unwrap();
         assert_eq!(e.path, "test.syslog_tcp.tls.cert");
         let dir = tempfile::tempdir().unwrap();
-        let (cert, _) = self_signed(dir.path());
+        let (cert, _) = crate::tls::self_signed(dir.path());
         let e = build_source(
             &SPEC,
             &format!("address = \"127.0.0.1:0\"\ntls = {{ cert = \"{0}\", key = \"{0}\" }}", cert.display()),
@@ -505,7 +440,7 @@ mod tests {
         use tokio_rustls::rustls::pki_types::ServerName;
         use tokio_rustls::rustls::{ClientConfig, RootCertStore};
         let dir = tempfile::tempdir().unwrap();
-        let (cert, key) = self_signed(dir.path());
+        let (cert, key) = crate::tls::self_signed(dir.path());
         let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = probe.local_addr().unwrap();
         drop(probe);

@@ -91,7 +91,7 @@ struct Config {
     #[serde(default = "default_queue_size")]
     queue_size: usize,
     /// Datagrams per batch handed to the pipeline.
-    #[serde(default = "default_batch_size")]
+    #[serde(default = "crate::defaults::count::<512>")]
     batch_size: Positive<usize>,
     /// Longest a received datagram waits for its batch to fill.
     #[serde(default = "default_batch_delay")]
@@ -120,9 +120,6 @@ fn default_max_message() -> ByteSize {
 }
 fn default_queue_size() -> usize {
     8192
-}
-fn default_batch_size() -> Positive<usize> {
-    Positive::<usize>::of(512)
 }
 fn default_batch_delay() -> HumanDuration {
     HumanDuration(Duration::from_millis(10))

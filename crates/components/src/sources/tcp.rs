@@ -44,7 +44,7 @@ struct Config {
     #[serde(default = "default_format")]
     format: LineFormat,
     /// Longest accepted line; longer lines are cut, tagged `_oversized` and counted.
-    #[serde(default = "default_max_line")]
+    #[serde(default = "crate::defaults::mib::<1>")]
     max_line_bytes: Positive<ByteSize>,
     /// Connections served at once; more are closed at once and counted.
     #[serde(default = "default_max_connections")]
@@ -53,9 +53,6 @@ struct Config {
 
 fn default_format() -> LineFormat {
     LineFormat::Ndjson
-}
-fn default_max_line() -> Positive<ByteSize> {
-    Positive::bytes(1 << 20)
 }
 fn default_max_connections() -> Positive<usize> {
     Positive::<usize>::of(DEFAULT_MAX_CONNECTIONS)

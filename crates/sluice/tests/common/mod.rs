@@ -12,6 +12,7 @@
 #![allow(clippy::mod_module_files)]
 #![allow(dead_code)]
 
+pub mod ship;
 pub mod skip;
 
 use std::collections::BTreeMap;
@@ -308,4 +309,49 @@ pub fn start_file_node(dir: &Dir, sources: &str, port: u16) -> (Proc, PathBuf) {
     let mut p = Proc::start(&["run", cfg.to_str().expect("utf-8 path")], &dir.path("log"), "sluice");
     wait_port(port, &mut p);
     (p, out)
+}
+
+/// The project venv's python, or `None` (the skip reported) when
+/// `SLUICE_SKIP_PYTHON=1` opts out of the real-client tests.
+pub fn python_or_skip(test: &str) -> Option<String> {
+    if std::env::var("SLUICE_SKIP_PYTHON").as_deref() == Ok("1") {
+        skip::skip("opt-out", test, "SLUICE_SKIP_PYTHON=1: the real-client test did not run");
+        return None;
+    }
+    Some(python())
+}
+
+/// Runs `python -c script`, asserting it exited 0 (its stderr in the
+/// message); its output.
+pub fn run_python(python: &str, script: &str) -> std::process::Output {
+    let out = Command::new(python).arg("-c").arg(script).output().expect("python");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    out
+}
+
+/// The events a file sink wrote to `path` (none while it does not exist).
+pub fn read_events(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path).unwrap_or_default().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+/// Waits (as [`wait_until`]) until `out` holds `n` events, then half a
+/// second more, and returns them, asserting that no more than `n` arrived.
+pub fn wait_events(what: &str, p: &mut Proc, out: &Path, n: usize) -> Vec<serde_json::Value> {
+    wait_until(what, p, || read_events(out).len() >= n);
+    std::thread::sleep(Duration::from_millis(500));
+    let events = read_events(out);
+    assert_eq!(events.len(), n, "stray events");
+    events
+}
+
+/// A source table of pipeline `main` for [`start_file_node`]:
+/// `[pipelines.main.sources.<id>]` with `type = "<kind>"`, `address =
+/// "127.0.0.1:<port>"` and the `more` lines.
+pub fn source(id: &str, kind: &str, port: u16, more: &str) -> String {
+    format!("[pipelines.main.sources.{id}]\ntype = \"{kind}\"\naddress = \"127.0.0.1:{port}\"\n{more}\n")
+}
+
+/// Ingest token `app` of source `id`: `token` and the `identity` lines.
+pub fn source_token(id: &str, token: &str, identity: &str) -> String {
+    format!("[pipelines.main.sources.{id}.tokens.app]\ntoken = \"{token}\"\n{identity}\n")
 }

@@ -71,22 +71,22 @@ pub(super) struct Config {
     #[serde(default = "default_template_name")]
     template_name: String,
     /// `index.mapping.total_fields.limit` of the indices the template matches.
-    #[serde(default = "default_total_fields")]
+    #[serde(default = "crate::defaults::count_u32::<1000>")]
     total_fields_limit: Positive<u32>,
     /// How long a failed endpoint is skipped.
-    #[serde(default = "default_endpoint_retry")]
+    #[serde(default = "crate::defaults::secs::<10>")]
     endpoint_retry: Positive<HumanDuration>,
     /// Longest time for one request.
-    #[serde(default = "default_timeout")]
+    #[serde(default = "crate::defaults::secs::<60>")]
     timeout: Positive<HumanDuration>,
     /// Largest request body (before compression); bigger batches are split.
-    #[serde(default = "default_max_batch")]
+    #[serde(default = "crate::defaults::mib::<10>")]
     max_batch_bytes: Positive<ByteSize>,
     /// Retries of documents answered 429 / 5xx within one write.
     #[serde(default = "default_item_retries")]
     max_item_retries: u32,
     /// First wait before retrying failed documents (doubles each time, at most 30 s).
-    #[serde(default = "default_retry_backoff")]
+    #[serde(default = "crate::defaults::millis::<200>")]
     retry_backoff: Positive<HumanDuration>,
     /// Where rejected documents are appended (ndjson with status and error).
     #[serde(default)]
@@ -108,23 +108,8 @@ fn default_true() -> bool {
 fn default_template_name() -> String {
     "sluice".into()
 }
-fn default_total_fields() -> Positive<u32> {
-    Positive::<u32>::of(1000)
-}
-fn default_endpoint_retry() -> Positive<HumanDuration> {
-    Positive::duration(Duration::from_secs(10))
-}
-fn default_timeout() -> Positive<HumanDuration> {
-    Positive::duration(Duration::from_secs(60))
-}
-fn default_max_batch() -> Positive<ByteSize> {
-    Positive::bytes(10 << 20)
-}
 fn default_item_retries() -> u32 {
     5
-}
-fn default_retry_backoff() -> Positive<HumanDuration> {
-    Positive::duration(Duration::from_millis(200))
 }
 
 /// The checked settings the sink runs with.

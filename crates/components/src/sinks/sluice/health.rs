@@ -29,13 +29,13 @@ use sluice_core::config::{HumanDuration, Positive};
 pub struct OutlierConfig {
     /// Failures in a row that eject a receiver (lost connection, `retry`
     /// ack, an ack slower than `slow_ack`); a good ack resets the count.
-    #[serde(default = "default_failures")]
+    #[serde(default = "crate::defaults::count_u32::<3>")]
     pub consecutive_failures: Positive<u32>,
     /// An ack slower than this counts as a failure (`"0s"`: latency never does).
     #[serde(default = "default_slow_ack")]
     pub slow_ack: HumanDuration,
     /// How long the first ejection lasts; the n-th lasts n times this (at most 10×).
-    #[serde(default = "default_ejection_time")]
+    #[serde(default = "crate::defaults::secs::<10>")]
     pub ejection_time: Positive<HumanDuration>,
     /// Most receivers ejected at once, in percent of the pool (rounded down;
     /// one receiver is never ejected alone).
@@ -43,14 +43,8 @@ pub struct OutlierConfig {
     pub max_ejected_percent: u32,
 }
 
-fn default_failures() -> Positive<u32> {
-    Positive::<u32>::of(3)
-}
 fn default_slow_ack() -> HumanDuration {
     HumanDuration(Duration::from_secs(2))
-}
-fn default_ejection_time() -> Positive<HumanDuration> {
-    Positive::duration(Duration::from_secs(10))
 }
 fn default_max_ejected() -> u32 {
     50

@@ -3,7 +3,7 @@
 //! acknowledged, malformed streams close the connection and are counted.
 
 use super::*;
-use crate::testkit::{connect, listening_source, wait_for as wait, AckCapture};
+use crate::testkit::{connect, listening_pinned, wait_for as wait};
 use sluice_core::Value;
 use std::io::Write;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -32,22 +32,9 @@ fn compressed(inner: &[u8]) -> Vec<u8> {
     v
 }
 
-async fn start(
-    extra: &str,
-) -> (
-    SocketAddr,
-    Arc<AckCapture>,
-    tokio_util::sync::CancellationToken,
-    Arc<sluice_core::metrics::ComponentMetrics>,
-    tokio::task::JoinHandle<Result<(), BoxError>>,
-) {
-    let l = listening_source(&SPEC, &format!("group = \"acme\"\nhost = \"pinned\"\n{extra}"));
-    (l.addr, l.cap, l.shutdown, l.metrics, l.task)
-}
-
 #[tokio::test]
 async fn ack_is_written_only_after_the_queue_acknowledged_and_fields_are_kept() {
-    let (addr, cap, shutdown, m, task) = start("").await;
+    let (addr, cap, shutdown, m, task) = listening_pinned(&SPEC, "");
     let mut s = connect(addr).await;
     let doc = r#"{"@timestamp":"2026-11-27T01:02:03.5Z","@metadata":{"beat":"winlogbeat"},"message":"logon","host":{"name":"win-1"},"agent":{"type":"winlogbeat"},"winlog":{"event_id":4624},"@host":"evil"}"#;
     let mut bytes = window(3);
@@ -100,7 +87,7 @@ async fn ack_is_written_only_after_the_queue_acknowledged_and_fields_are_kept() 
 #[tokio::test]
 async fn malformed_streams_are_closed_and_counted() {
     let (addr, _cap, shutdown, m, task) =
-        start("max_frame_bytes = \"1KiB\"\nmax_decompressed_bytes = \"4KiB\"\nmax_window = 100").await;
+        listening_pinned(&SPEC, "max_frame_bytes = \"1KiB\"\nmax_decompressed_bytes = \"4KiB\"\nmax_window = 100");
     let mut bomb = window(1);
     bomb.extend(compressed(&json(1, &"x".repeat(10_000))));
     let nested = [window(1), compressed(&compressed(&json(1, "{}")))].concat();
@@ -128,7 +115,7 @@ async fn malformed_streams_are_closed_and_counted() {
 
 #[tokio::test]
 async fn idle_connections_are_closed() {
-    let (addr, _cap, shutdown, m, task) = start("idle_timeout = \"200ms\"").await;
+    let (addr, _cap, shutdown, m, task) = listening_pinned(&SPEC, "idle_timeout = \"200ms\"");
     let mut s = connect(addr).await;
     s.write_all(&window(2)).await.unwrap();
     let mut b = [0u8; 1];

@@ -46,7 +46,7 @@ pub struct MultilineConfig {
     /// `previous` or `next`.
     pub what: What,
     /// Most lines in one event (default 500).
-    #[serde(default = "default_max_lines")]
+    #[serde(default = "crate::defaults::count::<500>")]
     pub max_lines: Positive<usize>,
     /// Most bytes in one event (default 10MiB).
     #[serde(default = "default_max_bytes")]
@@ -56,9 +56,6 @@ pub struct MultilineConfig {
     pub timeout: HumanDuration,
 }
 
-fn default_max_lines() -> Positive<usize> {
-    Positive::<usize>::of(500)
-}
 fn default_max_bytes() -> ByteSize {
     ByteSize(10 << 20)
 }

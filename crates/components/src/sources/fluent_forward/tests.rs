@@ -3,7 +3,7 @@
 //! malformed streams are closed and counted.
 
 use super::*;
-use crate::testkit::{connect, listening_source, wait_for as wait, AckCapture};
+use crate::testkit::{connect, listening_pinned, wait_for as wait};
 use rmpv::Value as Mp;
 use sluice_core::Value;
 use std::io::Write;
@@ -23,22 +23,9 @@ fn chunk(id: &str) -> Mp {
     Mp::Map(vec![(Mp::from("chunk"), Mp::from(id))])
 }
 
-async fn start(
-    extra: &str,
-) -> (
-    SocketAddr,
-    Arc<AckCapture>,
-    tokio_util::sync::CancellationToken,
-    Arc<sluice_core::metrics::ComponentMetrics>,
-    tokio::task::JoinHandle<Result<(), BoxError>>,
-) {
-    let l = listening_source(&SPEC, &format!("group = \"acme\"\nhost = \"pinned\"\n{extra}"));
-    (l.addr, l.cap, l.shutdown, l.metrics, l.task)
-}
-
 #[tokio::test]
 async fn chunk_ack_is_written_only_after_the_queue_acknowledged() {
-    let (addr, cap, shutdown, m, task) = start("").await;
+    let (addr, cap, shutdown, m, task) = listening_pinned(&SPEC, "");
     let mut s = connect(addr).await;
     let pair = |m: &str| Mp::Array(vec![Mp::from(1_700_000_000), rec(m)]);
     let packed = [mp(&pair("p1")), mp(&pair("p2"))].concat();
@@ -87,7 +74,7 @@ async fn chunk_ack_is_written_only_after_the_queue_acknowledged() {
 #[tokio::test]
 async fn malformed_streams_are_closed_and_counted() {
     let (addr, _cap, shutdown, m, task) =
-        start("max_message_bytes = \"1KiB\"\nmax_decompressed_bytes = \"4KiB\"\nmax_depth = 4").await;
+        listening_pinned(&SPEC, "max_message_bytes = \"1KiB\"\nmax_decompressed_bytes = \"4KiB\"\nmax_depth = 4");
     let mut deep = rec("x");
     for _ in 0..10 {
         deep = Mp::Array(vec![deep]);
@@ -135,7 +122,8 @@ async fn read_value(s: &mut tokio::net::TcpStream) -> Mp {
 
 #[tokio::test]
 async fn shared_key_handshake_admits_the_right_key_only() {
-    let (addr, cap, shutdown, m, task) = start("shared_key = \"s3cret\"\nself_hostname = \"sluice-1\"").await;
+    let (addr, cap, shutdown, m, task) =
+        listening_pinned(&SPEC, "shared_key = \"s3cret\"\nself_hostname = \"sluice-1\"");
     for (key, admitted) in [("s3cret", true), ("wrong", false)] {
         let mut s = connect(addr).await;
         let helo = read_value(&mut s).await;

@@ -565,3 +565,60 @@ step('issue 22 missing 8: drill-down from a table row, a bar and a split-by lege
   await page.mouse.click(over.x + over.width * 0.75, over.y + over.height - 3);
   assert.deepEqual(await landed(), [`${q} AND level:"error"`, 10]);
 });
+
+/** Clicks the field list's entry for `name` (its text is an icon, a space, the name). */
+async function clickField(name) {
+  for (const h of await page.$$('.field-name')) {
+    if ((await h.evaluate((e) => e.textContent.trim().split(' ').pop())) === name) return h.click();
+  }
+  throw new Error(`no field ${name} in the field list`);
+}
+
+step('issue 22 missing 7: the field list gives each field\'s share of the hits and lists only theirs; "Visualize" makes a panel of a field\'s top values', async () => {
+  // The "order probe" events: seq on four of five, ms (the seed's) on none.
+  await page.goto(`${base}/search?q=${encodeURIComponent('"order probe"')}&from=now-7d`);
+  assert.equal(await hitCount(), 5);
+  const pct = (name) =>
+    page.$$eval('.field-row', (rows, name) => rows.find((r) => r.querySelector('.field-name')?.textContent.trim().split(' ').pop() === name)?.querySelector('.coverage-pct')?.textContent ?? null, name);
+  await until(() => [...document.querySelectorAll('.field-name')].some((e) => e.textContent.trim().endsWith(' seq')));
+  assert.equal(await pct('seq'), '80%');
+  assert.equal(await pct('ms'), '0%', 'a field of other events in the range');
+  assert.equal((await texts('.in-hits-only'))[0], 'Only fields in the 5 hits shown');
+  await click('.in-hits-only input');
+  const listed = (await texts('.field-name')).map((t) => t.split(' ').pop());
+  assert.ok(listed.includes('seq') && listed.includes('message') && !listed.includes('pid'), listed.join(', '));
+  await click('.in-hits-only input');
+  // Visualize: a new dashboard in edit mode with one bar panel of the field's top values in this search.
+  await page.goto(`${base}/search?q=${encodeURIComponent('level:error')}&from=now-7d`);
+  await hitCount();
+  await clickField('service');
+  await click('button[aria-label="Visualize service"]');
+  await until(() => /^\/dashboards\/\d+$/.test(location.pathname) && location.search === '?edit=1');
+  await el('section.panel[aria-label="Top service"]');
+  assert.equal(await count('section.panel[aria-label="Top service"] .no-data'), 0);
+  await shot('visualize-field');
+});
+
+step('issue 22 missing 9: Operations shows the store (disk, events, partitions, retention) and each source\'s last event', async () => {
+  await node.ingest('acme', [{ message: 'firefox operations probe' }]);
+  const stored = await waitFor('the probe stored', async () => (await node.total('"firefox operations probe"')) === 1 && node.total(''));
+  await page.goto(`${base}/operations`);
+  await el('section[aria-label="Store"]');
+  const card = () =>
+    page.evaluate(() => Object.fromEntries([...document.querySelectorAll('section[aria-label="Store"] dl.kpis > div')].map((d) => [d.querySelector('dt').textContent, d.querySelector('dd').textContent])));
+  await waitFor('the Store card counts every stored event', async () => (await card())['events stored']?.replace(/\D/g, '') === String(stored));
+  const c = await card();
+  assert.match(c['on disk'], /^[0-9.]+ (B|KiB|MiB|GiB)$/);
+  assert.ok(Number(c['partitions']) >= 1, c['partitions']);
+  assert.equal(c['dropped by retention'], '0 events in 0 partitions');
+  const lastEventOf = (id) =>
+    page.evaluate((id) => {
+      const table = document.querySelector('[data-pipeline="main"] table.components');
+      const col = [...table.querySelectorAll('thead th')].findIndex((th) => th.textContent === 'last event');
+      const row = [...table.querySelectorAll('tbody tr')].find((r) => r.querySelector('th')?.textContent === id);
+      return row?.children[col]?.textContent ?? null;
+    }, id);
+  assert.match(await lastEventOf('acme'), /^(just now|\d+ s ago)$/);
+  assert.equal(await lastEventOf('store'), '—');
+  await shot('operations-store');
+});

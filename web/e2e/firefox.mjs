@@ -340,6 +340,14 @@ step('issue 22 confusing: the exact hit count, zero-hit hints, "No data" on an e
   assert.equal(await hitCountBecomes(0), 0);
   assert.equal(await node.total('service:web', ACME), 15);
   await el(byText('li', 'Words without a field (“web”) are searched in message only; to search another field, write field:word.'));
+  // One click searches every string field of the events in range instead.
+  const everywhere = await attr('.query-hints-action button', 'title');
+  assert.match(everywhere, /^\(message:web OR .*service:web.*\)$/);
+  await click(byText('button', 'Search all fields'));
+  await until((q) => new URLSearchParams(location.search).get('q') === q, everywhere);
+  const web = await node.total(everywhere, ACME);
+  assert.ok(web >= 15, `${web}`);
+  assert.equal(await hitCountBecomes(web), web);
   await search('level:error');
   assert.equal(await hitCountBecomes(10), 10);
   assert.equal(await count('.query-hints'), 0);

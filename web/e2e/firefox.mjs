@@ -104,18 +104,23 @@ function sessionCall(method, path, body) {
 /** A panel's place on the grid as the page shows it: `x/w | y/h` (1-based grid lines). */
 const gridPlace = (title) => page.$eval(`section.panel[aria-label="${title}"]`, (e) => `${e.style.gridColumn} | ${e.style.gridRow}`);
 
-before(async () => {
-  node = await startNode();
-  base = node.base;
-  assert.ok(node.usersApi, 'the node has the users API');
-  browser = await puppeteer.launch({
+/** Headless Firefox ESR over WebDriver BiDi, with `prefs` added. */
+function launchFirefox(prefs = {}) {
+  return puppeteer.launch({
     browser: 'firefox',
     protocol: 'webDriverBiDi',
     executablePath: process.env.FIREFOX ?? '/usr/bin/firefox-esr',
     headless: true,
     // No update checks, telemetry or first-run pages: nothing here reaches the internet.
-    extraPrefsFirefox: { 'app.update.enabled': false, 'browser.shell.checkDefaultBrowser': false, 'datareporting.policy.dataSubmissionEnabled': false, 'toolkit.telemetry.enabled': false },
+    extraPrefsFirefox: { 'app.update.enabled': false, 'browser.shell.checkDefaultBrowser': false, 'datareporting.policy.dataSubmissionEnabled': false, 'toolkit.telemetry.enabled': false, ...prefs },
   });
+}
+
+before(async () => {
+  node = await startNode();
+  base = node.base;
+  assert.ok(node.usersApi, 'the node has the users API');
+  browser = await launchFirefox();
   page = await browser.newPage();
   await page.setViewport({ width: 1280, height: 800 });
   page.on('pageerror', (e) => node.note(`\n[firefox page error] ${e.message}`));
@@ -464,8 +469,7 @@ step('issue 22 missing 6 and 10: oldest first; a 900 px window', async () => {
   await until(() => new URLSearchParams(location.search).get('order') === 'oldest' && document.querySelector('tr.hit td:nth-child(2)')?.textContent === '0');
   assert.deepEqual(await texts('tr.hit td:nth-child(2)'), ['0', '1', '2']);
   // At 900 px nothing scrolls sideways, and the field list folds away.
-  // (Dark mode is tested in Chromium: puppeteer's Firefox over WebDriver BiDi
-  // cannot emulate prefers-color-scheme.)
+  // (Dark mode: the last step, in a Firefox whose pages prefer dark.)
   await page.setViewport({ width: 900, height: 700 });
   try {
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 900), 'no sideways scroll at 900 px');
@@ -629,4 +633,26 @@ step('issue 22 missing 9: Operations shows the store (disk, events, partitions, 
   assert.match(await lastEventOf('acme'), /^(just now|\d+ s ago)$/);
   assert.equal(await lastEventOf('store'), '—');
   await shot('operations-store');
+});
+
+step('issue 22 missing 10: dark mode follows the system: a Firefox whose pages prefer dark gets the dark colours', async () => {
+  // WebDriver BiDi cannot emulate prefers-color-scheme, so a second Firefox
+  // starts with the preference Firefox's own setting writes (0 = dark).
+  const rootBg = (p) => p.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
+  const dark = await launchFirefox({ 'layout.css.prefers-color-scheme.content-override': 0 });
+  try {
+    const p = await dark.newPage();
+    await p.goto(`${base}/search`);
+    await p.waitForSelector('input[type="password"]', { visible: true, ...WAIT });
+    assert.equal(await p.evaluate(() => matchMedia('(prefers-color-scheme: dark)').matches), true);
+    assert.equal(await rootBg(p), 'rgb(11, 17, 32)');
+    await p.screenshot({ path: join(ART, 'firefox-dark-sign-in.png'), fullPage: true });
+  } finally {
+    await dark.close();
+  }
+  // The journey's Firefox keeps the light colours.
+  await page.goto(`${base}/search`);
+  await el('#hit-count');
+  assert.equal(await page.evaluate(() => matchMedia('(prefers-color-scheme: dark)').matches), false);
+  assert.equal(await rootBg(page), 'rgb(248, 250, 252)');
 });

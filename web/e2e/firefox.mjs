@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import puppeteer from 'puppeteer-core';
-import { ACME, ADMIN, ADMIN_PASSWORD, ART, BOB_PASSWORD, WAIT_MS, drillDashboard, hitCountAnswered, signInCodes, startNode, waitFor } from './node.mjs';
+import { ACME, ADMIN, ADMIN_PASSWORD, ART, BOB_PASSWORD, WAIT_MS, drillDashboard, hitCountAnswered, lastEventCell, signInCodes, startNode, storeCardFigures, waitFor } from './node.mjs';
 import { base32, totp } from './totp.mjs';
 
 const WAIT = { timeout: WAIT_MS };
@@ -616,20 +616,13 @@ step('issue 22 missing 9: Operations shows the store (disk, events, partitions, 
   const stored = await waitFor('the probe stored', async () => (await node.total('"firefox operations probe"')) === 1 && node.total(''));
   await page.goto(`${base}/operations`);
   await el('section[aria-label="Store"]');
-  const card = () =>
-    page.evaluate(() => Object.fromEntries([...document.querySelectorAll('section[aria-label="Store"] dl.kpis > div')].map((d) => [d.querySelector('dt').textContent, d.querySelector('dd').textContent])));
+  const card = () => page.evaluate(storeCardFigures);
   await waitFor('the Store card counts every stored event', async () => (await card())['events stored']?.replace(/\D/g, '') === String(stored));
   const c = await card();
   assert.match(c['on disk'], /^[0-9.]+ (B|KiB|MiB|GiB)$/);
   assert.ok(Number(c['partitions']) >= 1, c['partitions']);
   assert.equal(c['dropped by retention'], '0 events in 0 partitions');
-  const lastEventOf = (id) =>
-    page.evaluate((id) => {
-      const table = document.querySelector('[data-pipeline="main"] table.components');
-      const col = [...table.querySelectorAll('thead th')].findIndex((th) => th.textContent === 'last event');
-      const row = [...table.querySelectorAll('tbody tr')].find((r) => r.querySelector('th')?.textContent === id);
-      return row?.children[col]?.textContent ?? null;
-    }, id);
+  const lastEventOf = (id) => page.evaluate(lastEventCell, id);
   assert.match(await lastEventOf('acme'), /^(just now|\d+ s ago)$/);
   assert.equal(await lastEventOf('store'), '—');
   await shot('operations-store');

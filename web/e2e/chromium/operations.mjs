@@ -3,22 +3,10 @@
 // last handed in an event.
 import assert from 'node:assert/strict';
 import { WAIT, page, base, ingest, total, step, shot } from './harness.mjs';
-import { waitFor } from '../node.mjs';
+import { lastEventCell, storeCardFigures, waitFor } from '../node.mjs';
 
-/** The Store card's figures by label. */
-export const storeCard = () =>
-  page.evaluate(() =>
-    Object.fromEntries([...document.querySelectorAll('section[aria-label="Store"] dl.kpis > div')].map((d) => [d.querySelector('dt').textContent, d.querySelector('dd').textContent])),
-  );
-
-/** The "last event" cell of the component row named `id`. */
-export const lastEventOf = (id) =>
-  page.evaluate((id) => {
-    const table = document.querySelector('[data-pipeline="main"] table.components');
-    const col = [...table.querySelectorAll('thead th')].findIndex((th) => th.textContent === 'last event');
-    const row = [...table.querySelectorAll('tbody tr')].find((r) => r.querySelector('th')?.textContent === id);
-    return row?.children[col]?.textContent ?? null;
-  }, id);
+const storeCard = () => page.evaluate(storeCardFigures);
+const lastEventOf = (id) => page.evaluate(lastEventCell, id);
 
 step('issue 22 missing 9: Operations shows the store (disk, events, partitions, retention) and each source\'s last event', async () => {
   await ingest('acme', [{ message: 'operations probe' }]);

@@ -285,6 +285,17 @@ pub fn wait_until(what: &str, p: &mut Proc, mut ok: impl FnMut() -> bool) {
     panic!("timed out waiting for {what}; the end of the log:\n{}", log_tail(&p.log, 20));
 }
 
+/// Writes `text` to the config file `cfg`, sends `p` SIGHUP and waits
+/// until its log says "reload done" for the `nth` time.
+pub fn reload(p: &mut Proc, cfg: &Path, text: &str, nth: usize) {
+    std::fs::write(cfg, text).expect("write the node config");
+    p.signal("-HUP");
+    let log = p.log.clone();
+    wait_until("reload done", p, || {
+        std::fs::read_to_string(&log).unwrap_or_default().matches("reload done").count() == nth
+    });
+}
+
 /// The project venv's python (`scripts/python-env.sh` creates it and installs
 /// the real clients the tests use).
 pub fn python() -> String {

@@ -209,7 +209,9 @@ fn http_source_bulk_ndjson_stats_and_api_share_one_port() {
     signal(&p.0, "-HUP");
     let log_text = || std::fs::read_to_string(&log).unwrap_or_default();
     wait_for("reload done", &mut p.0, || log_text().contains("reload done"));
-    wait_for("the mount after reload", &mut p.0, || http(port, "POST", "/ndjson", &[], b"").0 == 200);
+    wait_for("the mount after reload", &mut p.0, || {
+        try_http(port, "POST", "/ndjson", &[], b"").is_ok_and(|(status, _)| status == 200)
+    });
     let (status, body) =
         http(port, "POST", "/_bulk", &[], b"{\"index\":{\"_index\":\"logs\"}}\n{\"message\":\"b3\"}\n");
     assert_eq!((status, json(&body)["errors"].as_bool()), (200, Some(false)));

@@ -238,8 +238,7 @@ pub fn api_node_head(data_dir: &Path, port: u16, secret: &str) -> String {
 /// One HTTP/1.1 request on a fresh connection (`Connection: close`);
 /// `(status, body)`, a chunked body decoded. Panics on a socket error.
 pub fn http(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> (u16, String) {
-    try_http(port, method, path, headers, body)
-        .unwrap_or_else(|e| panic!("{method} {path} on 127.0.0.1:{port}: {e}"))
+    try_http(port, method, path, headers, body).unwrap_or_else(|e| panic!("{method} {path} on 127.0.0.1:{port}: {e}"))
 }
 
 /// [`http`], a socket error returned: for readiness polls, where a node

@@ -29,6 +29,7 @@ size); the others with `result_cache_bytes = 0`.
 usage:
   bench/search.py [--opensearch URL] [--sluice NAME=BIN ...] [--data DIR]
                   [--reuse] [--runs 30] [--warmup 3] [--sets 1] [--events N]
+                  [--bulk-connections 2]
                   [--json FILE]
 
   --opensearch URL   an OpenSearch node (e.g. from scripts/opensearch.sh,
@@ -48,7 +49,7 @@ usage:
 The load of OpenSearch sets `index.refresh_interval: -1` during `_bulk`
 and refreshes once at the end, then waits until merging stopped.
 """
-import argparse, bisect, calendar, http.client, json, os, random, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
+import argparse, bisect, calendar, http.client, json, os, queue, random, shutil, signal, socket, statistics, subprocess, sys, tempfile, threading, time
 import urllib.parse
 
 from benchlib import ALL, toml
@@ -354,7 +355,7 @@ class OpenSearch:
         return out
 
 
-def load_opensearch(url, n_base, reuse):
+def load_opensearch(url, n_base, reuse, bulk_connections=2):
     c = Client(url)
     expected = n_base + NEEDLES
     status, raw, _ = c.request("GET", f"/{INDEX}/_count")
@@ -364,17 +365,40 @@ def load_opensearch(url, n_base, reuse):
     c.request("DELETE", f"/{INDEX}")
     c.json("PUT", f"/{INDEX}", MAPPING)
     t0 = time.time()
+    # `--bulk-connections` senders, each on its own keep-alive connection:
+    # OpenSearch indexes one bulk request per write thread, so one sender
+    # leaves a core idle while the next body is generated.
+    bodies = queue.Queue(maxsize=2 * bulk_connections)
+    failed = []
+
+    def sender():
+        own = Client(url)
+        while (body := bodies.get()) is not None:
+            if not failed:
+                r = own.json("POST", f"/{INDEX}/_bulk", body)
+                if r.get("errors"):
+                    failed.append("bulk errors: " + json.dumps(r)[:500])
+
+    senders = [threading.Thread(target=sender) for _ in range(bulk_connections)]
+    for t in senders:
+        t.start()
     lines = []
     for ts, doc in events(n_base):
         lines.append('{"index":{}}')
         lines.append(json.dumps({"@timestamp": ts, **doc}, separators=(",", ":")))
         if len(lines) == 10_000:
-            r = c.json("POST", f"/{INDEX}/_bulk", ("\n".join(lines) + "\n").encode())
-            if r.get("errors"):
-                raise RuntimeError("bulk errors: " + json.dumps(r)[:500])
+            bodies.put(("\n".join(lines) + "\n").encode())
             lines = []
+            if failed:
+                break
     if lines:
-        c.json("POST", f"/{INDEX}/_bulk", ("\n".join(lines) + "\n").encode())
+        bodies.put(("\n".join(lines) + "\n").encode())
+    for _ in senders:
+        bodies.put(None)
+    for t in senders:
+        t.join()
+    if failed:
+        raise RuntimeError(failed[0])
     c.json("PUT", f"/{INDEX}/_settings", {"index": {"refresh_interval": "1s"}})
     c.json("POST", f"/{INDEX}/_refresh")
     # Let background merges settle (not a force-merge).
@@ -438,8 +462,13 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--sets", type=int, default=1)
     ap.add_argument("--events", type=int, default=BASE_EVENTS, help="base events (plus 20 with the unique token)")
+    ap.add_argument("--bulk-connections", type=int, default=2, help="concurrent _bulk senders loading OpenSearch")
     ap.add_argument("--json")
     a = ap.parse_args()
+    if a.events != BASE_EVENTS:
+        # Another size is another index: the 2 M one stays for --reuse.
+        global INDEX
+        INDEX = f"{INDEX}-{a.events}"
     bins = [tuple(s.split("=", 1)) for s in a.sluice] or [("new", DEFAULT_BIN), ("new-cache", DEFAULT_BIN)]
 
     def cache_of(name, binary):
@@ -465,7 +494,7 @@ def main():
             if s.count() != expected:
                 raise RuntimeError(f"{s.name} sees {s.count()} events, expected {expected}")
         if a.opensearch:
-            load_opensearch(a.opensearch, a.events, a.reuse)
+            load_opensearch(a.opensearch, a.events, a.reuse, a.bulk_connections)
             print(f"# opensearch segments: {opensearch_segments(a.opensearch)}", flush=True)
             systems.append(OpenSearch("opensearch", a.opensearch, cache=False))
             systems.append(OpenSearch("opensearch-cache", a.opensearch, cache=True))

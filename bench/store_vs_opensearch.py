@@ -38,6 +38,7 @@ import time
 
 import opensearch_sizing as osz
 from opensearch_sizing import Sampler, node_pid, node_stats, req
+from search import pct
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 INDEX = "sluice-store-vs-opensearch"
@@ -134,11 +135,7 @@ def search_table(path):
         sets = json.load(f)
 
     def med(q, system, p):
-        vals = []
-        for m in sets:
-            t = sorted(m[q]["times_ms"][system])
-            vals.append(t[min(len(t) - 1, int(p * len(t)))])
-        return statistics.median(vals)
+        return statistics.median(pct(m[q]["times_ms"][system], p) for m in sets)
 
     o = ["| query class | hits / total | embedded p50 / p99 ms | OpenSearch p50 / p99 ms | p99 ratio |",
          "|---|---:|---:|---:|---:|"]

@@ -157,6 +157,12 @@ pub fn prometheus_text(s: &ApiState) -> String {
         l.accept_errors.get() as f64,
     );
     f.counter("sluice_api_timeouts_total", "API connections closed for a timeout.", &[], s.timeouts.get() as f64);
+    f.counter(
+        "sluice_api_tls_handshake_errors_total",
+        "TLS handshakes on the API listener that failed or timed out.",
+        &[],
+        s.tls_handshake_errors.get() as f64,
+    );
     f.gauge("sluice_api_open_connections", "Connections open on the API listener.", &[], l.open.get() as f64);
 
     let pipes = s.registry.pipelines();

@@ -158,6 +158,8 @@ pub struct ApiState {
     pub listener: sluice_net::ListenerCounters,
     /// Connections the API listener closed for a timeout.
     pub timeouts: Arc<sluice_core::metrics::Counter>,
+    /// TLS handshakes on the API listener that failed or timed out (`[api] tls`).
+    pub tls_handshake_errors: Arc<sluice_core::metrics::Counter>,
     /// Whether `/_node/stats` and `/metrics` need a credential
     /// ([`auth::MetricsAccess`]); off in [`ApiState::new`], set by the node
     /// from `[api] metrics_auth`.
@@ -179,6 +181,7 @@ impl ApiState {
             user_auth: None,
             listener: sluice_net::ListenerCounters::default(),
             timeouts: Arc::default(),
+            tls_handshake_errors: Arc::default(),
             metrics_auth: false,
             mounted: Arc::default(),
         }
@@ -282,12 +285,19 @@ pub fn router(state: ApiState) -> Router {
 
 /// Serves the API on `listener` (its `max_connections`, back-off and
 /// counters: [`ApiState::listener`]) with `timeouts` until the future is
-/// dropped. Handlers see the peer address as `ConnectInfo<SocketAddr>`: it
-/// keys the login rate limit and goes into audit records.
-pub async fn serve(listener: sluice_net::Listener, state: ApiState, timeouts: sluice_net::HttpTimeouts) {
+/// dropped; over TLS with `tls` (`[api] tls`). Handlers see the peer address
+/// as `ConnectInfo<SocketAddr>`: it keys the login rate limit and goes into
+/// audit records.
+pub async fn serve(
+    listener: sluice_net::Listener,
+    state: ApiState,
+    timeouts: sluice_net::HttpTimeouts,
+    tls: Option<sluice_net::http::TlsAcceptor>,
+) {
     let counter = Arc::clone(&state.timeouts);
+    let tls = tls.map(|a| sluice_net::http::HttpTls::new(a, Arc::clone(&state.tls_handshake_errors)));
     let never = tokio_util::sync::CancellationToken::new();
-    sluice_net::http::serve(listener, router(state), timeouts, counter, never).await
+    sluice_net::http::serve_tls(listener, router(state), timeouts, counter, never, tls).await
 }
 
 /// This document (generated from the code, ADR 0104).

@@ -11,19 +11,15 @@
 
 use std::future::Future;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::Deserialize;
 use sluice_core::component::{BoxError, BuildContext, SourceContext};
 use sluice_core::config::{ConfigError, HumanDuration, Positive};
 use sluice_core::{AckToken, Delivery, Event, Identity};
 use sluice_net::{Incoming, Listener, ListenerCounters};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
-use tokio_rustls::rustls::server::WebPkiClientVerifier;
-use tokio_rustls::rustls::RootCertStore;
 use tokio_rustls::TlsAcceptor;
 
 /// The default of `max_connections`.
@@ -128,66 +124,11 @@ impl StreamListen {
     }
 }
 
-/// `tls = { cert = "server.pem", key = "server.key", client_ca = "ca.pem" }`:
-/// with `client_ca`, a client must present a certificate signed by it.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Tls {
-    /// PEM certificate (chain), server certificate first.
-    pub cert: PathBuf,
-    /// PEM private key.
-    pub key: PathBuf,
-    /// PEM CA(s) client certificates must be signed by (mutual TLS).
-    #[serde(default)]
-    pub client_ca: Option<PathBuf>,
-}
+/// `tls = { cert, key, client_ca }` (defined with the other TLS helpers).
+pub use crate::tls::ListenTls as Tls;
 
 /// The acceptor of a `tls` table; errors name `tls.cert` / `tls.key` / `tls.client_ca`.
-pub fn acceptor(t: &Tls, cx: &BuildContext) -> Result<TlsAcceptor, ConfigError> {
-    let server = crate::tls::ServerTls { cert: t.cert.clone(), key: t.key.clone() };
-    let plain = crate::tls::acceptor(&server).map_err(|(k, m)| cx.error(&tls_key(k), m))?;
-    let Some(ca) = &t.client_ca else { return Ok(plain) };
-    client_verifying(&server, ca).map_err(|(k, m)| cx.error(&tls_key(k), m))
-}
-
-fn tls_key(k: &str) -> String {
-    if k.is_empty() {
-        "tls".into()
-    } else {
-        format!("tls.{k}")
-    }
-}
-
-fn client_verifying(server: &crate::tls::ServerTls, ca: &Path) -> Result<TlsAcceptor, (&'static str, String)> {
-    use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
-    let read =
-        |p: &Path, key: &'static str| std::fs::read(p).map_err(|e| (key, format!("cannot read {}: {e}", p.display())));
-    let mut roots = RootCertStore::empty();
-    for c in rustls_pemfile::certs(&mut read(ca, "client_ca")?.as_slice()) {
-        let c = c.map_err(|e| ("client_ca", format!("invalid PEM in {}: {e}", ca.display())))?;
-        roots.add(c).map_err(|e| ("client_ca", format!("unusable certificate in {}: {e}", ca.display())))?;
-    }
-    if roots.is_empty() {
-        return Err(("client_ca", format!("no certificate in {}", ca.display())));
-    }
-    let certs: Vec<CertificateDer<'static>> = rustls_pemfile::certs(&mut read(&server.cert, "cert")?.as_slice())
-        .collect::<Result<_, _>>()
-        .map_err(|e| ("cert", format!("invalid PEM in {}: {e}", server.cert.display())))?;
-    let key: PrivateKeyDer<'static> = rustls_pemfile::private_key(&mut read(&server.key, "key")?.as_slice())
-        .map_err(|e| ("key", format!("invalid PEM in {}: {e}", server.key.display())))?
-        .ok_or_else(|| ("key", format!("no private key in {}", server.key.display())))?;
-    let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
-    let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), Arc::clone(&provider))
-        .build()
-        .map_err(|e| ("client_ca", e.to_string()))?;
-    let config = tokio_rustls::rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| ("", e.to_string()))?
-        .with_client_cert_verifier(verifier)
-        .with_single_cert(certs, key)
-        .map_err(|e| ("", format!("certificate and key do not fit: {e}")))?;
-    Ok(TlsAcceptor::from(Arc::new(config)))
-}
+pub use crate::http_listen::acceptor;
 
 /// A connection, plain or TLS.
 pub trait Conn: AsyncRead + AsyncWrite + Unpin + Send {}

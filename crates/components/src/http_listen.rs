@@ -3,9 +3,10 @@
 //! `body_timeout` and `idle_timeout` of a source's config over `sluice_net`'s
 //! defaults (a zero one is refused when the config is parsed, by
 //! [`Positive`]); and, for `splunk_hec`, `loki` and `otlp`, the config fields
-//! of the listener and its ingest tokens (`ingest_listener_config!`), their
-//! resolved form ([`IngestListen`]), binding the port ([`bind`]) and serving
-//! until shutdown with a grace period ([`serve_until_shutdown`]).
+//! of the listener (HTTPS with `tls`) and its ingest tokens
+//! (`ingest_listener_config!`), their resolved form ([`IngestListen`]),
+//! binding the port ([`bind`]) and serving until shutdown with a grace
+//! period ([`serve_until_shutdown`]).
 //!
 //! The config fields come from a macro, not `#[serde(flatten)]`: the
 //! sources' configs deny unknown fields, which serde's `flatten` does not
@@ -18,10 +19,13 @@ use std::time::Duration;
 
 use sluice_core::component::{BoxError, BuildContext, SourceContext};
 use sluice_core::config::{ByteSize, ConfigError, HumanDuration, Positive};
+use sluice_net::http::HttpTls;
 use sluice_net::{HttpTimeouts, Listener, ListenerCounters};
 use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
 
 use crate::ingest_auth::{self, AuthMode, IngestToken, TokenConfig};
+use crate::tls::ListenTls;
 
 /// How long shutdown waits for requests in flight.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -63,7 +67,7 @@ pub fn default_max_connections() -> Positive<usize> {
 /// A source's `Config` struct (`#[derive(Deserialize)]`,
 /// `#[serde(deny_unknown_fields)]` given by the caller) with the fields it
 /// names plus the listener's and the tokens': `auth`, `tokens`,
-/// `max_connections`, `header_timeout`, `body_timeout`, `idle_timeout`; and
+/// `max_connections`, `header_timeout`, `body_timeout`, `idle_timeout`, `tls`; and
 /// `Config::listen`, which resolves them into an [`IngestListen`].
 macro_rules! ingest_listener_config {
     ($(#[$m:meta])* struct $name:ident { $($(#[$fm:meta])* $f:ident : $t:ty,)* }) => {
@@ -88,6 +92,9 @@ macro_rules! ingest_listener_config {
             /// A connection with no request in progress is closed after this long.
             #[serde(default)]
             idle_timeout: Option<::sluice_core::config::Positive<::sluice_core::config::HumanDuration>>,
+            /// HTTPS: `{ cert, key }`, with `client_ca` for client certificates.
+            #[serde(default)]
+            tls: Option<$crate::tls::ListenTls>,
         }
 
         impl $name {
@@ -101,6 +108,7 @@ macro_rules! ingest_listener_config {
                     &self.tokens,
                     self.max_connections,
                     [self.header_timeout, self.body_timeout, self.idle_timeout],
+                    self.tls.as_ref(),
                     cx,
                 )
             }
@@ -115,6 +123,8 @@ pub struct IngestListen {
     pub max_connections: usize,
     pub auth: AuthMode,
     pub tokens: Vec<IngestToken>,
+    /// HTTPS, when `tls` is set.
+    pub tls: Option<TlsAcceptor>,
 }
 
 impl IngestListen {
@@ -125,6 +135,7 @@ impl IngestListen {
         tokens: &BTreeMap<String, TokenConfig>,
         max_connections: Positive<usize>,
         [header, body, idle]: [Option<Positive<HumanDuration>>; 3],
+        tls: Option<&ListenTls>,
         cx: &BuildContext,
     ) -> Result<Self, ConfigError> {
         Ok(Self {
@@ -132,8 +143,26 @@ impl IngestListen {
             max_connections: max_connections.get(),
             auth,
             tokens: ingest_auth::resolve(auth, tokens, cx)?,
+            tls: tls.map(|t| acceptor(t, cx)).transpose()?,
         })
     }
+
+    /// The TLS of the listener for `sluice_net`'s server (handshake errors
+    /// counted in `tls_handshake_errors`), when `tls` is set.
+    pub fn http_tls(&self, cx: &SourceContext) -> Option<HttpTls> {
+        http_tls(self.tls.clone(), cx)
+    }
+}
+
+/// The acceptor of a listener's `tls` table; errors name `tls.cert`,
+/// `tls.key` or `tls.client_ca`.
+pub fn acceptor(t: &ListenTls, cx: &BuildContext) -> Result<TlsAcceptor, ConfigError> {
+    crate::tls::listen_acceptor(t).map_err(|(k, m)| cx.error(&crate::tls::listen_key(k), m))
+}
+
+/// [`IngestListen::http_tls`] for a source that resolves its own `tls`.
+pub fn http_tls(acceptor: Option<TlsAcceptor>, cx: &SourceContext) -> Option<HttpTls> {
+    acceptor.map(|a| HttpTls::new(a, cx.metrics.counter("tls_handshake_errors")))
 }
 
 /// A socket address from the config's `key`, or the config error naming it.

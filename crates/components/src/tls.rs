@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use tokio_rustls::rustls::server::WebPkiClientVerifier;
 use tokio_rustls::rustls::{ClientConfig, RootCertStore, ServerConfig};
 use tokio_rustls::{TlsAcceptor, TlsConnector};
 
@@ -71,6 +72,60 @@ pub fn acceptor(t: &ServerTls) -> Result<TlsAcceptor, (&'static str, String)> {
         .with_safe_default_protocol_versions()
         .map_err(|e| ("", e.to_string()))?
         .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .map_err(|e| ("", format!("certificate and key do not fit: {e}")))?;
+    Ok(TlsAcceptor::from(Arc::new(config)))
+}
+
+/// `tls = { cert = "server.pem", key = "server.key", client_ca = "ca.pem" }`
+/// on a listening component: with `client_ca`, a client must present a
+/// certificate signed by it (mutual TLS).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListenTls {
+    /// PEM certificate (chain), server certificate first.
+    pub cert: PathBuf,
+    /// PEM private key.
+    pub key: PathBuf,
+    /// PEM CA(s) client certificates must be signed by (mutual TLS).
+    #[serde(default)]
+    pub client_ca: Option<PathBuf>,
+}
+
+/// The acceptor of a [`ListenTls`]; errors are `(key, message)` with key
+/// `cert`, `key`, `client_ca` or empty (the pair does not fit).
+pub fn listen_acceptor(t: &ListenTls) -> Result<TlsAcceptor, (&'static str, String)> {
+    let server = ServerTls { cert: t.cert.clone(), key: t.key.clone() };
+    match &t.client_ca {
+        None => acceptor(&server),
+        Some(ca) => client_verifying(&server, ca),
+    }
+}
+
+/// The config key of an error of [`listen_acceptor`]: `tls` or `tls.<key>`.
+pub fn listen_key(k: &str) -> String {
+    if k.is_empty() {
+        "tls".into()
+    } else {
+        format!("tls.{k}")
+    }
+}
+
+fn client_verifying(server: &ServerTls, ca: &Path) -> Result<TlsAcceptor, (&'static str, String)> {
+    let mut roots = RootCertStore::empty();
+    for c in read_certs(ca).map_err(|m| ("client_ca", m))? {
+        roots.add(c).map_err(|e| ("client_ca", format!("unusable certificate in {}: {e}", ca.display())))?;
+    }
+    let certs = read_certs(&server.cert).map_err(|m| ("cert", m))?;
+    let key = read_key(&server.key)?;
+    let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+    let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), Arc::clone(&provider))
+        .build()
+        .map_err(|e| ("client_ca", e.to_string()))?;
+    let config = ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| ("", e.to_string()))?
+        .with_client_cert_verifier(verifier)
         .with_single_cert(certs, key)
         .map_err(|e| ("", format!("certificate and key do not fit: {e}")))?;
     Ok(TlsAcceptor::from(Arc::new(config)))

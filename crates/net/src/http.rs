@@ -26,6 +26,12 @@
 //! A connection beyond the listener's `max_connections` gets a `503` with
 //! `Connection: close` and is closed.
 //!
+//! With [`HttpTls`] ([`serve_tls`], [`serve_h2_tls`]) every connection
+//! begins with a TLS handshake, bounded by the header timeout; a failed or
+//! slow one closes the connection and is counted (`tls_handshake_errors`).
+//! Over HTTP/2 the server offers ALPN `h2` (what gRPC clients ask for on a
+//! secure channel).
+//!
 //! [`serve_h2c`] serves the same way over HTTP/2 cleartext with prior
 //! knowledge (what gRPC clients speak on an insecure channel): the same
 //! watchdog (idle, and a request's first frame to its handling), the same
@@ -54,6 +60,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use sluice_core::metrics::Counter;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpStream;
+pub use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt as _;
 
@@ -94,7 +101,42 @@ pub async fn serve(
     timeouts: Arc<Counter>,
     shutdown: CancellationToken,
 ) {
-    serve_proto(listener, app, t, timeouts, shutdown, Proto::Http1).await;
+    serve_proto(listener, app, t, timeouts, shutdown, Proto::Http1, None).await;
+}
+
+/// TLS on an HTTP listener: the acceptor, and the counter of handshakes
+/// that failed or did not finish within the header timeout.
+#[derive(Clone)]
+pub struct HttpTls {
+    acceptor: TlsAcceptor,
+    handshake_errors: Arc<Counter>,
+}
+
+impl HttpTls {
+    /// TLS with `acceptor`'s certificate (and client verification, if it has one).
+    pub fn new(acceptor: TlsAcceptor, handshake_errors: Arc<Counter>) -> Self {
+        Self { acceptor, handshake_errors }
+    }
+
+    /// The same, offering ALPN `protocols` (e.g. `h2`).
+    fn with_alpn(&self, protocols: &[&[u8]]) -> Self {
+        let mut config = (**self.acceptor.config()).clone();
+        config.alpn_protocols = protocols.iter().map(|p| p.to_vec()).collect();
+        Self { acceptor: TlsAcceptor::from(Arc::new(config)), handshake_errors: Arc::clone(&self.handshake_errors) }
+    }
+}
+
+/// [`serve`], over TLS when `tls` is given.
+pub async fn serve_tls(
+    listener: Listener,
+    app: Router,
+    t: HttpTimeouts,
+    timeouts: Arc<Counter>,
+    shutdown: CancellationToken,
+    tls: Option<HttpTls>,
+) {
+    let tls = tls.map(|t| t.with_alpn(&[b"http/1.1"]));
+    serve_proto(listener, app, t, timeouts, shutdown, Proto::Http1, tls).await;
 }
 
 /// Most concurrent streams of one HTTP/2 connection.
@@ -110,7 +152,21 @@ pub async fn serve_h2c(
     timeouts: Arc<Counter>,
     shutdown: CancellationToken,
 ) {
-    serve_proto(listener, app, t, timeouts, shutdown, Proto::H2c).await;
+    serve_proto(listener, app, t, timeouts, shutdown, Proto::H2c, None).await;
+}
+
+/// [`serve_h2c`], over TLS with ALPN `h2` when `tls` is given (gRPC's
+/// secure channel).
+pub async fn serve_h2_tls(
+    listener: Listener,
+    app: Router,
+    t: HttpTimeouts,
+    timeouts: Arc<Counter>,
+    shutdown: CancellationToken,
+    tls: Option<HttpTls>,
+) {
+    let tls = tls.map(|t| t.with_alpn(&[b"h2"]));
+    serve_proto(listener, app, t, timeouts, shutdown, Proto::H2c, tls).await;
 }
 
 #[derive(Clone, Copy)]
@@ -126,6 +182,7 @@ async fn serve_proto(
     timeouts: Arc<Counter>,
     shutdown: CancellationToken,
     proto: Proto,
+    tls: Option<HttpTls>,
 ) {
     let mut tasks = tokio::task::JoinSet::new();
     loop {
@@ -137,10 +194,28 @@ async fn serve_proto(
                     tasks.spawn(refuse(stream));
                 }
                 Incoming::Open(stream, peer, guard) => {
-                    let (app, timeouts, shutdown) = (app.clone(), Arc::clone(&timeouts), shutdown.clone());
+                    let (app, timeouts, shutdown, tls) = (app.clone(), Arc::clone(&timeouts), shutdown.clone(), tls.clone());
                     tasks.spawn(async move {
                         let _guard = guard;
-                        connection(stream, peer, app, t, &timeouts, &shutdown, proto).await;
+                        let _ = stream.set_nodelay(true);
+                        let Some(tls) = tls else {
+                            return connection(stream, peer, app, t, &timeouts, &shutdown, proto).await;
+                        };
+                        let handshake = tokio::select! {
+                            _ = shutdown.cancelled() => return,
+                            r = tokio::time::timeout(t.header, tls.acceptor.accept(stream)) => r,
+                        };
+                        match handshake {
+                            Ok(Ok(stream)) => connection(stream, peer, app, t, &timeouts, &shutdown, proto).await,
+                            Ok(Err(e)) => {
+                                tls.handshake_errors.inc();
+                                tracing::debug!(%peer, error = %e, "tls handshake failed");
+                            }
+                            Err(_) => {
+                                tls.handshake_errors.inc();
+                                tracing::debug!(%peer, "tls handshake timed out");
+                            }
+                        }
                     });
                 }
             }
@@ -178,8 +253,8 @@ impl ConnState {
     }
 }
 
-async fn connection(
-    stream: TcpStream,
+async fn connection<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
+    stream: S,
     peer: SocketAddr,
     app: Router,
     t: HttpTimeouts,
@@ -187,7 +262,6 @@ async fn connection(
     shutdown: &CancellationToken,
     proto: Proto,
 ) {
-    let _ = stream.set_nodelay(true);
     let state = Arc::new(ConnState {
         start: Instant::now(),
         active: AtomicUsize::new(0),
@@ -302,12 +376,12 @@ impl Drop for RequestGuard {
 }
 
 /// The socket, telling the watchdog when a request head begins.
-struct Watched {
-    io: TcpStream,
+struct Watched<S> {
+    io: S,
     state: Arc<ConnState>,
 }
 
-impl AsyncRead for Watched {
+impl<S: AsyncRead + Unpin> AsyncRead for Watched<S> {
     fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         let before = buf.filled().len();
         let r = Pin::new(&mut self.io).poll_read(cx, buf);
@@ -321,7 +395,7 @@ impl AsyncRead for Watched {
     }
 }
 
-impl AsyncWrite for Watched {
+impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         Pin::new(&mut self.io).poll_write(cx, buf)
     }

@@ -163,6 +163,10 @@ pub struct ApiConfig {
     /// `"token"` otherwise.
     #[serde(default)]
     pub metrics_auth: Option<MetricsAuth>,
+    /// HTTPS: `tls = { cert = "server.pem", key = "server.key" }`, with
+    /// `client_ca` to require client certificates.
+    #[serde(default)]
+    pub tls: Option<sluice_components::tls::ListenTls>,
 }
 
 /// `[api] metrics_auth`.
@@ -199,6 +203,7 @@ impl Default for ApiConfig {
             body_timeout: default_body_timeout(),
             idle_timeout: default_idle_timeout(),
             metrics_auth: None,
+            tls: None,
         }
     }
 }

@@ -396,14 +396,22 @@ fn run(role: Role, path: PathBuf, admin_password_file: Option<PathBuf>) -> anyho
         } else {
             let tokens = sluice_runtime::tokens::resolve(&cfg.api, &cfg.node.data_dir)
                 .map_err(|e| anyhow::anyhow!("{}", NodeError::Config(e)))?;
+            // A certificate that cannot be read stops the start, before the bind.
+            let tls = cfg
+                .api
+                .tls
+                .as_ref()
+                .map(sluice_components::tls::listen_acceptor)
+                .transpose()
+                .map_err(|(k, m)| anyhow::anyhow!("[api] {}: {m}", sluice_components::tls::listen_key(k)))?;
             let listener = tokio::net::TcpListener::bind(&cfg.api.address)
                 .await
                 .with_context(|| format!("api: bind {}", cfg.api.address))?;
             let local = listener.local_addr()?;
-            Some((listener, local, tokens))
+            Some((listener, local, tokens, tls))
         };
         let mounts = match &api {
-            Some((_, local, _)) => Arc::new(Mounts::new(local.to_string())),
+            Some((_, local, _, _)) => Arc::new(Mounts::new(local.to_string())),
             None => Arc::new(Mounts::disabled()),
         };
         sluice_api::reserve_routes(&mounts)?;
@@ -429,7 +437,7 @@ fn run(role: Role, path: PathBuf, admin_password_file: Option<PathBuf>) -> anyho
         let running = cfg.clone();
         let node = Node::start_with_mounts(cfg, Arc::clone(&mounts)).await?;
         search.apply(&running, opensearch);
-        if let Some((listener, local, tokens)) = api {
+        if let Some((listener, local, tokens, tls)) = api {
             if tokens.is_empty() && users.is_none() {
                 tracing::warn!("no [api.tokens] and no [auth] configured: the search API answers 401 to every request");
             }
@@ -449,9 +457,9 @@ fn run(role: Role, path: PathBuf, admin_password_file: Option<PathBuf>) -> anyho
             // store the first `store` sink opened, or OpenSearch, or none
             // (503 `no_store`); a reload may replace it.
             let state = state.with_backend_slot(search.slot());
-            tracing::info!(address = %local, max_connections = api_cfg.max_connections.get(), "api listening");
+            tracing::info!(address = %local, max_connections = api_cfg.max_connections.get(), tls = tls.is_some(), "api listening");
             let listener = sluice_net::Listener::new(listener, "api", api_cfg.max_connections.get(), state.listener.clone());
-            tokio::spawn(sluice_api::serve(listener, state, api_cfg.timeouts()));
+            tokio::spawn(sluice_api::serve(listener, state, api_cfg.timeouts(), tls));
         }
         wait_for_signals(role, &node, &path, &mut search).await?;
         node.shutdown().await;

@@ -59,68 +59,12 @@ fn run(cmd: &mut Command) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-fn openssl(args: &[&str]) {
-    let st = Command::new("openssl").args(args).stderr(std::process::Stdio::null()).status().expect("openssl");
-    assert!(st.success(), "openssl {args:?}");
-}
-
-/// A CA, a server certificate for localhost and a client certificate, both signed by it.
-fn pki(dir: &Dir) -> [String; 6] {
-    let p = |n: &str| dir.path(n).to_str().unwrap().to_string();
-    let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
-    openssl(
-        &[
-            &["req", "-x509"][..],
-            &ec,
-            &["-days", "1", "-subj", "/CN=test-ca", "-keyout", &p("ca.key"), "-out", &p("ca.pem")],
-        ]
-        .concat(),
-    );
-    for (name, ext) in
-        [("server", "subjectAltName=DNS:localhost,IP:127.0.0.1"), ("client", "extendedKeyUsage=clientAuth")]
-    {
-        openssl(
-            &[
-                &["req"][..],
-                &ec,
-                &[
-                    "-subj",
-                    &format!("/CN={name}"),
-                    "-keyout",
-                    &p(&format!("{name}.key")),
-                    "-out",
-                    &p(&format!("{name}.csr")),
-                ],
-            ]
-            .concat(),
-        );
-        std::fs::write(dir.path(&format!("{name}.ext")), ext).unwrap();
-        openssl(&[
-            "x509",
-            "-req",
-            "-in",
-            &p(&format!("{name}.csr")),
-            "-CA",
-            &p("ca.pem"),
-            "-CAkey",
-            &p("ca.key"),
-            "-CAcreateserial",
-            "-days",
-            "1",
-            "-extfile",
-            &p(&format!("{name}.ext")),
-            "-out",
-            &p(&format!("{name}.pem")),
-        ]);
-    }
-    [p("ca.pem"), p("server.pem"), p("server.key"), p("client.pem"), p("client.key"), p("ca.key")]
-}
-
 #[test]
 fn issue_21_go_lumber_plain_compressed_and_mutual_tls_every_batch_acked_exact_counts() {
     let Some(bin) = go_clients("stream_e2e") else { return };
     let dir = Dir::new("beats");
-    let [ca, cert, key, ccert, ckey, _] = pki(&dir);
+    let common::pki::Pki { ca, server_cert: cert, server_key: key, client_cert: ccert, client_key: ckey, .. } =
+        common::pki::pki(&dir);
     let (plain, tls) = (free_port(), free_port());
     let tls_line = format!("group = \"acme\"\ntls = {{ cert = \"{cert}\", key = \"{key}\", client_ca = \"{ca}\" }}");
     let sources = [

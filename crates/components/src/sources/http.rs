@@ -74,8 +74,11 @@
 //! and closes a connection whose request header takes longer than
 //! `header_timeout`, whose body takes longer than `body_timeout`, or that
 //! stays idle longer than `idle_timeout` (`timeouts`;
-//! [`sluice_net::http`]). Mounted on the API listener, `[api]`'s limits
-//! apply and these keys are refused.
+//! [`sluice_net::http`]). With `tls = { cert, key }` (and `client_ca` to
+//! require client certificates) the own port speaks HTTPS only; a failed
+//! handshake is counted in `tls_handshake_errors`. Mounted on the API
+//! listener, `[api]`'s limits and `[api] tls` apply and these keys are
+//! refused.
 //!
 //! **Authentication** (`crate::ingest_auth`): every request needs one of the source's
 //! ingest `tokens` — `Authorization: Bearer <token>`, `ApiKey <token>` or
@@ -122,6 +125,7 @@ use sluice_parsers::es_bulk::{self, Kind};
 type Doc = sonic_rs::Value;
 use sluice_net::{HttpTimeouts, Listener, ListenerCounters};
 use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
 
 use self::body::read_body;
 use self::bulk::{bulk, IdGenerator};
@@ -184,6 +188,9 @@ struct Config {
     /// Own port only: a connection with no request in progress is closed after this long.
     #[serde(default)]
     idle_timeout: Option<Positive<HumanDuration>>,
+    /// Own port only: HTTPS, `{ cert, key }`, with `client_ca` for client certificates.
+    #[serde(default)]
+    tls: Option<crate::tls::ListenTls>,
     /// `_bulk` `create` ids remembered for 409 answers: at most this many pairs.
     #[serde(default = "crate::defaults::count::<1_000_000>")]
     created_ids_max: Positive<usize>,
@@ -237,7 +244,7 @@ pub const MOUNT_PATHS: &[&str] = &[
 /// Where the source listens.
 enum Listen {
     /// Its own port.
-    Bind { address: SocketAddr, timeouts: HttpTimeouts, max_connections: usize },
+    Bind { address: SocketAddr, timeouts: HttpTimeouts, max_connections: usize, tls: Option<TlsAcceptor> },
     /// Mounted on the node's API server.
     Api { mounts: Arc<Mounts>, owner: String },
 }
@@ -249,6 +256,7 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
         ("header_timeout", c.header_timeout.is_some()),
         ("body_timeout", c.body_timeout.is_some()),
         ("idle_timeout", c.idle_timeout.is_some()),
+        ("tls", c.tls.is_some()),
     ];
     let listen = if c.address == "api" {
         if cx.mounts.address().is_none() {
@@ -265,7 +273,8 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
             .map_err(|e| cx.error("address", format!("invalid socket address {:?} (or \"api\"): {e}", c.address)))?;
         let timeouts = crate::http_listen::timeouts(c.header_timeout, c.body_timeout, c.idle_timeout);
         let max_connections = c.max_connections.map_or(DEFAULT_MAX_CONNECTIONS, Positive::get);
-        Listen::Bind { address, timeouts, max_connections }
+        let tls = c.tls.as_ref().map(|t| crate::http_listen::acceptor(t, cx)).transpose()?;
+        Listen::Bind { address, timeouts, max_connections, tls }
     };
     let tokens = auth::resolve(c.auth, &c.tokens, cx)?;
     // Opened at start (`sluice validate` writes nothing).
@@ -401,10 +410,17 @@ impl Source for Http {
             drop(guard);
             return Ok(());
         };
-        let Listen::Bind { timeouts, .. } = self.listen else { return Ok(()) };
+        let Listen::Bind { timeouts, tls, .. } = self.listen else { return Ok(()) };
         let app = Router::new().fallback(handle).with_state(shared);
-        let server =
-            sluice_net::http::serve(listener, app, timeouts, cx.metrics.counter("timeouts"), cx.shutdown.clone());
+        let tls = crate::http_listen::http_tls(tls, &cx);
+        let server = sluice_net::http::serve_tls(
+            listener,
+            app,
+            timeouts,
+            cx.metrics.counter("timeouts"),
+            cx.shutdown.clone(),
+            tls,
+        );
         tokio::pin!(server);
         tokio::select! {
             () = &mut server => {}

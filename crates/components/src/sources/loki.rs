@@ -26,7 +26,7 @@
 //! **Limits.** `max_body_bytes` (on the wire and after gzip),
 //! `max_decompressed_bytes` (snappy), `max_entries` per request,
 //! `max_labels` per stream, `max_depth` of JSON; connections, header,
-//! body and idle timeouts as the `http` source's.
+//! body and idle timeouts and HTTPS (`tls`) as the `http` source's.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -122,6 +122,7 @@ impl Source for Loki {
     async fn run(self: Box<Self>, cx: SourceContext) -> Result<(), BoxError> {
         let (listener, local) = http_listen::bind(self.address, "loki", None, self.listen.max_connections, &cx).await?;
         let m = &cx.metrics;
+        let tls = self.listen.http_tls(&cx);
         let shared = Arc::new(Shared {
             source: Arc::from(format!("loki:{local}")),
             max_body: self.max_body,
@@ -135,8 +136,14 @@ impl Source for Loki {
             cx: cx.clone(),
         });
         let app = Router::new().fallback(handle).with_state(shared);
-        let server =
-            sluice_net::http::serve(listener, app, self.listen.timeouts, m.counter("timeouts"), cx.shutdown.clone());
+        let server = sluice_net::http::serve_tls(
+            listener,
+            app,
+            self.listen.timeouts,
+            m.counter("timeouts"),
+            cx.shutdown.clone(),
+            tls,
+        );
         http_listen::serve_until_shutdown(server, "loki", &cx).await;
         Ok(())
     }

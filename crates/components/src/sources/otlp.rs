@@ -37,7 +37,8 @@
 //! **Limits.** `max_body_bytes` on the wire, `max_decompressed_bytes` after
 //! gzip, `max_records` per request, `max_attributes` per record / resource /
 //! scope, `max_depth` of nested `AnyValue`s; connections, header, body and
-//! idle timeouts as the `http` source's, on both ports.
+//! idle timeouts and HTTPS (`tls`) as the `http` source's, on both ports
+//! (gRPC over TLS with ALPN `h2`: a secure channel).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -192,6 +193,7 @@ impl Shared {
 impl Source for Otlp {
     async fn run(self: Box<Self>, cx: SourceContext) -> Result<(), BoxError> {
         let m = &cx.metrics;
+        let tls = self.listen.http_tls(&cx);
         let shared = Arc::new(Shared {
             max_body: self.max_body,
             max_decompressed: self.max_decompressed,
@@ -212,12 +214,13 @@ impl Source for Otlp {
                     http_listen::bind(a, "otlp", Some("http"), self.listen.max_connections, &cx).await?;
                 let port = Arc::new(Port { shared: Arc::clone(&shared), source: Arc::from(format!("otlp:{local}")) });
                 let app = Router::new().fallback(http::handle).with_state(port);
-                Some(sluice_net::http::serve(
+                Some(sluice_net::http::serve_tls(
                     listener,
                     app,
                     self.listen.timeouts,
                     Arc::clone(&timeouts),
                     cx.shutdown.clone(),
+                    tls.clone(),
                 ))
             }
             None => None,
@@ -229,12 +232,13 @@ impl Source for Otlp {
                 let port =
                     Arc::new(Port { shared: Arc::clone(&shared), source: Arc::from(format!("otlp-grpc:{local}")) });
                 let app = Router::new().fallback(grpc::handle).with_state(port);
-                Some(sluice_net::http::serve_h2c(
+                Some(sluice_net::http::serve_h2_tls(
                     listener,
                     app,
                     self.listen.timeouts,
                     Arc::clone(&timeouts),
                     cx.shutdown.clone(),
+                    tls.clone(),
                 ))
             }
             None => None,

@@ -42,7 +42,8 @@
 //! `Content-Encoding: gzip` is accepted) gets `413`; at most `max_events`
 //! events per request and JSON nested at most `max_depth`; raw lines are
 //! cut at `max_line_bytes`. At most `max_connections` connections; header,
-//! body and idle timeouts as the `http` source's ([`sluice_net::http`]).
+//! body and idle timeouts and HTTPS (`tls`, `tls_handshake_errors`) as the
+//! `http` source's ([`sluice_net::http`]).
 
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
@@ -200,6 +201,7 @@ impl Source for SplunkHec {
         let (listener, local) =
             http_listen::bind(self.address, "splunk_hec", None, self.listen.max_connections, &cx).await?;
         let m = &cx.metrics;
+        let tls = self.listen.http_tls(&cx);
         let shared = Arc::new(Shared {
             source: Arc::from(format!("splunk_hec:{local}")),
             max_body: self.max_body,
@@ -220,8 +222,14 @@ impl Source for SplunkHec {
             cx: cx.clone(),
         });
         let app = Router::new().fallback(handle).with_state(shared);
-        let server =
-            sluice_net::http::serve(listener, app, self.listen.timeouts, m.counter("timeouts"), cx.shutdown.clone());
+        let server = sluice_net::http::serve_tls(
+            listener,
+            app,
+            self.listen.timeouts,
+            m.counter("timeouts"),
+            cx.shutdown.clone(),
+            tls,
+        );
         http_listen::serve_until_shutdown(server, "splunk_hec", &cx).await;
         Ok(())
     }

@@ -12,6 +12,7 @@
 #![allow(clippy::mod_module_files)]
 #![allow(dead_code)]
 
+pub mod pki;
 pub mod ship;
 pub mod skip;
 

@@ -1,0 +1,172 @@
+//! User endpoints (`docs/specs/ui-api.md` §4): list, create, read, change
+//! and delete users, clear a login lockout, reset a user's TOTP. Admins only.
+
+use axum::body::Bytes;
+use axum::extract::Path;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::IntoResponse;
+use axum::Json;
+use serde::Serialize;
+use sluice_users::accounts::{NewUser, UserPatch};
+use sluice_users::{User, UserType};
+use utoipa::ToSchema;
+
+use crate::error::ApiError;
+use crate::session::{json_body, Ctx};
+
+/// `GET /api/v1/users` response.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UserList {
+    /// Every user, by name.
+    pub users: Vec<User>,
+}
+
+/// Users (admin).
+///
+/// `GET /api/v1/users`.
+#[utoipa::path(
+    get,
+    path = "/api/v1/users",
+    operation_id = "listUsers",
+    tag = "users",
+    security(("session" = []), ("bearer" = [])),
+    responses(
+        (status = 200, description = "Every user", body = UserList)
+    )
+)]
+pub async fn list_users(ctx: Ctx) -> Result<Json<UserList>, ApiError> {
+    ctx.require(UserType::Admin)?;
+    let users = ctx.run(|u| u.list_users()).await??;
+    Ok(Json(UserList { users }))
+}
+
+/// Create a local user (admin).
+///
+/// `POST /api/v1/users`.
+#[utoipa::path(
+    post,
+    path = "/api/v1/users",
+    operation_id = "createUser",
+    tag = "users",
+    security(("session" = []), ("bearer" = [])),
+    request_body = NewUser,
+    responses(
+        (status = 201, description = "Created", body = User)
+    )
+)]
+pub async fn create_user(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<impl IntoResponse, ApiError> {
+    ctx.require(UserType::Admin)?;
+    let new: NewUser = json_body(&headers, &body)?;
+    let actor = ctx.actor();
+    let user = ctx.run(move |u| u.create_user(&actor, new)).await??;
+    Ok((StatusCode::CREATED, Json(user)))
+}
+
+/// One user (admin).
+///
+/// `GET /api/v1/users/{username}`.
+#[utoipa::path(
+    get,
+    path = "/api/v1/users/{username}",
+    operation_id = "getUser",
+    tag = "users",
+    security(("session" = []), ("bearer" = [])),
+    params(("username" = String, Path, description = "The user name.")),
+    responses(
+        (status = 200, description = "The user", body = User)
+    )
+)]
+pub async fn get_user(ctx: Ctx, Path(name): Path<String>) -> Result<impl IntoResponse, ApiError> {
+    ctx.require(UserType::Admin)?;
+    Ok(Json(ctx.run(move |u| u.get_user(&name)).await??))
+}
+
+/// Change a user (admin).
+///
+/// `PATCH /api/v1/users/{username}`.
+#[utoipa::path(
+    patch,
+    path = "/api/v1/users/{username}",
+    operation_id = "updateUser",
+    tag = "users",
+    security(("session" = []), ("bearer" = [])),
+    params(("username" = String, Path, description = "The user name.")),
+    request_body = UserPatch,
+    responses(
+        (status = 200, description = "The changed user", body = User)
+    )
+)]
+pub async fn update_user(
+    ctx: Ctx,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<impl IntoResponse, ApiError> {
+    ctx.require(UserType::Admin)?;
+    let patch: UserPatch = json_body(&headers, &body)?;
+    let actor = ctx.actor();
+    Ok(Json(ctx.run(move |u| u.update_user(&actor, &name, patch)).await??))
+}
+
+/// Delete a user and what they own (admin).
+///
+/// `DELETE /api/v1/users/{username}`.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/users/{username}",
+    operation_id = "deleteUser",
+    tag = "users",
+    security(("session" = []), ("bearer" = [])),
+    params(("username" = String, Path, description = "The user name.")),
+    responses(
+        (status = 204, description = "Done")
+    )
+)]
+pub async fn delete_user(ctx: Ctx, Path(name): Path<String>) -> Result<StatusCode, ApiError> {
+    ctx.require(UserType::Admin)?;
+    let actor = ctx.actor();
+    ctx.run(move |u| u.delete_user(&actor, &name)).await??;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Clear a login lockout (admin).
+///
+/// `POST /api/v1/users/{username}/unlock`.
+#[utoipa::path(
+    post,
+    path = "/api/v1/users/{username}/unlock",
+    operation_id = "unlockUser",
+    tag = "users",
+    security(("session" = []), ("bearer" = [])),
+    params(("username" = String, Path, description = "The user name.")),
+    responses(
+        (status = 204, description = "Done")
+    )
+)]
+pub async fn unlock_user(ctx: Ctx, Path(name): Path<String>) -> Result<StatusCode, ApiError> {
+    ctx.require(UserType::Admin)?;
+    let actor = ctx.actor();
+    ctx.run(move |u| u.unlock(&actor, &name)).await??;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Reset a user's TOTP (admin).
+///
+/// `DELETE /api/v1/users/{username}/totp`.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/users/{username}/totp",
+    operation_id = "resetTotp",
+    tag = "users",
+    security(("session" = []), ("bearer" = [])),
+    params(("username" = String, Path, description = "The user name.")),
+    responses(
+        (status = 204, description = "Done")
+    )
+)]
+pub async fn reset_totp(ctx: Ctx, Path(name): Path<String>) -> Result<StatusCode, ApiError> {
+    ctx.require(UserType::Admin)?;
+    let actor = ctx.actor();
+    ctx.run(move |u| u.reset_totp(&actor, &name)).await??;
+    Ok(StatusCode::NO_CONTENT)
+}

@@ -6,6 +6,13 @@
 //! One file per job under `admin/`; everything is re-exported here, so the
 //! router and the OpenAPI document name the handlers `admin::…`.
 
+use axum::http::HeaderMap;
+use serde::de::DeserializeOwned;
+use sluice_users::{Actor, UserType, Users, UsersError};
+
+use crate::error::ApiError;
+use crate::session::{json_body, Ctx};
+
 mod assignments;
 mod audit;
 mod groups;
@@ -23,3 +30,30 @@ pub use node::*;
 pub use policy::*;
 pub use tokens::*;
 pub use users::*;
+
+impl Ctx {
+    /// Runs a users-service call as an admin: `403` unless the caller is
+    /// one, then `f` with the audit actor on a blocking thread.
+    async fn admin<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Users, &Actor) -> Result<T, UsersError> + Send + 'static,
+    ) -> Result<T, ApiError> {
+        self.require(UserType::Admin)?;
+        let actor = self.actor();
+        Ok(self.run(move |u| f(u, &actor)).await??)
+    }
+
+    /// [`Ctx::admin`] with a JSON request body, read after the type check
+    /// (a caller who is not an admin gets `403` whatever the body).
+    async fn admin_with<B: DeserializeOwned + Send + 'static, T: Send + 'static>(
+        &self,
+        headers: &HeaderMap,
+        body: &[u8],
+        f: impl FnOnce(&Users, &Actor, B) -> Result<T, UsersError> + Send + 'static,
+    ) -> Result<T, ApiError> {
+        self.require(UserType::Admin)?;
+        let b: B = json_body(headers, body)?;
+        let actor = self.actor();
+        Ok(self.run(move |u| f(u, &actor, b)).await??)
+    }
+}

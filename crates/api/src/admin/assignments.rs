@@ -12,7 +12,7 @@ use sluice_users::{Assignment, Subject, SubjectKind, UserType};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::error::ApiError;
-use crate::session::{json_body, Ctx};
+use crate::session::Ctx;
 
 /// `GET /api/v1/assignments` response.
 #[derive(Debug, Serialize, ToSchema)]
@@ -82,10 +82,8 @@ struct NewAssignment {
     )
 )]
 pub async fn create_assignment(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<impl IntoResponse, ApiError> {
-    ctx.require(UserType::Admin)?;
-    let a: NewAssignment = json_body(&headers, &body)?;
-    let actor = ctx.actor();
-    let created = ctx.run(move |u| u.assign(&actor, &a.subject, a.pattern)).await??;
+    let created =
+        ctx.admin_with(&headers, &body, |u, actor, a: NewAssignment| u.assign(actor, &a.subject, a.pattern)).await?;
     Ok((StatusCode::CREATED, Json(created)))
 }
 
@@ -104,8 +102,6 @@ pub async fn create_assignment(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Res
     )
 )]
 pub async fn delete_assignment(ctx: Ctx, Path(id): Path<i64>) -> Result<StatusCode, ApiError> {
-    ctx.require(UserType::Admin)?;
-    let actor = ctx.actor();
-    ctx.run(move |u| u.unassign(&actor, id)).await??;
+    ctx.admin(move |u, actor| u.unassign(actor, id)).await?;
     Ok(StatusCode::NO_CONTENT)
 }

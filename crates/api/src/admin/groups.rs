@@ -8,11 +8,11 @@ use axum::response::IntoResponse;
 use axum::Json;
 use serde::Serialize;
 use sluice_users::accounts::{GroupPatch, NewGroup};
-use sluice_users::{Group, UserType};
+use sluice_users::Group;
 use utoipa::ToSchema;
 
 use crate::error::ApiError;
-use crate::session::{json_body, Ctx};
+use crate::session::Ctx;
 
 /// `GET /api/v1/groups` response.
 #[derive(Debug, Serialize, ToSchema)]
@@ -35,8 +35,7 @@ pub struct GroupList {
     )
 )]
 pub async fn list_groups(ctx: Ctx) -> Result<Json<GroupList>, ApiError> {
-    ctx.require(UserType::Admin)?;
-    let groups = ctx.run(|u| u.list_groups()).await??;
+    let groups = ctx.admin(|u, _| u.list_groups()).await?;
     Ok(Json(GroupList { groups }))
 }
 
@@ -55,10 +54,7 @@ pub async fn list_groups(ctx: Ctx) -> Result<Json<GroupList>, ApiError> {
     )
 )]
 pub async fn create_group(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<impl IntoResponse, ApiError> {
-    ctx.require(UserType::Admin)?;
-    let new: NewGroup = json_body(&headers, &body)?;
-    let actor = ctx.actor();
-    let g = ctx.run(move |u| u.create_group(&actor, new)).await??;
+    let g = ctx.admin_with(&headers, &body, |u, actor, new: NewGroup| u.create_group(actor, new)).await?;
     Ok((StatusCode::CREATED, Json(g)))
 }
 
@@ -77,8 +73,7 @@ pub async fn create_group(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<i
     )
 )]
 pub async fn get_group(ctx: Ctx, Path(name): Path<String>) -> Result<impl IntoResponse, ApiError> {
-    ctx.require(UserType::Admin)?;
-    Ok(Json(ctx.run(move |u| u.get_group(&name)).await??))
+    Ok(Json(ctx.admin(move |u, _| u.get_group(&name)).await?))
 }
 
 /// Change a group (admin).
@@ -102,10 +97,9 @@ pub async fn update_group(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<impl IntoResponse, ApiError> {
-    ctx.require(UserType::Admin)?;
-    let patch: GroupPatch = json_body(&headers, &body)?;
-    let actor = ctx.actor();
-    Ok(Json(ctx.run(move |u| u.update_group(&actor, &name, patch)).await??))
+    Ok(Json(
+        ctx.admin_with(&headers, &body, move |u, actor, patch: GroupPatch| u.update_group(actor, &name, patch)).await?,
+    ))
 }
 
 /// Delete a group (admin).
@@ -123,9 +117,7 @@ pub async fn update_group(
     )
 )]
 pub async fn delete_group(ctx: Ctx, Path(name): Path<String>) -> Result<StatusCode, ApiError> {
-    ctx.require(UserType::Admin)?;
-    let actor = ctx.actor();
-    ctx.run(move |u| u.delete_group(&actor, &name)).await??;
+    ctx.admin(move |u, actor| u.delete_group(actor, &name)).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -144,9 +136,7 @@ pub async fn delete_group(ctx: Ctx, Path(name): Path<String>) -> Result<StatusCo
     )
 )]
 pub async fn add_member(ctx: Ctx, Path((group, user)): Path<(String, String)>) -> Result<StatusCode, ApiError> {
-    ctx.require(UserType::Admin)?;
-    let actor = ctx.actor();
-    ctx.run(move |u| u.add_member(&actor, &group, &user)).await??;
+    ctx.admin(move |u, actor| u.add_member(actor, &group, &user)).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -165,8 +155,6 @@ pub async fn add_member(ctx: Ctx, Path((group, user)): Path<(String, String)>) -
     )
 )]
 pub async fn remove_member(ctx: Ctx, Path((group, user)): Path<(String, String)>) -> Result<StatusCode, ApiError> {
-    ctx.require(UserType::Admin)?;
-    let actor = ctx.actor();
-    ctx.run(move |u| u.remove_member(&actor, &group, &user)).await??;
+    ctx.admin(move |u, actor| u.remove_member(actor, &group, &user)).await?;
     Ok(StatusCode::NO_CONTENT)
 }

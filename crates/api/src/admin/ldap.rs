@@ -83,8 +83,7 @@ fn ldap_json(source: SettingsSource, s: Option<LdapSettings>) -> LdapState {
     )
 )]
 pub async fn get_ldap(ctx: Ctx) -> Result<Json<LdapState>, ApiError> {
-    ctx.require(UserType::Admin)?;
-    let (source, s) = ctx.run(|u| u.ldap_settings()).await??;
+    let (source, s) = ctx.admin(|u, _| u.ldap_settings()).await?;
     Ok(Json(ldap_json(source, s)))
 }
 
@@ -109,15 +108,12 @@ struct LdapBody {
     )
 )]
 pub async fn put_ldap(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<Json<LdapState>, ApiError> {
-    ctx.require(UserType::Admin)?;
-    let b: LdapBody = json_body(&headers, &body)?;
-    let actor = ctx.actor();
     let (source, s) = ctx
-        .run(move |u| {
-            u.set_ldap_settings(&actor, b.settings)?;
+        .admin_with(&headers, &body, |u, actor, b: LdapBody| {
+            u.set_ldap_settings(actor, b.settings)?;
             u.ldap_settings()
         })
-        .await??;
+        .await?;
     Ok(Json(ldap_json(source, s)))
 }
 
@@ -135,9 +131,7 @@ pub async fn put_ldap(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<Json<
     )
 )]
 pub async fn delete_ldap(ctx: Ctx) -> Result<StatusCode, ApiError> {
-    ctx.require(UserType::Admin)?;
-    let actor = ctx.actor();
-    ctx.run(move |u| u.delete_ldap_settings(&actor)).await??;
+    ctx.admin(|u, actor| u.delete_ldap_settings(actor)).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

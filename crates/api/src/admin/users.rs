@@ -8,11 +8,11 @@ use axum::response::IntoResponse;
 use axum::Json;
 use serde::Serialize;
 use sluice_users::accounts::{NewUser, UserPatch};
-use sluice_users::{User, UserType};
+use sluice_users::User;
 use utoipa::ToSchema;
 
 use crate::error::ApiError;
-use crate::session::{json_body, Ctx};
+use crate::session::Ctx;
 
 /// `GET /api/v1/users` response.
 #[derive(Debug, Serialize, ToSchema)]
@@ -35,8 +35,7 @@ pub struct UserList {
     )
 )]
 pub async fn list_users(ctx: Ctx) -> Result<Json<UserList>, ApiError> {
-    ctx.require(UserType::Admin)?;
-    let users = ctx.run(|u| u.list_users()).await??;
+    let users = ctx.admin(|u, _| u.list_users()).await?;
     Ok(Json(UserList { users }))
 }
 
@@ -55,10 +54,7 @@ pub async fn list_users(ctx: Ctx) -> Result<Json<UserList>, ApiError> {
     )
 )]
 pub async fn create_user(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<impl IntoResponse, ApiError> {
-    ctx.require(UserType::Admin)?;
-    let new: NewUser = json_body(&headers, &body)?;
-    let actor = ctx.actor();
-    let user = ctx.run(move |u| u.create_user(&actor, new)).await??;
+    let user = ctx.admin_with(&headers, &body, |u, actor, new: NewUser| u.create_user(actor, new)).await?;
     Ok((StatusCode::CREATED, Json(user)))
 }
 
@@ -77,8 +73,7 @@ pub async fn create_user(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Result<im
     )
 )]
 pub async fn get_user(ctx: Ctx, Path(name): Path<String>) -> Result<impl IntoResponse, ApiError> {
-    ctx.require(UserType::Admin)?;
-    Ok(Json(ctx.run(move |u| u.get_user(&name)).await??))
+    Ok(Json(ctx.admin(move |u, _| u.get_user(&name)).await?))
 }
 
 /// Change a user (admin).
@@ -102,10 +97,9 @@ pub async fn update_user(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<impl IntoResponse, ApiError> {
-    ctx.require(UserType::Admin)?;
-    let patch: UserPatch = json_body(&headers, &body)?;
-    let actor = ctx.actor();
-    Ok(Json(ctx.run(move |u| u.update_user(&actor, &name, patch)).await??))
+    Ok(Json(
+        ctx.admin_with(&headers, &body, move |u, actor, patch: UserPatch| u.update_user(actor, &name, patch)).await?,
+    ))
 }
 
 /// Delete a user and what they own (admin).
@@ -123,9 +117,7 @@ pub async fn update_user(
     )
 )]
 pub async fn delete_user(ctx: Ctx, Path(name): Path<String>) -> Result<StatusCode, ApiError> {
-    ctx.require(UserType::Admin)?;
-    let actor = ctx.actor();
-    ctx.run(move |u| u.delete_user(&actor, &name)).await??;
+    ctx.admin(move |u, actor| u.delete_user(actor, &name)).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -144,9 +136,7 @@ pub async fn delete_user(ctx: Ctx, Path(name): Path<String>) -> Result<StatusCod
     )
 )]
 pub async fn unlock_user(ctx: Ctx, Path(name): Path<String>) -> Result<StatusCode, ApiError> {
-    ctx.require(UserType::Admin)?;
-    let actor = ctx.actor();
-    ctx.run(move |u| u.unlock(&actor, &name)).await??;
+    ctx.admin(move |u, actor| u.unlock(actor, &name)).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -165,8 +155,6 @@ pub async fn unlock_user(ctx: Ctx, Path(name): Path<String>) -> Result<StatusCod
     )
 )]
 pub async fn reset_totp(ctx: Ctx, Path(name): Path<String>) -> Result<StatusCode, ApiError> {
-    ctx.require(UserType::Admin)?;
-    let actor = ctx.actor();
-    ctx.run(move |u| u.reset_totp(&actor, &name)).await??;
+    ctx.admin(move |u, actor| u.reset_totp(actor, &name)).await?;
     Ok(StatusCode::NO_CONTENT)
 }

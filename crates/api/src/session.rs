@@ -1,4 +1,4 @@
-//! Users on the API: [`UserAuth`] (the [`Authenticator`] of nodes with
+//! Users on the API: [`UserAuth`] (the [`Authenticator`](crate::auth::Authenticator) of nodes with
 //! `[auth]`), the [`Ctx`] extractor of the user endpoints, cookies and CSRF,
 //! and the login / second factor / logout / `me` endpoints
 //! (`docs/specs/ui-api.md` §1.2, §2, §3).

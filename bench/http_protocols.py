@@ -14,13 +14,17 @@ whose labels are the event's string fields and whose values are
 (literal-only snappy, written here); for `otlp` as one resource and scope
 whose records have the message as body, the time, a severity and the
 event's other string fields as attributes, `--batch` per request, as
-protobuf and as OTLP/JSON (OTLP/gRPC is not measured here: it needs an
-HTTP/2 client); for `tcp` as the JSON line on one
+protobuf and as OTLP/JSON, and the same protobuf request over OTLP/gRPC
+(`LogsService/Export`, one unary call per batch on one HTTP/2 channel) when
+the Python running this has `grpcio` (the project venv has it:
+`$(scripts/python-env.sh) bench/http_protocols.py`; without it that case
+is left out, saying so); for `tcp` as the JSON line on one
 connection. It waits until the pipeline's `sluice_pipeline_events_out_total`
 reaches the count; the sluice process's CPU (utime+stime from /proc) over
 the round divides the events. The median per source is printed.
 
 Usage: python3 bench/http_protocols.py [--bin target/debug/sluice] [--events 100000] [--batch 500] [--rounds 3]
+       (with the venv's python for the OTLP/gRPC case)
 """
 import argparse
 import http.client
@@ -94,6 +98,21 @@ def post_all(name, port, path, headers, payload, requests):
     conn.close()
 
 
+GRPC_EXPORT = "/opentelemetry.proto.collector.logs.v1.LogsService/Export"
+
+
+def grpc_export_all(port, request, n):
+    """`n` unary `Export` calls with the serialized request on one channel;
+    each must answer OK (no partial success is expected for these records)."""
+    import grpc
+
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as ch:
+        export = ch.unary_unary(GRPC_EXPORT)  # bytes in, bytes out
+        for _ in range(n):
+            answer = export(request, timeout=30)
+            assert answer == b"", f"otlp_grpc: partial success answer {answer!r}"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=DEBUG_BIN)
@@ -106,10 +125,11 @@ def main():
     hec, loki_json, loki_pb = bodies(ev, a.batch)
     otlp_pb, otlp_json = otlp_bodies(ev, a.batch)
     tmp = tempfile.mkdtemp(prefix="sluice-http-bench-")
-    api, hp, lp, np_, op = free_port(), free_port(), free_port(), free_port(), free_port()
+    api, hp, lp, np_, op, gp = free_port(), free_port(), free_port(), free_port(), free_port(), free_port()
     none = 'auth = "none"\n'
+    otlp = none + f'grpc_address = "127.0.0.1:{gp}"\n'
     config = blackhole_node(
-        tmp, api, [("h", "splunk_hec", hp, none), ("l", "loki", lp, none), ("o", "otlp", op, none), ("n", "tcp", np_, "")]
+        tmp, api, [("h", "splunk_hec", hp, none), ("l", "loki", lp, none), ("o", "otlp", op, otlp), ("n", "tcp", np_, "")]
     )
     p = start_node(a.bin, tmp, config)
     cases = [
@@ -120,10 +140,18 @@ def main():
         ("otlp_json", "o", op, "/v1/logs", {"Content-Type": "application/json"}, otlp_json),
         ("tcp", "n", np_, None, None, line),
     ]
+    try:
+        import grpc  # noqa: F401 (the venv's grpcio)
+
+        cases.insert(-1, ("otlp_grpc", "o", gp, GRPC_EXPORT, None, otlp_pb))
+    except ImportError:
+        print("otlp_grpc left out: this Python has no grpcio (run with the venv's python: scripts/python-env.sh)")
 
     def sender(name, port, path, headers, payload):
         if path is None:
             return lambda: send_tcp(port, payload * a.events)
+        if path == GRPC_EXPORT:
+            return lambda: grpc_export_all(port, payload, a.events // a.batch)
         return lambda: post_all(name, port, path, headers, payload, a.events // a.batch)
 
     try:

@@ -36,8 +36,10 @@ run_pid=$!
 stop_node() { kill -TERM "$run_pid" 2>/dev/null || true; pkill -TERM -f "target/release/sluice run examples/single-node.toml" 2>/dev/null || true; wait "$run_pid" 2>/dev/null || true; }
 trap stop_node EXIT
 
-# 1a. GET / answers (the build is part of this: up to 60 minutes on 2 cores).
-until curl -fsS -o /dev/null http://127.0.0.1:8080/ 2>/dev/null; do
+# 1a. GET / answers the UI (the build is part of this: up to 60 minutes on 2
+# cores). Asked as a browser asks: a client that does not prefer text/html is
+# an Elasticsearch client at / and needs an ingest token (issue #18).
+until curl -fsS -o /dev/null -H 'Accept: text/html' http://127.0.0.1:8080/ 2>/dev/null; do
   kill -0 "$run_pid" 2>/dev/null || { echo "fresh-check: scripts/run.sh exited:"; tail -40 "$work/run.log"; exit 1; }
   [ $(( $(date +%s) - t0 )) -lt 3600 ] || { echo "fresh-check: no answer on :8080 after an hour"; exit 1; }
   sleep 2

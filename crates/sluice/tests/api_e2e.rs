@@ -67,14 +67,7 @@ fn wait_for(what: &str, child: &mut Child, mut ok: impl FnMut() -> bool) {
 fn config(dir: &Dir, port: u16, batch_size: usize) -> String {
     format!(
         r#"
-[node]
-data_dir = "{d}"
-[api]
-address = "127.0.0.1:{port}"
-[api.tokens.admin]
-token_file = "admin.token"
-allowed = [{{ group = "*" }}]
-[pipelines.main]
+{head}[pipelines.main]
 batch_size = {batch_size}
 batch_delay = "10ms"
 [pipelines.main.sources.http]
@@ -87,7 +80,7 @@ group = "acme"
 type = "file"
 path = "{o}"
 "#,
-        d = dir.root().display(),
+        head = common::api_node_head(dir.root(), port, "token_file = \"admin.token\""),
         o = dir.path("out.ndjson").display()
     )
 }
@@ -401,14 +394,7 @@ fn issue_18_files_under_the_data_dir_are_private() {
         &cfg,
         format!(
             r#"
-[node]
-data_dir = "{d}"
-[api]
-address = "127.0.0.1:{port}"
-[api.tokens.admin]
-token_file = "admin.token"
-allowed = [{{ group = "*" }}]
-[auth]
+{head}[auth]
 [pipelines.main]
 batch_size = 16
 batch_delay = "10ms"
@@ -430,7 +416,8 @@ path = "{d}/events.ndjson"
 type = "store"
 commit_interval = "100ms"
 "#,
-            d = data.display()
+            d = data.display(),
+            head = common::api_node_head(&data, port, "token_file = \"admin.token\"")
         ),
     )
     .unwrap();

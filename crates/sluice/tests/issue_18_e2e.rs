@@ -80,14 +80,7 @@ fn issue_18_poison_events_leave_search_fields_and_tail_working() {
         &cfg,
         format!(
             r#"
-[node]
-data_dir = "{d}"
-[api]
-address = "127.0.0.1:{api}"
-[api.tokens.admin]
-token_file = "admin.token"
-allowed = [{{ group = "*" }}]
-[pipelines.main]
+{head}[pipelines.main]
 batch_delay = "10ms"
 [pipelines.main.sources.http]
 type = "http"
@@ -101,7 +94,7 @@ address = "127.0.0.1:{tcp}"
 type = "store"
 commit_interval = "200ms"
 "#,
-            d = dir.root().display()
+            head = common::api_node_head(dir.root(), api, "token_file = \"admin.token\"")
         ),
     )
     .unwrap();
@@ -451,14 +444,7 @@ fn issue_18_bulk_refresh_wait_for_is_searchable_and_a_retried_create_stores_noth
         &cfg,
         format!(
             r#"
-[node]
-data_dir = "{d}"
-[api]
-address = "127.0.0.1:{api}"
-[api.tokens.admin]
-token_file = "admin.token"
-allowed = [{{ group = "*" }}]
-[pipelines.main]
+{head}[pipelines.main]
 batch_delay = "10ms"
 [pipelines.main.queue]
 type = "persisted"
@@ -470,7 +456,7 @@ auth = "none"
 type = "store"
 commit_interval = "2s"
 "#,
-            d = dir.root().display()
+            head = common::api_node_head(dir.root(), api, "token_file = \"admin.token\"")
         ),
     )
     .unwrap();

@@ -509,14 +509,7 @@ fn kill9_with_store(name: &str, queue: &str, quiet: Option<Duration>) -> Kill9 {
         &cfg,
         format!(
             r#"
-[node]
-data_dir = "{d}/data"
-[api]
-address = "127.0.0.1:{api}"
-[api.tokens.admin]
-token = "kill9-store-admin-token"
-allowed = [{{ group = "*" }}]
-[pipelines.main]
+{head}[pipelines.main]
 workers = 2
 batch_size = 128
 [pipelines.main.queue]
@@ -533,7 +526,7 @@ type = "store"
 commit_interval = "200ms"
 {tokens}
 "#,
-            d = dir.root().display(),
+            head = common::api_node_head(&dir.root().join("data"), api, "token = \"kill9-store-admin-token\""),
             o = out.display(),
             tokens = ingest_tokens("main", "in")
         ),

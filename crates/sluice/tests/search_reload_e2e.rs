@@ -19,14 +19,7 @@ fn config(dir: &Dir, port: u16, tcp: u16, with_store: bool) -> String {
     };
     format!(
         r#"
-[node]
-data_dir = "{d}"
-[api]
-address = "127.0.0.1:{port}"
-[api.tokens.admin]
-token = "{ADMIN}"
-allowed = [{{ group = "*" }}]
-[pipelines.main]
+{head}[pipelines.main]
 batch_delay = "10ms"
 [pipelines.main.sources.tcp]
 type = "tcp"
@@ -36,7 +29,7 @@ group = "acme"
 type = "file"
 path = "{o}"
 {store}"#,
-        d = dir.root().display(),
+        head = common::api_node_head(dir.root(), port, &format!("token = \"{ADMIN}\"")),
         o = dir.path("out.ndjson").display(),
     )
 }

@@ -217,9 +217,9 @@ impl Source for SyslogUdp {
             // doubled value; less than twice the request means rmem_max capped it.
             if effective < req.saturating_mul(2) {
                 tracing::warn!(
-                    source = %cx.id, requested = req, effective,
-                    "receive buffer capped by the kernel: bursts may be dropped (counted in kernel_drops); \
-                     raise it with `sysctl -w net.core.rmem_max={req}`"
+                    source = %cx.id, requested = req, granted = effective / 2,
+                    "receive buffer capped by the kernel's net.core.rmem_max: bursts may be dropped \
+                     (counted in kernel_drops); raise it with `sysctl -w net.core.rmem_max={req}`"
                 );
             }
         }

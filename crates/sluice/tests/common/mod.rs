@@ -224,6 +224,17 @@ pub fn total_of(outputs: &[&Path], tag: &str) -> usize {
     outputs.iter().map(|o| seqs(o, tag).len()).sum()
 }
 
+/// The head of a node config that serves the API: `[node] data_dir`,
+/// `[api] address = "127.0.0.1:<port>"` and a static token `admin` that
+/// reads every group, its secret given by `secret` (a `token = "…"` or
+/// `token_file = "…"` line). Pipelines, `[auth]`, more tokens follow it.
+pub fn api_node_head(data_dir: &Path, port: u16, secret: &str) -> String {
+    format!(
+        "[node]\ndata_dir = \"{}\"\n[api]\naddress = \"127.0.0.1:{port}\"\n[api.tokens.admin]\n{secret}\nallowed = [{{ group = \"*\" }}]\n",
+        data_dir.display()
+    )
+}
+
 /// One HTTP/1.1 request on a fresh connection (`Connection: close`);
 /// `(status, body)`, a chunked body decoded.
 pub fn http(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> (u16, String) {

@@ -43,7 +43,7 @@ sources_sum() {
 
 build() {
   install
-  local stamp=$root/.cache/web-build.sum
+  local stamp=$web/dist/.sources.sum   # per checkout: .cache may be shared between worktrees
   local sum; sum=$(sources_sum)
   if [ "${1:-}" != force ] && [ -f "$web/dist/index.html" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$sum" ]; then
     echo "web: dist is up to date"; return

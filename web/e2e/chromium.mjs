@@ -15,4 +15,5 @@ import './chromium/journey.mjs';
 import './chromium/admin.mjs';
 import './chromium/issue22.mjs';
 import './chromium/searchtools.mjs';
+import './chromium/operations.mjs';
 import './chromium/sortdrill.mjs';

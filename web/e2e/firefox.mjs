@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import puppeteer from 'puppeteer-core';
-import { ACME, ADMIN, ADMIN_PASSWORD, ART, BOB_PASSWORD, WAIT_MS, drillDashboard, hitCountAnswered, signInCodes, startNode, waitFor } from './node.mjs';
+import { ACME, ADMIN, ADMIN_PASSWORD, ART, BOB_PASSWORD, WAIT_MS, drillDashboard, hitCountAnswered, lastEventCell, signInCodes, startNode, storeCardFigures, waitFor } from './node.mjs';
 import { base32, totp } from './totp.mjs';
 
 const WAIT = { timeout: WAIT_MS };
@@ -104,18 +104,23 @@ function sessionCall(method, path, body) {
 /** A panel's place on the grid as the page shows it: `x/w | y/h` (1-based grid lines). */
 const gridPlace = (title) => page.$eval(`section.panel[aria-label="${title}"]`, (e) => `${e.style.gridColumn} | ${e.style.gridRow}`);
 
-before(async () => {
-  node = await startNode();
-  base = node.base;
-  assert.ok(node.usersApi, 'the node has the users API');
-  browser = await puppeteer.launch({
+/** Headless Firefox ESR over WebDriver BiDi, with `prefs` added. */
+function launchFirefox(prefs = {}) {
+  return puppeteer.launch({
     browser: 'firefox',
     protocol: 'webDriverBiDi',
     executablePath: process.env.FIREFOX ?? '/usr/bin/firefox-esr',
     headless: true,
     // No update checks, telemetry or first-run pages: nothing here reaches the internet.
-    extraPrefsFirefox: { 'app.update.enabled': false, 'browser.shell.checkDefaultBrowser': false, 'datareporting.policy.dataSubmissionEnabled': false, 'toolkit.telemetry.enabled': false },
+    extraPrefsFirefox: { 'app.update.enabled': false, 'browser.shell.checkDefaultBrowser': false, 'datareporting.policy.dataSubmissionEnabled': false, 'toolkit.telemetry.enabled': false, ...prefs },
   });
+}
+
+before(async () => {
+  node = await startNode();
+  base = node.base;
+  assert.ok(node.usersApi, 'the node has the users API');
+  browser = await launchFirefox();
   page = await browser.newPage();
   await page.setViewport({ width: 1280, height: 800 });
   page.on('pageerror', (e) => node.note(`\n[firefox page error] ${e.message}`));
@@ -340,6 +345,14 @@ step('issue 22 confusing: the exact hit count, zero-hit hints, "No data" on an e
   assert.equal(await hitCountBecomes(0), 0);
   assert.equal(await node.total('service:web', ACME), 15);
   await el(byText('li', 'Words without a field (“web”) are searched in message only; to search another field, write field:word.'));
+  // One click searches every string field of the events in range instead.
+  const everywhere = await attr('.query-hints-action button', 'title');
+  assert.match(everywhere, /^\(message:web OR .*service:web.*\)$/);
+  await click(byText('button', 'Search all fields'));
+  await until((q) => new URLSearchParams(location.search).get('q') === q, everywhere);
+  const web = await node.total(everywhere, ACME);
+  assert.ok(web >= 15, `${web}`);
+  assert.equal(await hitCountBecomes(web), web);
   await search('level:error');
   assert.equal(await hitCountBecomes(10), 10);
   assert.equal(await count('.query-hints'), 0);
@@ -456,8 +469,7 @@ step('issue 22 missing 6 and 10: oldest first; a 900 px window', async () => {
   await until(() => new URLSearchParams(location.search).get('order') === 'oldest' && document.querySelector('tr.hit td:nth-child(2)')?.textContent === '0');
   assert.deepEqual(await texts('tr.hit td:nth-child(2)'), ['0', '1', '2']);
   // At 900 px nothing scrolls sideways, and the field list folds away.
-  // (Dark mode is tested in Chromium: puppeteer's Firefox over WebDriver BiDi
-  // cannot emulate prefers-color-scheme.)
+  // (Dark mode: the last step, in a Firefox whose pages prefer dark.)
   await page.setViewport({ width: 900, height: 700 });
   try {
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 900), 'no sideways scroll at 900 px');
@@ -564,4 +576,76 @@ step('issue 22 missing 8: drill-down from a table row, a bar and a split-by lege
   const over = await (await el('section.panel[aria-label="Levels bars"] .u-over')).boundingBox();
   await page.mouse.click(over.x + over.width * 0.75, over.y + over.height - 3);
   assert.deepEqual(await landed(), [`${q} AND level:"error"`, 10]);
+});
+
+/** Clicks the field list's entry for `name` (its text is an icon, a space, the name). */
+async function clickField(name) {
+  for (const h of await page.$$('.field-name')) {
+    if ((await h.evaluate((e) => e.textContent.trim().split(' ').pop())) === name) return h.click();
+  }
+  throw new Error(`no field ${name} in the field list`);
+}
+
+step('issue 22 missing 7: the field list gives each field\'s share of the hits and lists only theirs; "Visualize" makes a panel of a field\'s top values', async () => {
+  // The "order probe" events: seq on four of five, ms (the seed's) on none.
+  await page.goto(`${base}/search?q=${encodeURIComponent('"order probe"')}&from=now-7d`);
+  assert.equal(await hitCount(), 5);
+  const pct = (name) =>
+    page.$$eval('.field-row', (rows, name) => rows.find((r) => r.querySelector('.field-name')?.textContent.trim().split(' ').pop() === name)?.querySelector('.coverage-pct')?.textContent ?? null, name);
+  await until(() => [...document.querySelectorAll('.field-name')].some((e) => e.textContent.trim().endsWith(' seq')));
+  assert.equal(await pct('seq'), '80%');
+  assert.equal(await pct('ms'), '0%', 'a field of other events in the range');
+  assert.equal((await texts('.in-hits-only'))[0], 'Only fields in the 5 hits shown');
+  await click('.in-hits-only input');
+  const listed = (await texts('.field-name')).map((t) => t.split(' ').pop());
+  assert.ok(listed.includes('seq') && listed.includes('message') && !listed.includes('pid'), listed.join(', '));
+  await click('.in-hits-only input');
+  // Visualize: a new dashboard in edit mode with one bar panel of the field's top values in this search.
+  await page.goto(`${base}/search?q=${encodeURIComponent('level:error')}&from=now-7d`);
+  await hitCount();
+  await clickField('service');
+  await click('button[aria-label="Visualize service"]');
+  await until(() => /^\/dashboards\/\d+$/.test(location.pathname) && location.search === '?edit=1');
+  await el('section.panel[aria-label="Top service"]');
+  assert.equal(await count('section.panel[aria-label="Top service"] .no-data'), 0);
+  await shot('visualize-field');
+});
+
+step('issue 22 missing 9: Operations shows the store (disk, events, partitions, retention) and each source\'s last event', async () => {
+  await node.ingest('acme', [{ message: 'firefox operations probe' }]);
+  const stored = await waitFor('the probe stored', async () => (await node.total('"firefox operations probe"')) === 1 && node.total(''));
+  await page.goto(`${base}/operations`);
+  await el('section[aria-label="Store"]');
+  const card = () => page.evaluate(storeCardFigures);
+  await waitFor('the Store card counts every stored event', async () => (await card())['events stored']?.replace(/\D/g, '') === String(stored));
+  const c = await card();
+  assert.match(c['on disk'], /^[0-9.]+ (B|KiB|MiB|GiB)$/);
+  assert.ok(Number(c['partitions']) >= 1, c['partitions']);
+  assert.equal(c['dropped by retention'], '0 events in 0 partitions');
+  const lastEventOf = (id) => page.evaluate(lastEventCell, id);
+  assert.match(await lastEventOf('acme'), /^(just now|\d+ s ago)$/);
+  assert.equal(await lastEventOf('store'), '—');
+  await shot('operations-store');
+});
+
+step('issue 22 missing 10: dark mode follows the system: a Firefox whose pages prefer dark gets the dark colours', async () => {
+  // WebDriver BiDi cannot emulate prefers-color-scheme, so a second Firefox
+  // starts with the preference Firefox's own setting writes (0 = dark).
+  const rootBg = (p) => p.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
+  const dark = await launchFirefox({ 'layout.css.prefers-color-scheme.content-override': 0 });
+  try {
+    const p = await dark.newPage();
+    await p.goto(`${base}/search`);
+    await p.waitForSelector('input[type="password"]', { visible: true, ...WAIT });
+    assert.equal(await p.evaluate(() => matchMedia('(prefers-color-scheme: dark)').matches), true);
+    assert.equal(await rootBg(p), 'rgb(11, 17, 32)');
+    await p.screenshot({ path: join(ART, 'firefox-dark-sign-in.png'), fullPage: true });
+  } finally {
+    await dark.close();
+  }
+  // The journey's Firefox keeps the light colours.
+  await page.goto(`${base}/search`);
+  await el('#hit-count');
+  assert.equal(await page.evaluate(() => matchMedia('(prefers-color-scheme: dark)').matches), false);
+  assert.equal(await rootBg(page), 'rgb(248, 250, 252)');
 });

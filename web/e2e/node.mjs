@@ -49,6 +49,19 @@ export function hitCountAnswered() {
   return ['q', 'from', 'to'].every((k) => (answered.get(k) ?? '') === (shown.get(k) ?? ''));
 }
 
+/** Runs in the page: the Operations page's Store card figures by label. */
+export function storeCardFigures() {
+  return Object.fromEntries([...document.querySelectorAll('section[aria-label="Store"] dl.kpis > div')].map((d) => [d.querySelector('dt').textContent, d.querySelector('dd').textContent]));
+}
+
+/** Runs in the page: the "last event" cell of the Operations row of component `id`. */
+export function lastEventCell(id) {
+  const table = document.querySelector('[data-pipeline="main"] table.components');
+  const col = [...table.querySelectorAll('thead th')].findIndex((th) => th.textContent === 'last event');
+  const row = [...table.querySelectorAll('tbody tr')].find((r) => r.querySelector('th')?.textContent === id);
+  return row?.children[col]?.textContent ?? null;
+}
+
 export async function waitFor(what, f, ms = WAIT_MS) {
   const end = Date.now() + ms;
   for (;;) {

@@ -58,11 +58,10 @@ use serde_json::{json, Value};
 use sluice_core::metrics::Registry;
 use sluice_core::mount::Mounts;
 use sluice_query::SearchBackend;
-
-pub use backend_slot::BackendSlot;
 use sluice_users::Users;
 
 pub use auth::{AuthError, Authenticated, Authenticator, MetricsAccess, StaticTokens};
+pub use backend_slot::BackendSlot;
 pub use error::{ApiError, ErrorBody};
 pub use exposition::prometheus_text;
 pub use mounts::reserve_routes;

@@ -362,8 +362,6 @@ fn raise_open_file_limit() {
     }
 }
 
-/// The path of the first `store` sink in the config (pipelines in name
-/// order), as the sink resolves it: its `path`, else `<data_dir>/store`.
 /// The config file with `role`'s defaults filled in (at start and on reload).
 fn load_for(
     role: Role,

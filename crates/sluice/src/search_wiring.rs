@@ -15,8 +15,8 @@ use sluice_opensearch::OpenSearch;
 use sluice_query::SearchBackend;
 use sluice_runtime::config::{Config, SearchConfig};
 
-/// The store path of the config's first `store` sink (its `path`, or
-/// `<data_dir>/store`).
+/// The path of the first `store` sink in the config (pipelines in name
+/// order), as the sink resolves it: its `path`, else `<data_dir>/store`.
 pub fn store_path(cfg: &Config) -> Option<PathBuf> {
     cfg.pipelines.values().flat_map(|p| p.sinks.values()).find_map(|t| {
         if t.get("type").and_then(|v| v.as_str()) != Some("store") {

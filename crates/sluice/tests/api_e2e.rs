@@ -36,6 +36,18 @@ const INGEST_TOKEN: &str = "api-e2e-ingest-token-0";
 /// requests (`/ndjson`, `/_bulk`) carry `INGEST_TOKEN` unless `headers` name
 /// an `Authorization` (an empty one is left out).
 fn http(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> (u16, String) {
+    try_http(port, method, path, headers, body).unwrap_or_else(|e| panic!("{method} {path}: {e}"))
+}
+
+/// [`http`] for readiness polls: a socket error (the node still starting) is
+/// returned, not a panic.
+fn try_http(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> std::io::Result<(u16, String)> {
     let ingest = path == "/" || path.ends_with("/ndjson") || path.ends_with("/_bulk");
     let bearer = format!("Bearer {INGEST_TOKEN}");
     let mut all: Vec<(&str, &str)> = Vec::new();
@@ -43,7 +55,7 @@ fn http(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &[u
         all.push(("Authorization", &bearer));
     }
     all.extend(headers.iter().filter(|(_, v)| !v.is_empty()));
-    common::http(port, method, path, &all, body)
+    common::try_http(port, method, path, &all, body)
 }
 
 fn json(s: &str) -> serde_json::Value {
@@ -129,7 +141,7 @@ fn http_source_bulk_ndjson_stats_and_api_share_one_port() {
     let mut p = Proc(child);
     // The http source mounts when its pipeline runs; until then /_bulk is a 404.
     wait_for("the mounted /ndjson", &mut p.0, || {
-        TcpStream::connect(("127.0.0.1", port)).is_ok() && http(port, "POST", "/ndjson", &[], b"").0 == 200
+        try_http(port, "POST", "/ndjson", &[], b"").is_ok_and(|(status, _)| status == 200)
     });
 
     // Elasticsearch bulk on the API port: two good documents, one bad (not indexed).
@@ -197,7 +209,9 @@ fn http_source_bulk_ndjson_stats_and_api_share_one_port() {
     signal(&p.0, "-HUP");
     let log_text = || std::fs::read_to_string(&log).unwrap_or_default();
     wait_for("reload done", &mut p.0, || log_text().contains("reload done"));
-    wait_for("the mount after reload", &mut p.0, || http(port, "POST", "/ndjson", &[], b"").0 == 200);
+    wait_for("the mount after reload", &mut p.0, || {
+        try_http(port, "POST", "/ndjson", &[], b"").is_ok_and(|(status, _)| status == 200)
+    });
     let (status, body) =
         http(port, "POST", "/_bulk", &[], b"{\"index\":{\"_index\":\"logs\"}}\n{\"message\":\"b3\"}\n");
     assert_eq!((status, json(&body)["errors"].as_bool()), (200, Some(false)));
@@ -295,7 +309,7 @@ address = "127.0.0.1:{sink_port}"
         .unwrap();
     let mut p = Proc(child);
     wait_for("the mounted /ndjson", &mut p.0, || {
-        TcpStream::connect(("127.0.0.1", port)).is_ok() && http(port, "POST", "/ndjson", &[], b"").0 == 200
+        try_http(port, "POST", "/ndjson", &[], b"").is_ok_and(|(status, _)| status == 200)
     });
     // 300 events accepted into the persisted queue while the sink's peer is down.
     let body: String = (0..300).map(|i| format!("{{\"message\":\"q{i}\"}}\n")).collect();
@@ -480,7 +494,7 @@ fn issue_18_the_single_node_example_needs_an_ingest_token_and_refuses_browsers()
     let mut p = Proc(child);
     let none = [("Authorization", "")];
     wait_for("the mounted /ndjson", &mut p.0, || {
-        TcpStream::connect(("127.0.0.1", port)).is_ok() && http(port, "POST", "/ndjson", &none, b"").0 == 401
+        try_http(port, "POST", "/ndjson", &none, b"").is_ok_and(|(status, _)| status == 401)
     });
     // The token the example generated: 64 hex characters, mode 0600.
     let token_file = dir.path("data/ingest.token");

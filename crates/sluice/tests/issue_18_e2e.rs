@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 mod common;
-use common::{free_port, http, wait_until, Dir, Proc};
+use common::{free_port, http, try_http, wait_until, Dir, Proc};
 
 /// The outside tester's lines: numbers beyond the double range, an integer
 /// beyond 64 bits, and arrays and objects nested 127 to 255 levels deep.
@@ -66,7 +66,7 @@ fn tail_hits(raw: &[u8]) -> Vec<serde_json::Value> {
 fn start_node(dir: &Dir, cfg: &std::path::Path, api: u16) -> Proc {
     let mut p = Proc::start(&["run", cfg.to_str().unwrap()], &dir.path("log"), "sluice");
     wait_until("the mounted /ndjson", &mut p, || {
-        TcpStream::connect(("127.0.0.1", api)).is_ok() && http(api, "POST", "/ndjson", &[], b"").0 == 200
+        try_http(api, "POST", "/ndjson", &[], b"").is_ok_and(|(status, _)| status == 200)
     });
     p
 }

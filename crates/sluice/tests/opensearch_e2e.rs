@@ -203,12 +203,7 @@ fn issue_20_search_over_tls_with_basic_auth_and_a_client_certificate_after_a_rel
         )
     };
     let reload = |node: &mut Proc, search: String, nth: usize| {
-        std::fs::write(&config, node_config(&dir, port, &url, &index.1, &search)).unwrap();
-        node.signal("-HUP");
-        let log = node.log.clone();
-        common::wait_until("reload done", node, || {
-            std::fs::read_to_string(&log).unwrap_or_default().matches("reload done").count() == nth
-        });
+        common::reload(node, &config, &node_config(&dir, port, &url, &index.1, &search), nth);
     };
     let accessed = || std::fs::read_to_string(pdir.join("logs/access.log")).unwrap_or_default().lines().count();
 

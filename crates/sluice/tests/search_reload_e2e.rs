@@ -59,15 +59,6 @@ fn send(tcp: u16, tag: &str, n: usize) {
     }
 }
 
-fn reload(p: &mut Proc, cfg: &std::path::Path, text: String, nth: usize) {
-    std::fs::write(cfg, text).unwrap();
-    p.signal("-HUP");
-    let log = p.log.clone();
-    wait_until("reload done", p, || {
-        std::fs::read_to_string(&log).unwrap_or_default().matches("reload done").count() == nth
-    });
-}
-
 #[test]
 fn issue_20_a_store_added_by_a_reload_is_searchable_and_one_removed_stops_answering() {
     let dir = Dir::new("search-reload");
@@ -81,14 +72,14 @@ fn issue_20_a_store_added_by_a_reload_is_searchable_and_one_removed_stops_answer
 
     // A reload adds a store sink: the API serves it, with exactly what the
     // pipeline wrote into it after the reload.
-    reload(&mut p, &cfg, config(&dir, port, tcp, true), 1);
+    common::reload(&mut p, &cfg, &config(&dir, port, tcp, true), 1);
     common::wait_port(tcp, &mut p);
     send(tcp, "after", 25);
     wait_until("25 events searchable", &mut p, || search(port, "after") == (200, "25".to_string()));
     assert_eq!(search(port, "*"), (200, "25".to_string()));
 
     // A reload removes it again: the API stops answering from it.
-    reload(&mut p, &cfg, config(&dir, port, tcp, false), 2);
+    common::reload(&mut p, &cfg, &config(&dir, port, tcp, false), 2);
     assert_eq!(search(port, "after"), (503, "no_store".to_string()));
     p.term();
     let log = std::fs::read_to_string(&p.log).unwrap();

@@ -268,6 +268,14 @@ step('issue 22 confusing: the exact hit count, zero-hit hints, "No data" on empt
   assert.equal(await total('service:vault', ADMIN), 20);
   await page.getByText('Words without a field (“vault”) are searched in message only; to search another field, write field:word.').waitFor(WAIT);
   await shot('zero-hit-hints');
+  // One click searches every string field of the events in range instead.
+  const all = page.getByRole('button', { name: 'Search all fields' });
+  const everywhere = await all.getAttribute('title');
+  assert.match(everywhere, /^\(message:vault OR .*service:vault.*\)$/);
+  await all.click();
+  await page.waitForFunction((q) => new URLSearchParams(location.search).get('q') === q, everywhere, WAIT);
+  assert.equal(await hitCount(), await total(`(${everywhere}) AND @group:globex`, ADMIN));
+  assert.equal(await hitCount(), 20);
   await search('globex AND secret');
   assert.equal(await hitCount(), await total('globex AND secret', ADMIN));
   assert.equal(await count('.query-hints'), 0);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addFilter, byteToCharIndex, closest, filterText, phrase, queryHints } from './query';
+import { addFilter, allFieldsQuery, byteToCharIndex, closest, filterText, phrase, queryHints } from './query';
 
 describe('query building', () => {
   it('quotes phrases with escapes', () => {
@@ -52,5 +52,20 @@ describe('zero-hit hints', () => {
       'Words without a field (“sshd”, “failed”, “root”) are searched in message only; to search another field, write field:word.',
     ]);
     expect(queryHints('level:error AND status:[500 TO 599]', known)).toEqual([]);
+  });
+});
+
+describe('allFieldsQuery', () => {
+  it('makes each free word and phrase search every string field, and leaves the rest alone', () => {
+    expect(allFieldsQuery('vault', ['message', 'service', 'level'])).toBe('(message:vault OR service:vault OR level:vault)');
+    expect(allFieldsQuery('@group:acme AND -vault "a b"', ['service', '@host', 'bad name'])).toBe(
+      '@group:acme AND -(message:vault OR service:vault) (message:"a b" OR service:"a b")',
+    );
+    expect(allFieldsQuery('level:"x y" OR (err*)', ['level'])).toBe('level:"x y" OR ((message:err* OR level:err*))');
+  });
+  it('is null without a free word, and for ranges it does not read', () => {
+    expect(allFieldsQuery('level:error AND NOT service:api', ['level'])).toBeNull();
+    expect(allFieldsQuery('*', ['level'])).toBeNull();
+    expect(allFieldsQuery('status:[400 TO 499] timeout', ['level'])).toBeNull();
   });
 });

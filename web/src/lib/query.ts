@@ -95,3 +95,27 @@ export function queryHints(query: string, known: string[]): string[] {
   }
   return hints;
 }
+
+/**
+ * `query` with each free word or phrase (searched in `message` only) made to
+ * search every string field given as well — `vault` becomes `(message:vault
+ * OR service:vault OR …)` — the one-click "search all fields" of issue 22.
+ * `fields` are the caller's string fields in range (identity fields and names
+ * that would need quoting are left out). `null` when the query has no free
+ * word, or has a range (`[a TO b]`), which this rewriting does not read.
+ */
+export function allFieldsQuery(query: string, fields: string[]): string | null {
+  if (/[[\]{}]/.test(query.replace(/"(?:[^"\\]|\\.)*"/g, ''))) return null;
+  const others = fields.filter((f) => f !== 'message' && /^[A-Za-z_][\w.-]*$/.test(f));
+  let free = 0;
+  const out = query.replace(/[A-Za-z_@][\w.@-]*:(?:"(?:[^"\\]|\\.)*"|[^\s()]*)|"(?:[^"\\]|\\.)*"|[()]|[^\s()]+/g, (tok) => {
+    const m = /^([-+!]*)(.*)$/s.exec(tok);
+    const prefix = m?.[1] ?? '';
+    const core = m?.[2] ?? tok;
+    const isField = /^[A-Za-z_@][\w.@-]*:/.test(core);
+    if (isField || core === '' || core === '(' || core === ')' || /^(AND|OR|NOT|&&|\|\||\*)$/.test(core)) return tok;
+    free += 1;
+    return `${prefix}(${['message', ...others].map((f) => `${f}:${core}`).join(' OR ')})`;
+  });
+  return free > 0 ? out : null;
+}

@@ -236,21 +236,33 @@ pub fn api_node_head(data_dir: &Path, port: u16, secret: &str) -> String {
 }
 
 /// One HTTP/1.1 request on a fresh connection (`Connection: close`);
-/// `(status, body)`, a chunked body decoded.
+/// `(status, body)`, a chunked body decoded. Panics on a socket error.
 pub fn http(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> (u16, String) {
+    try_http(port, method, path, headers, body).unwrap_or_else(|e| panic!("{method} {path} on 127.0.0.1:{port}: {e}"))
+}
+
+/// [`http`], a socket error returned: for readiness polls, where a node
+/// still starting may refuse or reset a connection.
+pub fn try_http(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> std::io::Result<(u16, String)> {
     use std::io::{Read, Write};
-    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut s = TcpStream::connect(("127.0.0.1", port))?;
+    s.set_read_timeout(Some(Duration::from_secs(30)))?;
     let mut head =
         format!("{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
     for (k, v) in headers {
         head.push_str(&format!("{k}: {v}\r\n"));
     }
     head.push_str("\r\n");
-    s.write_all(head.as_bytes()).unwrap();
-    s.write_all(body).unwrap();
+    s.write_all(head.as_bytes())?;
+    s.write_all(body)?;
     let mut raw = Vec::new();
-    s.read_to_end(&mut raw).unwrap();
+    s.read_to_end(&mut raw)?;
     let text = String::from_utf8_lossy(&raw).into_owned();
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
     let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
@@ -269,7 +281,7 @@ pub fn http(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body:
     } else {
         body.to_string()
     };
-    (status, body)
+    Ok((status, body))
 }
 
 /// Waits (at most 60 s) for `ok`, failing early if `p` died.
@@ -283,6 +295,17 @@ pub fn wait_until(what: &str, p: &mut Proc, mut ok: impl FnMut() -> bool) {
         std::thread::sleep(Duration::from_millis(50));
     }
     panic!("timed out waiting for {what}; the end of the log:\n{}", log_tail(&p.log, 20));
+}
+
+/// Writes `text` to the config file `cfg`, sends `p` SIGHUP and waits
+/// until its log says "reload done" for the `nth` time.
+pub fn reload(p: &mut Proc, cfg: &Path, text: &str, nth: usize) {
+    std::fs::write(cfg, text).expect("write the node config");
+    p.signal("-HUP");
+    let log = p.log.clone();
+    wait_until("reload done", p, || {
+        std::fs::read_to_string(&log).unwrap_or_default().matches("reload done").count() == nth
+    });
 }
 
 /// The project venv's python (`scripts/python-env.sh` creates it and installs

@@ -1,16 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { Panel } from '../../api/dashboards';
 import { bucketDrill, seriesDrill, termDrill } from './drill';
+import { levelsPanel } from './fixtures';
 
-const terms: Panel = {
-  id: 'p',
-  title: 'Status',
-  chart: 'bar',
-  query: 'app:web OR app:api',
-  aggs: { a: { type: 'terms', field: 'status', size: 5 } },
-  options: { metric: 'terms' },
-  layout: { x: 0, y: 0, w: 6, h: 3 },
-};
+const terms: Panel = { ...levelsPanel, title: 'Status', chart: 'bar', query: 'app:web OR app:api', aggs: { a: { type: 'terms', field: 'status', size: 5 } } };
 const range = { from: 'now-1h', to: 'now' };
 const params = (url: string | null) => Object.fromEntries(new URL(url ?? '/', 'http://x').searchParams);
 

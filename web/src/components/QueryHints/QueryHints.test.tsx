@@ -28,3 +28,23 @@ describe('QueryHints', () => {
     ]);
   });
 });
+
+describe('QueryHints: search all fields', () => {
+  it('offers the query over every string field, and runs it', async () => {
+    vi.stubGlobal(
+      'fetch',
+      vi.fn(() =>
+        Promise.resolve(
+          new Response(JSON.stringify({ fields: [{ name: 'message', types: ['text'] }, { name: 'service', types: ['keyword'] }, { name: 'ms', types: ['number'] }] }), { status: 200 }),
+        ),
+      ),
+    );
+    const ran: string[] = [];
+    const root = mount(<QueryHints query="vault" range={{ from: 'now-1h', to: 'now' }} onQuery={(q) => ran.push(q)} />);
+    await act(async () => new Promise((r) => setTimeout(r, 0)));
+    const button = [...root.querySelectorAll('button')].find((b) => b.textContent === 'Search all fields');
+    expect(button?.getAttribute('title')).toBe('(message:vault OR service:vault)');
+    act(() => button?.click());
+    expect(ran).toEqual(['(message:vault OR service:vault)']);
+  });
+});

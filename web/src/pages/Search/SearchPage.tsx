@@ -109,7 +109,7 @@ export function SearchPage({ loc }: { loc: Loc }) {
           {result.total === 0 && !result.loading ? (
             <>
               <p class="empty">No events match this search in this time range.</p>
-              <QueryHints query={s.q} range={s.range} />
+              <QueryHints query={s.q} range={s.range} onQuery={(q) => go({ q })} />
             </>
           ) : null}
           <ResultList

@@ -3,7 +3,9 @@
 //! settings, and node stats for operators. Each handler checks the caller's
 //! type first; the users service writes the audit records.
 //!
-//! One file per job under `admin/`; everything is re-exported here, so the
+//! Three files under `admin/`: `accounts.rs` (users and groups),
+//! `access.rs` (assignments, API tokens, the audit log) and `settings.rs`
+//! (auth policy, LDAP settings, node stats); everything is re-exported here, so the
 //! router and the OpenAPI document name the handlers `admin::…`.
 
 use axum::http::HeaderMap;
@@ -13,23 +15,13 @@ use sluice_users::{Actor, UserType, Users, UsersError};
 use crate::error::ApiError;
 use crate::session::{json_body, Ctx};
 
-mod assignments;
-mod audit;
-mod groups;
-mod ldap;
-mod node;
-mod policy;
-mod tokens;
-mod users;
+mod access;
+mod accounts;
+mod settings;
 
-pub use assignments::*;
-pub use audit::*;
-pub use groups::*;
-pub use ldap::*;
-pub use node::*;
-pub use policy::*;
-pub use tokens::*;
-pub use users::*;
+pub use access::*;
+pub use accounts::*;
+pub use settings::*;
 
 impl Ctx {
     /// Runs a users-service call as an admin: `403` unless the caller is

@@ -15,7 +15,9 @@
 //! `sluice-users` is synchronous (SQLite, argon2, LDAP): every call runs on a
 //! blocking thread ([`blocking`]).
 //!
-//! One file per job under `session/`; the public items are re-exported here.
+//! Two files under `session/`: `auth.rs` (who a request is: resolving,
+//! extractors, cookies, error mapping) and `routes.rs` (the login and `me`
+//! endpoints); the public items are re-exported here.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -27,17 +29,11 @@ use sluice_users::Users;
 
 use crate::error::ApiError;
 
-mod cookies;
-mod errors;
-mod extract;
-mod login;
-mod me;
-mod resolve;
+mod auth;
+mod routes;
 
-pub use extract::*;
-pub use login::*;
-pub use me::*;
-pub use resolve::*;
+pub use auth::*;
+pub use routes::*;
 
 /// The session cookie.
 pub const SESSION_COOKIE: &str = "sluice_session";

@@ -42,7 +42,7 @@ export function Audit() {
         ))}
       </DataTable>
       {page.data?.next ? (
-        <button type="button" onClick={() => setQ({ ...q, before: page.data?.next ?? '' })}>
+        <button type="button" onClick={() => setQ({ ...q, before: Number(page.data?.next) })}>
           Older
         </button>
       ) : null}

@@ -519,6 +519,9 @@ mod tests {
         let nested = |n: usize| format!("{{\"a\":{}1{}}}", "[".repeat(n), "]".repeat(n));
         assert!(scan(&Bytes::from(nested(MAX_DEPTH - 1))).is_some(), "nesting at the limit refused");
         assert!(scan(&Bytes::from(nested(MAX_DEPTH))).is_none(), "nesting past the limit accepted");
-        assert!(scan(&Bytes::from(r#"{"a":{ },"b":[ ],"c":[{"d":[1, 2]} , {}]}"#)).is_some(), "empty containers refused");
+        assert!(
+            scan(&Bytes::from(r#"{"a":{ },"b":[ ],"c":[{"d":[1, 2]} , {}]}"#)).is_some(),
+            "empty containers refused"
+        );
     }
 }

@@ -112,47 +112,14 @@ dispatcher_conf() { # NAME
 }
 
 keepalived_conf() { # n prio
-  cat > "$D/ka-$1.conf" <<EOF
-global_defs {
-  router_id node-$1
-  enable_script_security
-}
-vrrp_instance VI_1 {
-  state BACKUP
-  interface kalv-$1-in
-  virtual_router_id 51
-  priority $2
-  advert_int 1
-  virtual_ipaddress { $VIP/24 }
-}
-EOF
+  local n=$1 prio=$2
+  render keepalived.conf "$D/ka-$n.conf"
 }
 
 haproxy_conf() { # NAME
-  cat > "$D/$1.cfg" <<EOF
-global
-  maxconn 4000
-defaults
-  mode tcp
-  timeout connect 1s
-  timeout client 600s
-  timeout server 600s
-frontend agents
-  bind 0.0.0.0:5043
-  default_backend agents
-backend agents
-  balance $HAPROXY_BALANCE
-  server p1 $NET.9:5044 check inter 1s fall 2 rise 1
-  server p2 $NET.9:5045 check inter 1s fall 2 rise 1
-frontend plain
-  bind 0.0.0.0:5170
-  default_backend plain
-backend plain
-  balance $HAPROXY_BALANCE
-  server p1 $NET.9:5046 check inter 1s fall 2 rise 1
-  server p2 $NET.9:5047 check inter 1s fall 2 rise 1
-EOF
-  haproxy -c -q -f "$D/$1.cfg"
+  local name=$1
+  render haproxy.cfg "$D/$name.cfg"
+  haproxy -c -q -f "$D/$name.cfg"
 }
 
 start_node() { # n prio

@@ -47,22 +47,22 @@ BALANCER=${BALANCER:-sluice}
 HAPROXY_BALANCE=${HAPROXY_BALANCE:-roundrobin}
 case $BALANCER in sluice|haproxy) ;; *) echo "BALANCER: sluice or haproxy" >&2; exit 2;; esac
 
+# shellcheck source=scripts/service-lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/service-lib.sh"
+
+# render TEMPLATE OUT: scripts/keepalived/TEMPLATE with its $VARS (globals and
+# the caller's locals) expanded, written to OUT
+TPL=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/keepalived
+render() { eval "cat > \"\$2\" <<EOF
+$(cat "$TPL/$1")
+EOF"; }
+
 alive() { [ -s "$D/$1.pid" ] && kill -0 "$(cat "$D/$1.pid")" 2>/dev/null; }
 
 install() {
-  local need=()
-  local pkgs="keepalived iproute2 python3"
-  [ "$BALANCER" = haproxy ] && pkgs+=" haproxy"
-  for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || need+=("$p"); done
-  [ ${#need[@]} -eq 0 ] && return 0
-  local made=0
-  if [ ! -e /usr/sbin/policy-rc.d ]; then printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d; made=1; fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" >/dev/null || {
-    DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" >/dev/null
-  }
-  [ $made = 1 ] && rm -f /usr/sbin/policy-rc.d
-  return 0
+  local pkgs=(keepalived iproute2 python3)
+  [ "$BALANCER" = haproxy ] && pkgs+=(haproxy)
+  apt_install_missing "${pkgs[@]}"
 }
 
 net_up() {
@@ -102,123 +102,24 @@ wait_tcp() { # NS HOST PORT
 }
 
 processor_conf() { # NAME PORT LINES_PORT
-  cat > "$D/$1.toml" <<EOF
-[node]
-data_dir = "$D/$1-data"
-shutdown_timeout = "5s"
-[api]
-address = ""
-[pipelines.main]
-workers = 1
-batch_size = 512
-batch_delay = "20ms"
-[pipelines.main.queue]
-type = "persisted"
-fsync = "never"
-shards = 1
-[pipelines.main.sources.in]
-type = "sluice"
-address = "$NET.9:$2"
-[pipelines.main.sources.in.tokens.dispatchers]
-token = "$RELAY"
-group = "acme"
-relay = true
-# agents reach a processor directly through HAProxy
-[pipelines.main.sources.in.tokens.agents]
-token = "$AGENT"
-group = "acme"
-[pipelines.main.sources.plain]
-type = "tcp"
-address = "$NET.9:$3"
-format = "lines"
-group = "acme"
-[pipelines.main.sinks.out]
-type = "file"
-path = "$D/$1.ndjson"
-EOF
+  local name=$1 port=$2 lines_port=$3
+  render processor.toml "$D/$name.toml"
 }
 
 dispatcher_conf() { # NAME
-  cat > "$D/$1.toml" <<EOF
-[node]
-name = "$1"
-data_dir = "$D/$1-data"
-shutdown_timeout = "5s"
-[api]
-address = ""
-[pipelines.dispatch]
-workers = 1
-batch_size = 512
-batch_delay = "5ms"
-[pipelines.dispatch.queue]
-type = "memory"
-max_events = 16384
-[pipelines.dispatch.sources.agents]
-type = "sluice"
-address = "0.0.0.0:5043"
-ack = "delivered"
-heartbeat_interval = "1s"
-[pipelines.dispatch.sources.agents.tokens.acme]
-token = "$AGENT"
-group = "acme"
-[pipelines.dispatch.sources.plain]
-type = "tcp"
-address = "0.0.0.0:5170"
-format = "lines"
-group = "acme"
-[pipelines.dispatch.sinks.processors]
-type = "sluice"
-receivers = ["$NET.9:5044", "$NET.9:5045"]
-algorithm = "least_loaded"
-token = "$RELAY"
-group = "acme"
-heartbeat_interval = "500ms"
-backoff_max = "500ms"
-EOF
+  local name=$1
+  render dispatcher.toml "$D/$name.toml"
 }
 
 keepalived_conf() { # n prio
-  cat > "$D/ka-$1.conf" <<EOF
-global_defs {
-  router_id node-$1
-  enable_script_security
-}
-vrrp_instance VI_1 {
-  state BACKUP
-  interface kalv-$1-in
-  virtual_router_id 51
-  priority $2
-  advert_int 1
-  virtual_ipaddress { $VIP/24 }
-}
-EOF
+  local n=$1 prio=$2
+  render keepalived.conf "$D/ka-$n.conf"
 }
 
 haproxy_conf() { # NAME
-  cat > "$D/$1.cfg" <<EOF
-global
-  maxconn 4000
-defaults
-  mode tcp
-  timeout connect 1s
-  timeout client 600s
-  timeout server 600s
-frontend agents
-  bind 0.0.0.0:5043
-  default_backend agents
-backend agents
-  balance $HAPROXY_BALANCE
-  server p1 $NET.9:5044 check inter 1s fall 2 rise 1
-  server p2 $NET.9:5045 check inter 1s fall 2 rise 1
-frontend plain
-  bind 0.0.0.0:5170
-  default_backend plain
-backend plain
-  balance $HAPROXY_BALANCE
-  server p1 $NET.9:5046 check inter 1s fall 2 rise 1
-  server p2 $NET.9:5047 check inter 1s fall 2 rise 1
-EOF
-  haproxy -c -q -f "$D/$1.cfg"
+  local name=$1
+  render haproxy.cfg "$D/$name.cfg"
+  haproxy -c -q -f "$D/$name.cfg"
 }
 
 start_node() { # n prio
@@ -346,33 +247,7 @@ failover() {
   if ! { alive lb-a && alive lb-b && [ "$(cat "$D/balancer" 2>/dev/null)" = "$BALANCER" ]; }; then start; fi
   rm -f "$D"/proc-*.ndjson
   # (1) sluice agent with acks
-  cat > "$D/agent.toml" <<EOF
-[node]
-data_dir = "$D/agent-data"
-shutdown_timeout = "5s"
-[api]
-address = ""
-[pipelines.ship]
-batch_size = 256
-batch_delay = "20ms"
-[pipelines.ship.queue]
-type = "persisted"
-fsync = "never"
-[pipelines.ship.sources.gen]
-type = "generator"
-batch_size = 100
-message = "vip {seq}"
-count = $n
-rate = $rate
-[pipelines.ship.sinks.out]
-type = "sluice"
-receivers = ["$VIP:5043"]
-token = "$AGENT"
-group = "acme"
-heartbeat_interval = "300ms"
-backoff_max = "300ms"
-connect_timeout = "1s"
-EOF
+  render agent.toml "$D/agent.toml"
   rm -rf "$D/agent-data"
   local t0 kill_ms
   t0=$(date +%s%3N); kill_ms=$((t0 + 3000))

@@ -29,25 +29,14 @@ NGINX_BALANCE=${NGINX_BALANCE:-round_robin}
 PEN_PORT=${PEN_PORT:-18082}
 ONLY=${LB_ONLY:-haproxy nginx pen}
 
+# shellcheck source=scripts/service-lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/service-lib.sh"
+
 alive() { [ -s "$D/$1.pid" ] && kill -0 "$(cat "$D/$1.pid")" 2>/dev/null; }
 want() { [[ " $ONLY " == *" $1 "* ]]; }
 
 install() {
-  local need=()
-  for p in haproxy nginx libnginx-mod-stream pen; do
-    dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
-  done
-  [ ${#need[@]} -eq 0 ] && return 0
-  if [ "$(id -u)" != 0 ]; then echo "loadbalancers.sh: need root to apt-get install ${need[*]}" >&2; return 1; fi
-  # keep the packages' own services from starting (no init system here anyway)
-  local made=0
-  if [ ! -e /usr/sbin/policy-rc.d ]; then printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d; made=1; fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" >/dev/null || {
-    DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" >/dev/null
-  }
-  [ $made = 1 ] && rm -f /usr/sbin/policy-rc.d
-  return 0
+  apt_install_missing haproxy nginx libnginx-mod-stream pen
 }
 
 start() {

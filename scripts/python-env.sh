@@ -18,29 +18,22 @@ if [ ! -x "$py" ]; then
   echo "python-env: creating $venv" >&2
   python3 -m venv "$venv" >&2
 fi
-if ! "$py" -c 'import sys, elasticsearch; sys.exit(0 if elasticsearch.__versionstr__.startswith("8.") else 1)' 2>/dev/null; then
-  echo "python-env: installing elasticsearch>=8,<9 into $venv" >&2
-  "$py" -m pip install --quiet --disable-pip-version-check 'elasticsearch>=8,<9' >&2
-fi
-if ! "$py" -c 'import pygelf' 2>/dev/null; then
-  echo "python-env: installing pygelf==0.4.3 into $venv" >&2
-  "$py" -m pip install --quiet --disable-pip-version-check 'pygelf==0.4.3' >&2
-fi
+# need CHECK SPEC...: pip-installs the SPECs unless the python statement CHECK
+# runs (an import, or a version test)
+need() {
+  local check=$1; shift
+  "$py" -c "$check" 2>/dev/null && return 0
+  echo "python-env: installing $* into $venv" >&2
+  "$py" -m pip install --quiet --disable-pip-version-check "$@" >&2
+}
+need 'import sys, elasticsearch; sys.exit(0 if elasticsearch.__versionstr__.startswith("8.") else 1)' 'elasticsearch>=8,<9'
+need 'import pygelf' 'pygelf==0.4.3'
 # splunk-handler (crates/sluice/tests/splunk_hec_e2e.rs) and
 # python-logging-loki (crates/sluice/tests/loki_e2e.rs), issue #21.
-if ! "$py" -c 'import splunk_handler' 2>/dev/null; then
-  echo "python-env: installing splunk-handler==3.0.0 into $venv" >&2
-  "$py" -m pip install --quiet --disable-pip-version-check 'splunk-handler==3.0.0' >&2
-fi
-if ! "$py" -c 'import logging_loki' 2>/dev/null; then
-  echo "python-env: installing python-logging-loki==0.3.1 into $venv" >&2
-  "$py" -m pip install --quiet --disable-pip-version-check 'python-logging-loki==0.3.1' >&2
-fi
+need 'import splunk_handler' 'splunk-handler==3.0.0'
+need 'import logging_loki' 'python-logging-loki==0.3.1'
 # The OpenTelemetry SDK with its OTLP HTTP and gRPC exporters
 # (crates/sluice/tests/otlp_e2e.rs), issue #21.
-if ! "$py" -c 'import opentelemetry.sdk, opentelemetry.exporter.otlp.proto.http, opentelemetry.exporter.otlp.proto.grpc' 2>/dev/null; then
-  echo "python-env: installing opentelemetry-sdk and its OTLP exporters 1.45.2 into $venv" >&2
-  "$py" -m pip install --quiet --disable-pip-version-check 'opentelemetry-sdk==1.45.2' \
-    'opentelemetry-exporter-otlp-proto-http==1.45.2' 'opentelemetry-exporter-otlp-proto-grpc==1.45.2' >&2
-fi
+need 'import opentelemetry.sdk, opentelemetry.exporter.otlp.proto.http, opentelemetry.exporter.otlp.proto.grpc' \
+  'opentelemetry-sdk==1.45.2' 'opentelemetry-exporter-otlp-proto-http==1.45.2' 'opentelemetry-exporter-otlp-proto-grpc==1.45.2'
 echo "$py"

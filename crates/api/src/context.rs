@@ -13,8 +13,7 @@
 
 use std::sync::Arc;
 
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::Json;
 use serde::{Deserialize, Serialize};
 use sluice_query::api::Search;
@@ -22,6 +21,7 @@ use sluice_query::{Hit, Order, Principal, SearchBackend, TimeRange};
 
 use crate::auth::Authenticated;
 use crate::error::{ApiError, ErrorBody};
+use crate::params::Params;
 use crate::ApiState;
 
 /// Neighbours on each side when the request names no `n`.
@@ -125,9 +125,8 @@ fn term(field: &str, value: String) -> sluice_query::Query {
 pub async fn context(
     Authenticated(principal): Authenticated,
     State(s): State<ApiState>,
-    q: Result<Query<ContextParams>, QueryRejection>,
+    Params(p): Params<ContextParams>,
 ) -> Result<Json<ContextResponse>, ApiError> {
-    let p = q.map(|Query(p)| p).map_err(|e| ApiError::InvalidRequest(e.body_text()))?;
     let n = p.n.unwrap_or(DEFAULT_N);
     if n == 0 || n > MAX_N {
         return Err(ApiError::InvalidField {

@@ -15,8 +15,7 @@
 use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt as _;
@@ -27,6 +26,7 @@ use sluice_query::{Order, Principal, SearchBackend, SearchRequest, SearchRespons
 
 use crate::auth::Authenticated;
 use crate::error::{ApiError, ErrorBody};
+use crate::params::Params;
 use crate::ApiState;
 
 /// Hits written when the request names no `limit`.
@@ -185,9 +185,8 @@ fn csv_row<I: IntoIterator<Item = S>, S: AsRef<[u8]>>(out: &mut Vec<u8>, cells: 
 pub async fn export(
     Authenticated(principal): Authenticated,
     State(s): State<ApiState>,
-    q: Result<Query<ExportParams>, QueryRejection>,
+    Params(p): Params<ExportParams>,
 ) -> Result<Response, ApiError> {
-    let p = q.map(|Query(p)| p).map_err(|e| ApiError::InvalidRequest(e.body_text()))?;
     let format = Format::parse(p.format.as_deref())?;
     let limit = p.limit.unwrap_or(DEFAULT_LIMIT);
     if limit == 0 || limit > MAX_LIMIT {

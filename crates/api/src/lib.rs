@@ -41,6 +41,7 @@ pub mod export;
 pub mod exposition;
 pub mod mounts;
 pub mod openapi;
+pub mod params;
 pub mod process;
 pub mod search;
 pub mod session;

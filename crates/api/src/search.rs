@@ -12,8 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Bytes;
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::IntoResponse;
 use axum::Json;
@@ -27,6 +26,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::Authenticated;
 use crate::error::{ApiError, ErrorBody};
+use crate::params::Params;
 use crate::ApiState;
 
 /// The errors every search endpoint answers (besides the `default` of
@@ -63,10 +63,6 @@ fn backend(s: &ApiState) -> Result<Arc<dyn SearchBackend>, ApiError> {
 fn json_body<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     let body = if body.iter().all(u8::is_ascii_whitespace) { &b"{}"[..] } else { body };
     serde_json::from_slice(body).map_err(|e| ApiError::InvalidRequest(format!("invalid request body: {e}")))
-}
-
-fn query_params<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
-    q.map(|Query(t)| t).map_err(|e| ApiError::InvalidRequest(e.body_text()))
 }
 
 /// `GET /api/v1/search` parameters: [`SearchRequest`]'s names, `fields`
@@ -156,9 +152,9 @@ async fn run_search(
 pub async fn search_get(
     Authenticated(principal): Authenticated,
     State(s): State<ApiState>,
-    q: Result<Query<SearchParams>, QueryRejection>,
+    Params(p): Params<SearchParams>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let req = SearchRequest::from(query_params(q)?);
+    let req = SearchRequest::from(p);
     run_search(&s, &principal, req).await
 }
 
@@ -235,9 +231,9 @@ pub async fn aggregate(
 pub async fn fields(
     Authenticated(principal): Authenticated,
     State(s): State<ApiState>,
-    q: Result<Query<FieldsRequest>, QueryRejection>,
+    Params(req): Params<FieldsRequest>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let range = query_params(q)?.range(sluice_core::event::now_ns())?;
+    let range = req.range(sluice_core::event::now_ns())?;
     let backend = backend(&s)?;
     let fields = backend.fields(&principal, &range).await?;
     Ok(Json(FieldsResponse { fields }))
@@ -268,9 +264,8 @@ pub async fn fields(
 pub async fn tail(
     Authenticated(principal): Authenticated,
     State(s): State<ApiState>,
-    q: Result<Query<TailRequest>, QueryRejection>,
+    Params(req): Params<TailRequest>,
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
-    let req = query_params(q)?;
     let query = sluice_query::parse(&req.query).map_err(sluice_query::api::RequestError::from)?;
     let backend = backend(&s)?;
     let rx = backend.tail(&principal, &query).await?;

@@ -9,6 +9,7 @@ pub mod acked_stream;
 pub mod dead_letter;
 pub mod defaults;
 pub mod filters;
+pub mod globs;
 pub mod http_body;
 pub mod http_client;
 pub mod http_listen;
@@ -24,6 +25,7 @@ pub mod sinks;
 pub mod sources;
 pub mod syslog_event;
 pub mod syslog_stream;
+pub mod tcp_listen;
 pub mod testkit;
 pub mod tls;
 

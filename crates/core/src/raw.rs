@@ -220,20 +220,50 @@ impl Validator<'_> {
         }
     }
 
+    /// At `{` or `[` (nested `depth` deep): consumes it and the white space
+    /// after it; `Some(true)` when `close` follows at once (the empty
+    /// container, consumed too), `Some(false)` when an item follows, `None`
+    /// past [`MAX_DEPTH`].
+    #[inline]
+    fn open(&mut self, depth: usize, close: u8) -> Option<bool> {
+        if depth >= MAX_DEPTH {
+            return None;
+        }
+        self.i += 1;
+        self.ws();
+        if self.peek() == Some(close) {
+            self.i += 1;
+            return Some(true);
+        }
+        Some(false)
+    }
+
+    /// After an item of an object or array: `,` and the white space after
+    /// it → `Some(false)` (another item follows), `close` → `Some(true)`
+    /// (the end), anything else → `None`.
+    #[inline]
+    fn next_item(&mut self, close: u8) -> Option<bool> {
+        self.ws();
+        match self.peek()? {
+            b',' => {
+                self.i += 1;
+                self.ws();
+                Some(false)
+            }
+            c if c == close => {
+                self.i += 1;
+                Some(true)
+            }
+            _ => None,
+        }
+    }
+
     fn value(&mut self, depth: usize) -> Option<()> {
         match self.peek()? {
             b'"' => self.string().map(|_| ()),
             b'{' => {
-                if depth >= MAX_DEPTH {
-                    return None;
-                }
-                self.i += 1;
-                self.ws();
-                if self.peek() == Some(b'}') {
-                    self.i += 1;
-                    return Some(());
-                }
-                loop {
+                let mut done = self.open(depth, b'}')?;
+                while !done {
                     if self.peek() != Some(b'"') {
                         return None;
                     }
@@ -245,45 +275,17 @@ impl Validator<'_> {
                     self.i += 1;
                     self.ws();
                     self.value(depth + 1)?;
-                    self.ws();
-                    match self.peek()? {
-                        b',' => {
-                            self.i += 1;
-                            self.ws();
-                        }
-                        b'}' => {
-                            self.i += 1;
-                            return Some(());
-                        }
-                        _ => return None,
-                    }
+                    done = self.next_item(b'}')?;
                 }
+                Some(())
             }
             b'[' => {
-                if depth >= MAX_DEPTH {
-                    return None;
-                }
-                self.i += 1;
-                self.ws();
-                if self.peek() == Some(b']') {
-                    self.i += 1;
-                    return Some(());
-                }
-                loop {
+                let mut done = self.open(depth, b']')?;
+                while !done {
                     self.value(depth + 1)?;
-                    self.ws();
-                    match self.peek()? {
-                        b',' => {
-                            self.i += 1;
-                            self.ws();
-                        }
-                        b']' => {
-                            self.i += 1;
-                            return Some(());
-                        }
-                        _ => return None,
-                    }
+                    done = self.next_item(b']')?;
                 }
+                Some(())
             }
             b't' => self.literal(b"true"),
             b'f' => self.literal(b"false"),
@@ -494,6 +496,11 @@ mod tests {
             r#"{"a":-}"#,
             r#"{"a":1e}"#,
             r#"{"a":[1 2]}"#,
+            r#"{"a":[1,]}"#,
+            r#"{"a":[,1]}"#,
+            r#"{"a":[1}"#,
+            r#"{"a":{"b":1,}}"#,
+            r#"{"a":{"b":1]}"#,
             r#"{"a" 1}"#,
             r#"{a:1}"#,
             "{\"a\":\"tab\there\"}",
@@ -508,5 +515,13 @@ mod tests {
             assert!(scan(&Bytes::from(text)).is_none(), "{text:?} was accepted");
         }
         assert!(scan(&Bytes::from(&b"{\"a\":\"\xff\"}"[..])).is_none(), "invalid utf-8 accepted");
+        // Nesting: up to the limit is accepted, one level more is not.
+        let nested = |n: usize| format!("{{\"a\":{}1{}}}", "[".repeat(n), "]".repeat(n));
+        assert!(scan(&Bytes::from(nested(MAX_DEPTH - 1))).is_some(), "nesting at the limit refused");
+        assert!(scan(&Bytes::from(nested(MAX_DEPTH))).is_none(), "nesting past the limit accepted");
+        assert!(
+            scan(&Bytes::from(r#"{"a":{ },"b":[ ],"c":[{"d":[1, 2]} , {}]}"#)).is_some(),
+            "empty containers refused"
+        );
     }
 }

@@ -628,6 +628,20 @@ mod tests {
         }
     }
 
+    /// A lab event: the `fields` in order, the time `ts` read with `format`
+    /// (UTC), and the identity `lab` / `subgroup` / `host`.
+    fn lab_event(ts: &str, format: &str, fields: Vec<(&str, Value)>, subgroup: &str, host: &str) -> Event {
+        let mut object = Object::new();
+        for (k, v) in fields {
+            object.insert(k, v);
+        }
+        let mut e = Event::from_fields(object);
+        e.timestamp =
+            chrono::NaiveDateTime::parse_from_str(ts, format).unwrap().and_utc().timestamp_nanos_opt().unwrap();
+        e.identity = Arc::new(Identity::new("lab", subgroup, host));
+        e
+    }
+
     /// An OpenSSH syslog line: `Dec 10 06:55:46 LabSZ sshd[24200]: message`.
     fn openssh_event(line: &str) -> Event {
         let (head, message) = line.split_once("]: ").unwrap();
@@ -640,18 +654,12 @@ mod tests {
             parts.next().unwrap(),
         );
         let (program, pid) = prog.split_once('[').unwrap();
-        let ts = chrono::NaiveDateTime::parse_from_str(&format!("2025 {mon} {day} {time}"), "%Y %b %d %H:%M:%S")
-            .unwrap()
-            .and_utc()
-            .timestamp_nanos_opt()
-            .unwrap();
-        let mut fields = Object::new();
-        fields.insert("message", Value::from(message));
-        fields.insert("program", Value::from(program));
-        fields.insert("pid", Value::Int(pid.parse().unwrap()));
-        let mut e = Event::from_fields(fields);
-        e.timestamp = ts;
-        e.identity = Arc::new(Identity::new("lab", "ssh", host));
+        let fields = vec![
+            ("message", Value::from(message)),
+            ("program", Value::from(program)),
+            ("pid", Value::Int(pid.parse().unwrap())),
+        ];
+        let mut e = lab_event(&format!("2025 {mon} {day} {time}"), "%Y %b %d %H:%M:%S", fields, "ssh", host);
         e.source = Arc::from("/var/log/auth.log");
         e
     }
@@ -660,18 +668,8 @@ mod tests {
     fn apache_event(line: &str) -> Event {
         let (ts, rest) = line[1..].split_once("] [").unwrap();
         let (level, message) = rest.split_once("] ").unwrap();
-        let ts = chrono::NaiveDateTime::parse_from_str(ts, "%a %b %d %H:%M:%S %Y")
-            .unwrap()
-            .and_utc()
-            .timestamp_nanos_opt()
-            .unwrap();
-        let mut fields = Object::new();
-        fields.insert("message", Value::from(message));
-        fields.insert("level", Value::from(level));
-        let mut e = Event::from_fields(fields);
-        e.timestamp = ts;
-        e.identity = Arc::new(Identity::new("lab", "web", "apache-1"));
-        e
+        let fields = vec![("message", Value::from(message)), ("level", Value::from(level))];
+        lab_event(ts, "%a %b %d %H:%M:%S %Y", fields, "web", "apache-1")
     }
 
     const OPENSSH: &str = include_str!("../tests/data/openssh_2k.txt");

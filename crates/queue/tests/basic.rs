@@ -2,30 +2,18 @@
 //! exactly-once delivery within a process, out-of-order acks and the frontier,
 //! segment deletion on disk, and exact re-delivery after reopen.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::Duration;
 
+use common::cfg;
 use sluice_queue::format::{decode_checkpoint, Checkpoint, CheckpointCheck};
-use sluice_queue::{FsyncPolicy, PersistedQueue, QueueConfig, QueueError, Record, RecordId};
-
-fn cfg(dir: &Path, shards: usize, segment_bytes: u64) -> QueueConfig {
-    QueueConfig {
-        dir: dir.to_path_buf(),
-        shards,
-        segment_bytes,
-        max_bytes: 1 << 30,
-        fsync: FsyncPolicy::Never,
-        checkpoint_interval: Duration::ZERO,
-    }
-}
+use sluice_queue::{PersistedQueue, QueueError, Record, RecordId};
 
 fn drain(q: &PersistedQueue) -> Vec<Record> {
-    let mut out = Vec::new();
-    while let Some(r) = q.next(Duration::from_millis(20)).unwrap() {
-        out.push(r);
-    }
-    out
+    common::drain(q, Duration::from_millis(20))
 }
 
 fn segment_files(dir: &Path, shard: u32) -> Vec<String> {

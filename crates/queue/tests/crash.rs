@@ -4,30 +4,21 @@
 //! the damage, report what it cut or skipped, never panic, and leave the
 //! queue appendable.
 
+mod common;
+
 use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use sluice_queue::{FsyncPolicy, OpenReport, PersistedQueue, QueueConfig, Record, RecordId};
+use sluice_queue::{OpenReport, PersistedQueue, QueueConfig, Record, RecordId};
 
 fn cfg(dir: &Path, segment_bytes: u64) -> QueueConfig {
-    QueueConfig {
-        dir: dir.to_path_buf(),
-        shards: 1,
-        segment_bytes,
-        max_bytes: 1 << 30,
-        fsync: FsyncPolicy::Never,
-        checkpoint_interval: Duration::ZERO,
-    }
+    common::cfg(dir, 1, segment_bytes)
 }
 
 fn drain(q: &PersistedQueue) -> Vec<Record> {
-    let mut out = Vec::new();
-    while let Some(r) = q.next(Duration::from_millis(5)).unwrap() {
-        out.push(r);
-    }
-    out
+    common::drain(q, Duration::from_millis(5))
 }
 
 fn seg_path(dir: &Path, id: u64) -> PathBuf {

@@ -4,33 +4,24 @@
 //! not after a crash), and version 1 segments written by an older sluice are
 //! still read.
 
+mod common;
+
 use std::fs;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::time::Duration;
 
 use sluice_queue::format::{encode_segment_header, record_crc, RECORD_HEADER_LEN};
-use sluice_queue::{FsyncPolicy, OpenReport, PersistedQueue, QueueConfig, Record};
+use sluice_queue::{OpenReport, PersistedQueue, QueueConfig, Record};
 
 const SEGMENT: u64 = 4096;
 
 fn cfg(dir: &Path) -> QueueConfig {
-    QueueConfig {
-        dir: dir.to_path_buf(),
-        shards: 1,
-        segment_bytes: SEGMENT,
-        max_bytes: 1 << 30,
-        fsync: FsyncPolicy::Never,
-        checkpoint_interval: Duration::ZERO,
-    }
+    common::cfg(dir, 1, SEGMENT)
 }
 
 fn drain(q: &PersistedQueue) -> Vec<Record> {
-    let mut out = Vec::new();
-    while let Some(r) = q.next(Duration::from_millis(5)).unwrap() {
-        out.push(r);
-    }
-    out
+    common::drain(q, Duration::from_millis(5))
 }
 
 fn payload(round: usize, i: usize) -> Vec<u8> {

@@ -32,30 +32,31 @@ fn signal(child: &Child, sig: &str) {
 /// The ingest token of the http sources in these tests (group `acme`).
 const INGEST_TOKEN: &str = "api-e2e-ingest-token-0";
 
-/// One HTTP/1.1 request on a fresh connection; `(status, body)`. Ingest
-/// requests (`/ndjson`, `/_bulk`) carry `INGEST_TOKEN` unless `headers` name
-/// an `Authorization` (an empty one is left out).
-fn http(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> (u16, String) {
-    try_http(port, method, path, headers, body).unwrap_or_else(|e| panic!("{method} {path}: {e}"))
-}
-
-/// [`http`] for readiness polls: a socket error (the node still starting) is
-/// returned, not a panic.
-fn try_http(
-    port: u16,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &[u8],
-) -> std::io::Result<(u16, String)> {
+/// `headers` of a request to `path`: an ingest request (`/`, `/ndjson`,
+/// `/_bulk`) carries `bearer` unless `headers` name an `Authorization` (an
+/// empty one is left out).
+fn ingest_headers<'a>(path: &str, headers: &[(&'a str, &'a str)], bearer: &'a str) -> Vec<(&'a str, &'a str)> {
     let ingest = path == "/" || path.ends_with("/ndjson") || path.ends_with("/_bulk");
-    let bearer = format!("Bearer {INGEST_TOKEN}");
     let mut all: Vec<(&str, &str)> = Vec::new();
     if ingest && !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("authorization")) {
-        all.push(("Authorization", &bearer));
+        all.push(("Authorization", bearer));
     }
     all.extend(headers.iter().filter(|(_, v)| !v.is_empty()));
-    common::try_http(port, method, path, &all, body)
+    all
+}
+
+/// [`common::http`] with [`ingest_headers`] carrying `INGEST_TOKEN`.
+fn http(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> (u16, String) {
+    let bearer = format!("Bearer {INGEST_TOKEN}");
+    common::http(port, method, path, &ingest_headers(path, headers, &bearer), body)
+}
+
+/// Whether an empty `POST /ndjson` (with `headers`, as [`http`]) answers
+/// `status`; `false` while the node still refuses or resets connections.
+fn ndjson_answers(port: u16, headers: &[(&str, &str)], status: u16) -> bool {
+    let bearer = format!("Bearer {INGEST_TOKEN}");
+    common::try_http(port, "POST", "/ndjson", &ingest_headers("/ndjson", headers, &bearer), b"")
+        .is_ok_and(|(s, _)| s == status)
 }
 
 fn json(s: &str) -> serde_json::Value {
@@ -140,9 +141,7 @@ fn http_source_bulk_ndjson_stats_and_api_share_one_port() {
         .unwrap();
     let mut p = Proc(child);
     // The http source mounts when its pipeline runs; until then /_bulk is a 404.
-    wait_for("the mounted /ndjson", &mut p.0, || {
-        try_http(port, "POST", "/ndjson", &[], b"").is_ok_and(|(status, _)| status == 200)
-    });
+    wait_for("the mounted /ndjson", &mut p.0, || ndjson_answers(port, &[], 200));
 
     // Elasticsearch bulk on the API port: two good documents, one bad (not indexed).
     let bulk = b"{\"index\":{\"_index\":\"other\"}}\n{\"message\":\"b1\"}\n{\"create\":{}}\n{\"message\":\"b2\"}\n{\"index\":{}}\nnot json\n";
@@ -209,9 +208,7 @@ fn http_source_bulk_ndjson_stats_and_api_share_one_port() {
     signal(&p.0, "-HUP");
     let log_text = || std::fs::read_to_string(&log).unwrap_or_default();
     wait_for("reload done", &mut p.0, || log_text().contains("reload done"));
-    wait_for("the mount after reload", &mut p.0, || {
-        try_http(port, "POST", "/ndjson", &[], b"").is_ok_and(|(status, _)| status == 200)
-    });
+    wait_for("the mount after reload", &mut p.0, || ndjson_answers(port, &[], 200));
     let (status, body) =
         http(port, "POST", "/_bulk", &[], b"{\"index\":{\"_index\":\"logs\"}}\n{\"message\":\"b3\"}\n");
     assert_eq!((status, json(&body)["errors"].as_bool()), (200, Some(false)));
@@ -308,9 +305,7 @@ address = "127.0.0.1:{sink_port}"
         .spawn()
         .unwrap();
     let mut p = Proc(child);
-    wait_for("the mounted /ndjson", &mut p.0, || {
-        try_http(port, "POST", "/ndjson", &[], b"").is_ok_and(|(status, _)| status == 200)
-    });
+    wait_for("the mounted /ndjson", &mut p.0, || ndjson_answers(port, &[], 200));
     // 300 events accepted into the persisted queue while the sink's peer is down.
     let body: String = (0..300).map(|i| format!("{{\"message\":\"q{i}\"}}\n")).collect();
     let (status, reply) = http(port, "POST", "/ndjson", &[], body.as_bytes());
@@ -493,9 +488,7 @@ fn issue_18_the_single_node_example_needs_an_ingest_token_and_refuses_browsers()
         .unwrap();
     let mut p = Proc(child);
     let none = [("Authorization", "")];
-    wait_for("the mounted /ndjson", &mut p.0, || {
-        try_http(port, "POST", "/ndjson", &none, b"").is_ok_and(|(status, _)| status == 401)
-    });
+    wait_for("the mounted /ndjson", &mut p.0, || ndjson_answers(port, &none, 401));
     // The token the example generated: 64 hex characters, mode 0600.
     let token_file = dir.path("data/ingest.token");
     assert_eq!(std::fs::metadata(&token_file).unwrap().permissions().mode() & 0o777, 0o600);

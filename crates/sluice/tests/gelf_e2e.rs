@@ -116,12 +116,7 @@ for name, compress in (("zlib", True), ("plain", False)):
     assert_eq!(s, 401);
     let events = common::wait_events("every event", &mut p, &out, 2 * N);
     for name in ["zlib", "plain"] {
-        let mut seen: Vec<usize> = events
-            .iter()
-            .filter_map(|e| e["message"].as_str()?.strip_prefix(&format!("{name} message "))?.parse().ok())
-            .collect();
-        seen.sort_unstable();
-        assert_eq!(seen, (0..N).collect::<Vec<_>>(), "{name}");
+        assert_eq!(common::numbered(&events, &format!("{name} message ")), (0..N).collect::<Vec<_>>(), "{name}");
     }
     for e in &events {
         assert_eq!(

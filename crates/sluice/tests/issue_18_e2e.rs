@@ -417,12 +417,7 @@ for name, kind, port in (("tcp", socket.SOCK_STREAM, {tcp}), ("udp", socket.SOCK
     let raw = std::fs::read_to_string(&out).unwrap();
     assert!(!raw.contains("\\u0000"), "a NUL reached the output");
     for name in ["tcp", "udp"] {
-        let mut seen: Vec<usize> = events
-            .iter()
-            .filter_map(|e| e["message"].as_str()?.strip_prefix(&format!("{name} message "))?.parse().ok())
-            .collect();
-        seen.sort_unstable();
-        assert_eq!(seen, (0..N).collect::<Vec<_>>(), "{name}");
+        assert_eq!(common::numbered(&events, &format!("{name} message ")), (0..N).collect::<Vec<_>>(), "{name}");
     }
     assert!(events.iter().all(|e| e.get("tags").is_none() && e["severity_label"] == "info"), "{}", events[0]);
     p.term();

@@ -109,12 +109,7 @@ for version, path in (("1", "/loki/api/v1/push"), ("0", "/api/prom/push")):
     let total = 2 * N + 2;
     let events = common::wait_events("every entry", &mut p, &out, total);
     for v in ["1", "0"] {
-        let mut seen: Vec<usize> = events
-            .iter()
-            .filter_map(|e| e["message"].as_str()?.strip_prefix(&format!("v{v} message "))?.parse().ok())
-            .collect();
-        seen.sort_unstable();
-        assert_eq!(seen, (0..N).collect::<Vec<_>>(), "emitter v{v}");
+        assert_eq!(common::numbered(&events, &format!("v{v} message ")), (0..N).collect::<Vec<_>>(), "emitter v{v}");
     }
     for e in &events {
         assert_eq!((&e["@group"], &e["@host"]), (&"acme".into(), &"pinned".into()), "{e}");

@@ -2,7 +2,7 @@
 // assignments, audit log, auth policy and LDAP settings.
 import { request } from './client';
 import type { SourcePattern, UserType } from './auth';
-import type { components } from './schema';
+import type { components, operations } from './schema';
 
 type Schemas = components['schemas'];
 
@@ -121,17 +121,8 @@ export function deleteAssignment(id: number): Promise<void> {
   return request<void>('DELETE', `/api/v1/assignments/${id}`);
 }
 
-/** Filters of `GET /api/v1/audit`. */
-export interface AuditQuery {
-  actor?: string;
-  action?: string;
-  target?: string;
-  q?: string;
-  from?: string;
-  to?: string;
-  size?: number;
-  before?: string;
-}
+/** Filters of `GET /api/v1/audit` (the generated `audit` query parameters). */
+export type AuditQuery = NonNullable<operations['audit']['parameters']['query']>;
 
 /** `GET /api/v1/audit`. */
 export function audit(q: AuditQuery, signal?: AbortSignal): Promise<{ records: AuditRecord[]; next: string | null }> {

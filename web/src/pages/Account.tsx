@@ -7,6 +7,7 @@ import { ErrorBox } from '../components/ErrorBox/ErrorBox';
 import { Link } from '../components/Nav/Nav';
 import { toApiError, useRequest } from '../hooks/useRequest';
 import { TimeZoneSetting } from '../components/TimeZoneSetting/TimeZoneSetting';
+import { InlineForm } from '../components/InlineForm/InlineForm';
 
 /** `group/subgroup/host`. */
 export function patternText(p: { group: string; subgroup?: string; host?: string }): string {
@@ -167,10 +168,8 @@ export function AccountPage({ me, onChange }: { me: Me | null; onChange: () => v
             ))}
           </tbody>
         </table>
-        <form
-          class="inline-form"
-          onSubmit={(e) => {
-            e.preventDefault();
+        <InlineForm
+          onSubmit={() => {
             act(async () => setSecret((await createToken({ name: tokName, scope: 'search', expires_in: '90d' })).secret), 'Token created.');
           }}
         >
@@ -179,7 +178,7 @@ export function AccountPage({ me, onChange }: { me: Me | null; onChange: () => v
             <input value={tokName} placeholder="name" onInput={(e) => setTokName(e.currentTarget.value)} required />
           </label>
           <button type="submit">Create (90 days)</button>
-        </form>
+        </InlineForm>
         {secret ? (
           <p class="note">
             Copy it now, it is shown once: <code>{secret}</code>

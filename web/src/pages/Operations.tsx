@@ -6,6 +6,7 @@ import { Sparkline } from '../components/Sparkline/Sparkline';
 import type { ComponentStats, PipelineStats } from '../api/types';
 import { ratePerSec, useNodeStats, type StatsSample } from '../hooks/useNodeStats';
 import { ago, bytes, compact, exact } from '../lib/format';
+import { DataTable } from '../components/DataTable/DataTable';
 
 /** Per-sample series of one pipeline: events in/s, out/s, queue depth. */
 export function pipelineSeries(samples: StatsSample[], name: string): { t: number[]; inRate: number[]; outRate: number[]; queue: number[] } {
@@ -122,28 +123,11 @@ function PipelineCard({ name, p, samples }: { name: string; p: PipelineStats; sa
           <Sparkline times={s.t} values={s.queue} label={`${name}: queued events`} colourIndex={3} />
         </figure>
       </div>
-      <table class="components">
-        <thead>
-          <tr>
-            <th scope="col">kind</th>
-            <th scope="col">id</th>
-            <th scope="col">type</th>
-            <th scope="col">in</th>
-            <th scope="col">out</th>
-            <th scope="col">rate 1m</th>
-            <th scope="col">failed</th>
-            <th scope="col">dropped</th>
-            <th scope="col">errors</th>
-            <th scope="col">last event</th>
-            <th scope="col">counters</th>
-          </tr>
-        </thead>
-        <tbody>
-          <ComponentRows kind="source" list={p.plugins.sources} />
-          <ComponentRows kind="filter" list={p.plugins.filters} />
-          <ComponentRows kind="sink" list={p.plugins.sinks} />
-        </tbody>
-      </table>
+      <DataTable class="components" columns={['kind', 'id', 'type', 'in', 'out', 'rate 1m', 'failed', 'dropped', 'errors', 'last event', 'counters']}>
+        <ComponentRows kind="source" list={p.plugins.sources} />
+        <ComponentRows kind="filter" list={p.plugins.filters} />
+        <ComponentRows kind="sink" list={p.plugins.sinks} />
+      </DataTable>
     </section>
   );
 }

@@ -42,6 +42,7 @@ use sluice_core::event::now_ns;
 use sluice_core::value::{Object, Value};
 use sluice_core::Event;
 
+use crate::globs;
 use crate::positions::registry::Registry;
 use crate::positions::{load_registry, Shared};
 
@@ -68,12 +69,7 @@ struct Config {
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, ConfigError> {
     let c: Config = parse_table(value, &cx.path)?;
-    if c.include.is_empty() {
-        return Err(cx.error("include", "at least one glob pattern is needed"));
-    }
-    for (i, p) in c.include.iter().enumerate() {
-        glob::Pattern::new(p).map_err(|e| cx.error(&format!("include[{i}]"), format!("invalid glob {p:?}: {e}")))?;
-    }
+    globs::compile_required(cx, "include", &c.include)?;
     let registry_path = cx.data_dir.join("evtx_positions").join(&cx.pipeline).join(format!("{}.json", cx.id));
     Ok(Box::new(Evtx {
         include: c.include,

@@ -64,6 +64,7 @@ use tokio_util::sync::CancellationToken;
 
 use self::multiline::{Joiner, MultilineConfig};
 use self::reader::{read_full_at, Counters, Reader, Settings, Step};
+use crate::globs;
 use crate::positions::registry::{Registry, FINGERPRINT_BYTES};
 use crate::positions::{load_registry, Shared};
 
@@ -187,18 +188,12 @@ fn default_forget_after() -> HumanDuration {
 
 fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, ConfigError> {
     let c: Config = parse_table(value, &cx.path)?;
-    if c.include.is_empty() {
-        return Err(cx.error("include", "at least one glob pattern is needed"));
-    }
-    for (i, p) in c.include.iter().enumerate() {
-        glob::Pattern::new(p).map_err(|e| cx.error(&format!("include[{i}]"), format!("invalid glob {p:?}: {e}")))?;
-    }
-    let mut exclude = Vec::new();
-    for (i, p) in c.exclude.iter().enumerate() {
-        let pat = glob::Pattern::new(p)
-            .map_err(|e| cx.error(&format!("exclude[{i}]"), format!("invalid glob {p:?}: {e}")))?;
-        exclude.push((pat, p.contains('/')));
-    }
+    globs::compile_required(cx, "include", &c.include)?;
+    let exclude: Vec<_> = globs::compile(cx, "exclude", &c.exclude)?
+        .into_iter()
+        .zip(&c.exclude)
+        .map(|(pat, p)| (pat, p.contains('/')))
+        .collect();
     if c.max_line_bytes.0 == 0 || c.max_line_bytes.0 > (1 << 30) {
         return Err(cx.error("max_line_bytes", "must be between 1 byte and 1GiB"));
     }

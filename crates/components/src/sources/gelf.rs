@@ -45,12 +45,13 @@ use sluice_core::config::{parse_table, ByteSize, ConfigError, HumanDuration, Pos
 use sluice_core::event::{now_ns, Identity};
 use sluice_core::metrics::{ComponentMetrics, Counter};
 use sluice_core::Event;
-use sluice_net::{Incoming, Listener, ListenerCounters, ReadBuf};
+use sluice_net::{Listener, ListenerCounters, ReadBuf};
 use sluice_parsers::framing;
 use sluice_parsers::gelf::{self, Chunk, ChunkLimits, Reassembler, CHUNK_MAGIC};
 use tokio::net::{TcpListener, TcpStream, UdpSocket};
 
 use crate::ingest_auth::{self, AuthMode, IngestToken, TokenConfig};
+use crate::tcp_listen;
 
 mod http;
 
@@ -322,10 +323,8 @@ impl Gelf {
     }
 
     async fn run_tcp(self: Box<Self>, cx: SourceContext) -> Result<(), BoxError> {
-        let listener = TcpListener::bind(self.address).await.map_err(|e| format!("bind {}: {e}", self.address))?;
-        let local = listener.local_addr()?;
-        tracing::info!(source = %cx.id, address = %local, max_connections = self.max_connections, "gelf source listening (tcp)");
-        let mut listener = Listener::new(listener, &cx.id, self.max_connections, ListenerCounters::of(&cx.metrics));
+        let (listener, local) =
+            tcp_listen::bind(self.address, self.max_connections, &cx, "gelf source listening (tcp)").await?;
         let conn = Arc::new(Conn {
             decoder: self.decoder(local, &cx),
             max_frame: self.max_message,
@@ -333,26 +332,11 @@ impl Gelf {
             idle_closed: cx.metrics.counter("idle_closed"),
             oversized: cx.metrics.counter("oversized_frames"),
         });
-        loop {
-            tokio::select! {
-                _ = cx.shutdown.cancelled() => return Ok(()),
-                incoming = listener.accept() => {
-                    let (stream, guard) = match incoming {
-                        Incoming::Open(stream, _peer, guard) => (stream, guard),
-                        Incoming::Refused(..) => continue,
-                    };
-                    let cx = cx.clone();
-                    let conn = Arc::clone(&conn);
-                    tokio::spawn(async move {
-                        let _guard = guard;
-                        if let Err(e) = conn.read(stream, &cx).await {
-                            cx.metrics.errors.inc();
-                            tracing::debug!(source = %cx.id, error = %e, "gelf connection ended with error");
-                        }
-                    });
-                }
-            }
-        }
+        tcp_listen::serve(listener, &cx, move |stream, cx| {
+            let conn = Arc::clone(&conn);
+            async move { conn.read(stream, &cx).await }
+        })
+        .await
     }
 }
 

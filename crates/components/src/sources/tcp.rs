@@ -20,12 +20,13 @@ use std::sync::Arc;
 
 use crate::lines::{LineDecoder, LineFormat, LineState};
 use crate::net::DEFAULT_MAX_CONNECTIONS;
+use crate::tcp_listen;
 use async_trait::async_trait;
 use serde::Deserialize;
 use sluice_core::component::{BoxError, BuildContext, Closed, Source, SourceContext, SourceSpec};
 use sluice_core::config::{parse_table, ByteSize, ConfigError, Positive};
-use sluice_net::{Incoming, Listener, ListenerCounters, ReadBuf};
-use tokio::net::{TcpListener, TcpStream};
+use sluice_net::ReadBuf;
+use tokio::net::TcpStream;
 
 /// Registry entry.
 pub const SPEC: SourceSpec = SourceSpec {
@@ -80,33 +81,16 @@ struct Tcp {
 #[async_trait]
 impl Source for Tcp {
     async fn run(self: Box<Self>, cx: SourceContext) -> Result<(), BoxError> {
-        let listener = TcpListener::bind(self.address).await.map_err(|e| format!("bind {}: {e}", self.address))?;
-        let local = listener.local_addr()?;
-        tracing::info!(source = %cx.id, address = %local, max_connections = self.max_connections, "tcp source listening");
-        let mut listener = Listener::new(listener, &cx.id, self.max_connections, ListenerCounters::of(&cx.metrics));
+        let (listener, local) =
+            tcp_listen::bind(self.address, self.max_connections, &cx, "tcp source listening").await?;
         let source: Arc<str> = Arc::from(format!("tcp:{local}"));
         let decoder = Arc::new(LineDecoder::new(self.format, self.max_line, &cx));
-        loop {
-            tokio::select! {
-                _ = cx.shutdown.cancelled() => return Ok(()),
-                incoming = listener.accept() => {
-                    let (stream, guard) = match incoming {
-                        Incoming::Open(stream, _peer, guard) => (stream, guard),
-                        Incoming::Refused(..) => continue,
-                    };
-                    let cx = cx.clone();
-                    let decoder = Arc::clone(&decoder);
-                    let source = Arc::clone(&source);
-                    tokio::spawn(async move {
-                        let _guard = guard;
-                        if let Err(e) = read_connection(stream, &cx, &decoder, &source).await {
-                            cx.metrics.errors.inc();
-                            tracing::debug!(source = %cx.id, error = %e, "connection ended with error");
-                        }
-                    });
-                }
-            }
-        }
+        tcp_listen::serve(listener, &cx, move |stream, cx| {
+            let decoder = Arc::clone(&decoder);
+            let source = Arc::clone(&source);
+            async move { read_connection(stream, &cx, &decoder, &source).await }
+        })
+        .await
     }
 }
 

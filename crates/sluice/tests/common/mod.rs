@@ -379,6 +379,16 @@ pub fn wait_events(what: &str, p: &mut Proc, out: &Path, n: usize) -> Vec<serde_
     events
 }
 
+/// The numbers `n` of the `events` whose `message` is `<prefix><n>`,
+/// sorted: what a test compares with `0..n` to show that each event of one
+/// sender arrived exactly once.
+pub fn numbered(events: &[serde_json::Value], prefix: &str) -> Vec<usize> {
+    let mut seen: Vec<usize> =
+        events.iter().filter_map(|e| e["message"].as_str()?.strip_prefix(prefix)?.parse().ok()).collect();
+    seen.sort_unstable();
+    seen
+}
+
 /// A source table of pipeline `main` for [`start_file_node`]:
 /// `[pipelines.main.sources.<id>]` with `type = "<kind>"`, `address =
 /// "127.0.0.1:<port>"` and the `more` lines.

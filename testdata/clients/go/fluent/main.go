@@ -14,13 +14,14 @@ import (
 	"time"
 
 	"github.com/fluent/fluent-logger-golang/fluent"
+	"sluice.test/clients/acked"
 )
 
 func main() {
 	addr := flag.String("addr", "", "host:port")
 	n := flag.Int("n", 1000, "records")
 	prefix := flag.String("id", "ff", "record id prefix")
-	acked := flag.String("acked", "", "file of acknowledged ids")
+	ackedPath := flag.String("acked", "", "file of acknowledged ids")
 	retry := flag.Duration("retry", 0, "retry a failed post for this long")
 	sharedKey := flag.String("shared-key", "", "unused by this client (no handshake support)")
 	flag.Parse()
@@ -30,13 +31,9 @@ func main() {
 		fail(err)
 	}
 	port, _ := strconv.Atoi(p)
-	var out *os.File
-	if *acked != "" {
-		f, err := os.OpenFile(*acked, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-		if err != nil {
-			fail(err)
-		}
-		out = f
+	out, err := acked.Open(*ackedPath, *prefix)
+	if err != nil {
+		fail(err)
 	}
 	deadline := time.Now().Add(*retry)
 	lg, err := fluent.New(fluent.Config{FluentHost: host, FluentPort: port, RequestAck: true, Timeout: 10 * time.Second, WriteTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, MaxRetry: 3, RetryWait: 100, SubSecondPrecision: true})
@@ -52,17 +49,13 @@ func main() {
 			}
 			fail(fmt.Errorf("record %d: %w", i, err))
 		}
-		if out != nil {
-			fmt.Fprintf(out, "%s-%d\n", *prefix, i)
-			if i%50 == 0 {
-				_ = out.Sync()
-			}
+		out.Add(i, i+1)
+		if i%50 == 0 {
+			out.Sync()
 		}
 		i++
 	}
-	if out != nil {
-		_ = out.Sync()
-	}
+	out.Sync()
 	_ = lg.Close()
 	fmt.Printf("acked %d\n", *n)
 }

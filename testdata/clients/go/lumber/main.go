@@ -16,6 +16,7 @@ import (
 	"time"
 
 	v2 "github.com/elastic/go-lumber/client/v2"
+	"sluice.test/clients/acked"
 )
 
 func main() {
@@ -27,17 +28,13 @@ func main() {
 	ca := flag.String("ca", "", "PEM CA: connect with TLS")
 	cert := flag.String("cert", "", "client certificate (PEM)")
 	key := flag.String("key", "", "client key (PEM)")
-	acked := flag.String("acked", "", "file of acknowledged ids")
+	ackedPath := flag.String("acked", "", "file of acknowledged ids")
 	retry := flag.Duration("retry", 0, "reconnect and resend for this long")
 	flag.Parse()
 
-	var out *os.File
-	if *acked != "" {
-		f, err := os.OpenFile(*acked, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-		if err != nil {
-			fail(err)
-		}
-		out = f
+	out, err := acked.Open(*ackedPath, *prefix)
+	if err != nil {
+		fail(err)
 	}
 	deadline := time.Now().Add(*retry)
 	dial := func() (*v2.SyncClient, error) {
@@ -106,12 +103,8 @@ func main() {
 		if got != len(events) {
 			fail(fmt.Errorf("batch at %d: ACK %d, want %d", sent, got, len(events)))
 		}
-		if out != nil {
-			for i := sent; i < end; i++ {
-				fmt.Fprintf(out, "%s-%d\n", *prefix, i)
-			}
-			_ = out.Sync()
-		}
+		out.Add(sent, end)
+		out.Sync()
 		sent = end
 	}
 	if cl != nil {

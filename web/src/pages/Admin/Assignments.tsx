@@ -10,6 +10,8 @@ import { ErrorBox } from '../../components/ErrorBox/ErrorBox';
 import { useRequest } from '../../hooks/useRequest';
 import { patternText } from '../Account';
 import { useAction } from './useAction';
+import { DataTable } from '../../components/DataTable/DataTable';
+import { InlineForm } from '../../components/InlineForm/InlineForm';
 
 export function Assignments() {
   const list = useRequest('assignments', listAssignments);
@@ -19,41 +21,29 @@ export function Assignments() {
     <section aria-label="Assignments">
       <p class="muted">A user sees the events whose group / subgroup / host match one of their own or their groups' patterns (<code>*</code> and <code>?</code> are wildcards).</p>
       <ErrorBox error={list.error ?? error} />
-      <table class="admin-table">
-        <thead>
-          <tr>
-            <th scope="col">for</th>
-            <th scope="col">sources</th>
-            <th scope="col">by</th>
-            <th scope="col" />
+      <DataTable class="admin-table" columns={['for', 'sources', 'by', '']}>
+        {(list.data ?? []).map((x) => (
+          <tr key={x.id}>
+            <td>
+              {x.subject.kind} <strong>{x.subject.name}</strong>
+            </td>
+            <td>
+              <code>{patternText(x.pattern)}</code>
+            </td>
+            <td>
+              {x.created_by} <span class="muted">{x.created_at}</span>
+            </td>
+            <td>
+              <button type="button" class="link danger" onClick={() => run(() => deleteAssignment(x.id))}>
+                remove
+              </button>
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {(list.data ?? []).map((x) => (
-            <tr key={x.id}>
-              <td>
-                {x.subject.kind} <strong>{x.subject.name}</strong>
-              </td>
-              <td>
-                <code>{patternText(x.pattern)}</code>
-              </td>
-              <td>
-                {x.created_by} <span class="muted">{x.created_at}</span>
-              </td>
-              <td>
-                <button type="button" class="link danger" onClick={() => run(() => deleteAssignment(x.id))}>
-                  remove
-                </button>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      <form
-        class="inline-form"
-        aria-label="New assignment"
-        onSubmit={(e) => {
-          e.preventDefault();
+        ))}
+      </DataTable>
+      <InlineForm
+        label="New assignment"
+        onSubmit={() => {
           run(
             () => createAssignment({ kind: a.kind, name: a.name }, { group: a.group, subgroup: a.subgroup || '*', host: a.host || '*' }),
             () => setA({ ...a, name: '', group: '', subgroup: '*', host: '*' }),
@@ -71,7 +61,7 @@ export function Assignments() {
         <button type="submit" class="primary">
           Assign
         </button>
-      </form>
+      </InlineForm>
     </section>
   );
 }

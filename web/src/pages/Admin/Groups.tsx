@@ -12,6 +12,8 @@ import {
 import { ErrorBox } from '../../components/ErrorBox/ErrorBox';
 import { useRequest } from '../../hooks/useRequest';
 import { useAction } from './useAction';
+import { DataTable } from '../../components/DataTable/DataTable';
+import { InlineForm } from '../../components/InlineForm/InlineForm';
 
 export function Groups() {
   const groups = useRequest('groups', listGroups);
@@ -21,60 +23,46 @@ export function Groups() {
   return (
     <section aria-label="Groups">
       <ErrorBox error={groups.error ?? error} />
-      <table class="admin-table">
-        <thead>
-          <tr>
-            <th scope="col">group</th>
-            <th scope="col">description</th>
-            <th scope="col">requires 2FA</th>
-            <th scope="col">members</th>
-            <th scope="col">from LDAP</th>
-            <th scope="col">actions</th>
+      <DataTable class="admin-table" columns={['group', 'description', 'requires 2FA', 'members', 'from LDAP', 'actions']}>
+        {(groups.data ?? []).map((g) => (
+          <tr key={g.name}>
+            <th scope="row">{g.name}</th>
+            <td>{g.description}</td>
+            <td>
+              <input type="checkbox" aria-label={`${g.name} requires 2FA`} checked={g.require_totp} onChange={(e) => run(() => updateGroup(g.name, { require_totp: e.currentTarget.checked }))} />
+            </td>
+            <td>
+              {g.members.map((m) => (
+                <span key={m} class="chip">
+                  {m}{' '}
+                  <button type="button" class="link" aria-label={`Remove ${m} from ${g.name}`} onClick={() => run(() => removeMember(g.name, m))}>
+                    ×
+                  </button>
+                </span>
+              ))}
+              <button
+                type="button"
+                class="link"
+                onClick={() => {
+                  const u = prompt(`Add which user to ${g.name}?`);
+                  if (u) run(() => addMember(g.name, u.trim()));
+                }}
+              >
+                + member
+              </button>
+            </td>
+            <td>{g.ldap_members.join(', ')}</td>
+            <td>
+              <button type="button" class="link danger" onClick={() => confirm(`Delete group ${g.name} and its assignments?`) && run(() => deleteGroup(g.name))}>
+                delete
+              </button>
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {(groups.data ?? []).map((g) => (
-            <tr key={g.name}>
-              <th scope="row">{g.name}</th>
-              <td>{g.description}</td>
-              <td>
-                <input type="checkbox" aria-label={`${g.name} requires 2FA`} checked={g.require_totp} onChange={(e) => run(() => updateGroup(g.name, { require_totp: e.currentTarget.checked }))} />
-              </td>
-              <td>
-                {g.members.map((m) => (
-                  <span key={m} class="chip">
-                    {m}{' '}
-                    <button type="button" class="link" aria-label={`Remove ${m} from ${g.name}`} onClick={() => run(() => removeMember(g.name, m))}>
-                      ×
-                    </button>
-                  </span>
-                ))}
-                <button
-                  type="button"
-                  class="link"
-                  onClick={() => {
-                    const u = prompt(`Add which user to ${g.name}?`);
-                    if (u) run(() => addMember(g.name, u.trim()));
-                  }}
-                >
-                  + member
-                </button>
-              </td>
-              <td>{g.ldap_members.join(', ')}</td>
-              <td>
-                <button type="button" class="link danger" onClick={() => confirm(`Delete group ${g.name} and its assignments?`) && run(() => deleteGroup(g.name))}>
-                  delete
-                </button>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      <form
-        class="inline-form"
-        aria-label="New group"
-        onSubmit={(e) => {
-          e.preventDefault();
+        ))}
+      </DataTable>
+      <InlineForm
+        label="New group"
+        onSubmit={() => {
           run(
             () => createGroup({ name, description: desc }),
             () => {
@@ -89,7 +77,7 @@ export function Groups() {
         <button type="submit" class="primary">
           Add group
         </button>
-      </form>
+      </InlineForm>
     </section>
   );
 }

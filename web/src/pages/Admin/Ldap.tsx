@@ -10,6 +10,7 @@ import { ErrorBox } from '../../components/ErrorBox/ErrorBox';
 import { useRequest } from '../../hooks/useRequest';
 import { TYPES } from './Users';
 import { useAction } from './useAction';
+import { DataTable } from '../../components/DataTable/DataTable';
 
 /** One group mapping row: LDAP group → sluice groups (comma-separated) and an optional type. */
 export interface MapRow {
@@ -233,41 +234,31 @@ export function Ldap() {
             </label>
           </div>
           <h3>Group mapping</h3>
-          <table class="admin-table">
-            <thead>
-              <tr>
-                <th scope="col">LDAP group</th>
-                <th scope="col">sluice groups (comma-separated)</th>
-                <th scope="col">user type</th>
-                <th scope="col" />
+          <DataTable class="admin-table" columns={['LDAP group', 'sluice groups (comma-separated)', 'user type', '']}>
+            {form.group_map.map((r, i) => (
+              <tr key={i}>
+                <td>
+                  <input aria-label={`LDAP group ${i + 1}`} placeholder="cn=ops,ou=groups,dc=example,dc=com" value={r.ldap} onInput={(e) => setRow(i, { ldap: e.currentTarget.value })} />
+                </td>
+                <td>
+                  <input aria-label={`Groups of mapping ${i + 1}`} placeholder="ops" value={r.groups} onInput={(e) => setRow(i, { groups: e.currentTarget.value })} />
+                </td>
+                <td>
+                  <select aria-label={`Type of mapping ${i + 1}`} value={r.type} onChange={(e) => setRow(i, { type: e.currentTarget.value as UserType | '' })}>
+                    <option value="">(default)</option>
+                    {TYPES.map((t) => (
+                      <option key={t}>{t}</option>
+                    ))}
+                  </select>
+                </td>
+                <td>
+                  <button type="button" class="link danger" onClick={() => set({ group_map: form.group_map.filter((_, j) => j !== i) })}>
+                    remove
+                  </button>
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {form.group_map.map((r, i) => (
-                <tr key={i}>
-                  <td>
-                    <input aria-label={`LDAP group ${i + 1}`} placeholder="cn=ops,ou=groups,dc=example,dc=com" value={r.ldap} onInput={(e) => setRow(i, { ldap: e.currentTarget.value })} />
-                  </td>
-                  <td>
-                    <input aria-label={`Groups of mapping ${i + 1}`} placeholder="ops" value={r.groups} onInput={(e) => setRow(i, { groups: e.currentTarget.value })} />
-                  </td>
-                  <td>
-                    <select aria-label={`Type of mapping ${i + 1}`} value={r.type} onChange={(e) => setRow(i, { type: e.currentTarget.value as UserType | '' })}>
-                      <option value="">(default)</option>
-                      {TYPES.map((t) => (
-                        <option key={t}>{t}</option>
-                      ))}
-                    </select>
-                  </td>
-                  <td>
-                    <button type="button" class="link danger" onClick={() => set({ group_map: form.group_map.filter((_, j) => j !== i) })}>
-                      remove
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            ))}
+          </DataTable>
           <button type="button" onClick={() => set({ group_map: [...form.group_map, { ldap: '', groups: '', type: '' }] })}>
             Add group mapping
           </button>{' '}

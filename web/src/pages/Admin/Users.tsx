@@ -14,6 +14,8 @@ import {
 import { ErrorBox } from '../../components/ErrorBox/ErrorBox';
 import { useRequest } from '../../hooks/useRequest';
 import { useAction } from './useAction';
+import { DataTable } from '../../components/DataTable/DataTable';
+import { InlineForm } from '../../components/InlineForm/InlineForm';
 
 /** The user types an admin can give. */
 export const TYPES: UserType[] = ['viewer', 'operator', 'admin'];
@@ -29,78 +31,62 @@ export function Users() {
   return (
     <section aria-label="Users">
       <ErrorBox error={users.error ?? error} />
-      <table class="admin-table">
-        <thead>
-          <tr>
-            <th scope="col">user</th>
-            <th scope="col">type</th>
-            <th scope="col">source</th>
-            <th scope="col">groups</th>
-            <th scope="col">2FA</th>
-            <th scope="col">state</th>
-            <th scope="col">last login</th>
-            <th scope="col">actions</th>
+      <DataTable class="admin-table" columns={['user', 'type', 'source', 'groups', '2FA', 'state', 'last login', 'actions']}>
+        {(users.data ?? []).map((u) => (
+          <tr key={u.username} data-user={u.username}>
+            <th scope="row">
+              {u.username} <span class="muted">{u.display_name}</span>
+            </th>
+            <td>
+              <select aria-label={`Type of ${u.username}`} value={u.type} onChange={(e) => run(() => updateUser(u.username, { type: e.currentTarget.value as UserType }))}>
+                {TYPES.map((t) => (
+                  <option key={t}>{t}</option>
+                ))}
+              </select>
+            </td>
+            <td>{u.source}</td>
+            <td>{u.groups.join(', ')}</td>
+            <td>{u.totp.enabled ? `on (${u.totp.recovery_codes_left} codes)` : u.totp.required ? 'required, not set up' : 'off'}</td>
+            <td>{u.disabled ? 'disabled' : u.locked_until ? `locked until ${u.locked_until}` : 'active'}</td>
+            <td>{u.last_login ?? '—'}</td>
+            <td class="actions">
+              <button type="button" class="link" onClick={() => run(() => updateUser(u.username, { disabled: !u.disabled }))}>
+                {u.disabled ? 'enable' : 'disable'}
+              </button>
+              {u.locked_until ? (
+                <button type="button" class="link" onClick={() => run(() => unlockUser(u.username))}>
+                  unlock
+                </button>
+              ) : null}
+              {u.totp.enabled ? (
+                <button type="button" class="link" onClick={() => confirm(`Reset two-factor sign-in of ${u.username}?`) && run(() => resetTotp(u.username))}>
+                  reset 2FA
+                </button>
+              ) : null}
+              {u.source === 'local' ? (
+                <button
+                  type="button"
+                  class="link"
+                  onClick={() => {
+                    setPwFor(u.username);
+                    setNewPw('');
+                    setPwSet('');
+                  }}
+                >
+                  set password
+                </button>
+              ) : null}
+              <button type="button" class="link danger" onClick={() => confirm(`Delete ${u.username} and their dashboards?`) && run(() => deleteUser(u.username))}>
+                delete
+              </button>
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {(users.data ?? []).map((u) => (
-            <tr key={u.username} data-user={u.username}>
-              <th scope="row">
-                {u.username} <span class="muted">{u.display_name}</span>
-              </th>
-              <td>
-                <select aria-label={`Type of ${u.username}`} value={u.type} onChange={(e) => run(() => updateUser(u.username, { type: e.currentTarget.value as UserType }))}>
-                  {TYPES.map((t) => (
-                    <option key={t}>{t}</option>
-                  ))}
-                </select>
-              </td>
-              <td>{u.source}</td>
-              <td>{u.groups.join(', ')}</td>
-              <td>{u.totp.enabled ? `on (${u.totp.recovery_codes_left} codes)` : u.totp.required ? 'required, not set up' : 'off'}</td>
-              <td>{u.disabled ? 'disabled' : u.locked_until ? `locked until ${u.locked_until}` : 'active'}</td>
-              <td>{u.last_login ?? '—'}</td>
-              <td class="actions">
-                <button type="button" class="link" onClick={() => run(() => updateUser(u.username, { disabled: !u.disabled }))}>
-                  {u.disabled ? 'enable' : 'disable'}
-                </button>
-                {u.locked_until ? (
-                  <button type="button" class="link" onClick={() => run(() => unlockUser(u.username))}>
-                    unlock
-                  </button>
-                ) : null}
-                {u.totp.enabled ? (
-                  <button type="button" class="link" onClick={() => confirm(`Reset two-factor sign-in of ${u.username}?`) && run(() => resetTotp(u.username))}>
-                    reset 2FA
-                  </button>
-                ) : null}
-                {u.source === 'local' ? (
-                  <button
-                    type="button"
-                    class="link"
-                    onClick={() => {
-                      setPwFor(u.username);
-                      setNewPw('');
-                      setPwSet('');
-                    }}
-                  >
-                    set password
-                  </button>
-                ) : null}
-                <button type="button" class="link danger" onClick={() => confirm(`Delete ${u.username} and their dashboards?`) && run(() => deleteUser(u.username))}>
-                  delete
-                </button>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </DataTable>
       {pwFor !== null ? (
-        <form
-          class="inline-form"
-          aria-label={`Set the password of ${pwFor}`}
-          onSubmit={(e) => {
-            e.preventDefault();
+        <InlineForm
+          label={`Set the password of ${pwFor}`}
+          onSubmit={() => {
             const name = pwFor;
             run(
               () => updateUser(name, { password: newPw }),
@@ -122,18 +108,16 @@ export function Users() {
           <button type="button" onClick={() => setPwFor(null)}>
             Cancel
           </button>
-        </form>
+        </InlineForm>
       ) : null}
       {pwSet ? (
         <p class="note" role="status">
           {pwSet}
         </p>
       ) : null}
-      <form
-        class="inline-form"
-        aria-label="New user"
-        onSubmit={(e) => {
-          e.preventDefault();
+      <InlineForm
+        label="New user"
+        onSubmit={() => {
           const groups = n.groups.split(',').map((g) => g.trim()).filter(Boolean);
           run(
             () => createUser({ username: n.username, display_name: n.display_name, type: n.type, password: n.password, groups }),
@@ -153,7 +137,7 @@ export function Users() {
         <button type="submit" class="primary">
           Add user
         </button>
-      </form>
+      </InlineForm>
     </section>
   );
 }

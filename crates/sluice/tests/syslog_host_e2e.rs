@@ -21,6 +21,12 @@ fn syslog_host_comes_from_the_header_unless_the_source_pins_it() {
         source("tcp", "syslog_tcp", tcp, "group = \"acme\"\nhost = \"gateway\""),
     ];
     let (mut p, out) = common::start_file_node(&dir, &sources.concat(), tcp);
+    // The TCP port accepting says nothing of the UDP socket: a datagram sent
+    // before it is bound is gone.
+    let log = dir.path("log");
+    wait_until("the syslog_udp socket", &mut p, || {
+        std::fs::read_to_string(&log).unwrap_or_default().contains("syslog_udp source listening")
+    });
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
     let datagrams = [
         "<34>1 2026-11-27T05:00:00Z router-1 sshd 1 - - u1",

@@ -298,7 +298,8 @@ pub async fn serve(
     let counter = Arc::clone(&state.timeouts);
     let tls = tls.map(|a| sluice_net::http::HttpTls::new(a, Arc::clone(&state.tls_handshake_errors)));
     let never = tokio_util::sync::CancellationToken::new();
-    sluice_net::http::serve_tls(listener, router(state), timeouts, counter, never, tls).await
+    let proto = sluice_net::http::Proto::Http1;
+    sluice_net::http::serve_secure(listener, router(state), timeouts, counter, never, proto, tls).await
 }
 
 /// This document (generated from the code, ADR 0104).

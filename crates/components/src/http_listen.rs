@@ -189,6 +189,29 @@ pub async fn bind(
     Ok((Listener::new(listener, &cx.id, max, ListenerCounters::of(&cx.metrics)), local))
 }
 
+/// Serves `app` over HTTP/1.1 (HTTPS with `tls`) on `listener` until
+/// shutdown plus the grace period ([`serve_until_shutdown`]); connections
+/// closed for a timeout count in `timeouts`.
+pub async fn serve_app(
+    listener: Listener,
+    app: axum::Router,
+    timeouts: HttpTimeouts,
+    tls: Option<HttpTls>,
+    name: &str,
+    cx: &SourceContext,
+) {
+    let server = sluice_net::http::serve_secure(
+        listener,
+        app,
+        timeouts,
+        cx.metrics.counter("timeouts"),
+        cx.shutdown.clone(),
+        sluice_net::http::Proto::Http1,
+        tls,
+    );
+    serve_until_shutdown(server, name, cx).await;
+}
+
 /// Runs `server` until it ends, or until shutdown plus the grace period
 /// for requests in flight.
 pub async fn serve_until_shutdown(server: impl Future, name: &str, cx: &SourceContext) {

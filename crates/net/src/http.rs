@@ -26,7 +26,7 @@
 //! A connection beyond the listener's `max_connections` gets a `503` with
 //! `Connection: close` and is closed.
 //!
-//! With [`HttpTls`] ([`serve_tls`], [`serve_h2_tls`]) every connection
+//! With [`HttpTls`] ([`serve_secure`]) every connection
 //! begins with a TLS handshake, bounded by the header timeout; a failed or
 //! slow one closes the connection and is counted (`tls_handshake_errors`).
 //! Over HTTP/2 the server offers ALPN `h2` (what gRPC clients ask for on a
@@ -126,17 +126,24 @@ impl HttpTls {
     }
 }
 
-/// [`serve`], over TLS when `tls` is given.
-pub async fn serve_tls(
+/// [`serve`] (`Proto::Http1`) or [`serve_h2c`] (`Proto::H2c`), over TLS
+/// when `tls` is given, offering ALPN `http/1.1` or `h2` (gRPC's secure
+/// channel).
+pub async fn serve_secure(
     listener: Listener,
     app: Router,
     t: HttpTimeouts,
     timeouts: Arc<Counter>,
     shutdown: CancellationToken,
+    proto: Proto,
     tls: Option<HttpTls>,
 ) {
-    let tls = tls.map(|t| t.with_alpn(&[b"http/1.1"]));
-    serve_proto(listener, app, t, timeouts, shutdown, Proto::Http1, tls).await;
+    let alpn: &[u8] = match proto {
+        Proto::Http1 => b"http/1.1",
+        Proto::H2c => b"h2",
+    };
+    let tls = tls.map(|t| t.with_alpn(&[alpn]));
+    serve_proto(listener, app, t, timeouts, shutdown, proto, tls).await;
 }
 
 /// Most concurrent streams of one HTTP/2 connection.
@@ -155,23 +162,12 @@ pub async fn serve_h2c(
     serve_proto(listener, app, t, timeouts, shutdown, Proto::H2c, None).await;
 }
 
-/// [`serve_h2c`], over TLS with ALPN `h2` when `tls` is given (gRPC's
-/// secure channel).
-pub async fn serve_h2_tls(
-    listener: Listener,
-    app: Router,
-    t: HttpTimeouts,
-    timeouts: Arc<Counter>,
-    shutdown: CancellationToken,
-    tls: Option<HttpTls>,
-) {
-    let tls = tls.map(|t| t.with_alpn(&[b"h2"]));
-    serve_proto(listener, app, t, timeouts, shutdown, Proto::H2c, tls).await;
-}
-
-#[derive(Clone, Copy)]
-enum Proto {
+/// The HTTP version a listener speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Proto {
+    /// HTTP/1.1 (keep-alive).
     Http1,
+    /// HTTP/2: prior knowledge in cleartext, ALPN `h2` over TLS.
     H2c,
 }
 

@@ -53,6 +53,19 @@ struct Ports {
     grpc: u16,
 }
 
+impl Ports {
+    fn new() -> Self {
+        Self {
+            api: free_port(),
+            web: free_port(),
+            hec: free_port(),
+            loki: free_port(),
+            otlp: free_port(),
+            grpc: free_port(),
+        }
+    }
+}
+
 fn config(dir: &Dir, pki: &Pki, p: &Ports, api_tls: &str) -> String {
     let tls = tls_line(pki, false);
     format!(
@@ -89,14 +102,7 @@ fn https_on_the_api_and_every_http_source_one_event_each_plain_http_refused_and_
     let Some(python) = python_or_skip("https_on_the_api_and_every_http_source") else { return };
     let dir = Dir::new("https");
     let pki = pki(&dir);
-    let p = Ports {
-        api: free_port(),
-        web: free_port(),
-        hec: free_port(),
-        loki: free_port(),
-        otlp: free_port(),
-        grpc: free_port(),
-    };
+    let p = Ports::new();
     let cfg = dir.path("c.toml");
     std::fs::write(&cfg, config(&dir, &pki, &p, &tls_line(&pki, false))).unwrap();
     let mut node = Proc::start(&["run", cfg.to_str().unwrap()], &dir.path("log"), "sluice");
@@ -199,14 +205,7 @@ print("rejected", resp.partial_success.rejected_log_records)
 fn a_tls_file_that_cannot_be_read_stops_the_start_naming_its_key() {
     let dir = Dir::new("https-bad");
     let pki = pki(&dir);
-    let p = Ports {
-        api: free_port(),
-        web: free_port(),
-        hec: free_port(),
-        loki: free_port(),
-        otlp: free_port(),
-        grpc: free_port(),
-    };
+    let p = Ports::new();
     let missing = dir.path("missing.key");
     let cfg = dir.path("c.toml");
     let bad = |api_tls: &str, text: String| {

@@ -413,12 +413,13 @@ impl Source for Http {
         let Listen::Bind { timeouts, tls, .. } = self.listen else { return Ok(()) };
         let app = Router::new().fallback(handle).with_state(shared);
         let tls = crate::http_listen::http_tls(tls, &cx);
-        let server = sluice_net::http::serve_tls(
+        let server = sluice_net::http::serve_secure(
             listener,
             app,
             timeouts,
             cx.metrics.counter("timeouts"),
             cx.shutdown.clone(),
+            sluice_net::http::Proto::Http1,
             tls,
         );
         tokio::pin!(server);

@@ -52,6 +52,7 @@ use sluice_core::config::{parse_table, ByteSize, ConfigError, Positive};
 use sluice_core::event::now_ns;
 use sluice_core::metrics::Counter;
 use sluice_core::{Event, Identity};
+use sluice_net::http::Proto;
 use sluice_parsers::otlp::{Decoded, Limits};
 
 use crate::http_listen::{self, ingest_listener_config, IngestListen};
@@ -214,12 +215,13 @@ impl Source for Otlp {
                     http_listen::bind(a, "otlp", Some("http"), self.listen.max_connections, &cx).await?;
                 let port = Arc::new(Port { shared: Arc::clone(&shared), source: Arc::from(format!("otlp:{local}")) });
                 let app = Router::new().fallback(http::handle).with_state(port);
-                Some(sluice_net::http::serve_tls(
+                Some(sluice_net::http::serve_secure(
                     listener,
                     app,
                     self.listen.timeouts,
                     Arc::clone(&timeouts),
                     cx.shutdown.clone(),
+                    Proto::Http1,
                     tls.clone(),
                 ))
             }
@@ -232,12 +234,13 @@ impl Source for Otlp {
                 let port =
                     Arc::new(Port { shared: Arc::clone(&shared), source: Arc::from(format!("otlp-grpc:{local}")) });
                 let app = Router::new().fallback(grpc::handle).with_state(port);
-                Some(sluice_net::http::serve_h2_tls(
+                Some(sluice_net::http::serve_secure(
                     listener,
                     app,
                     self.listen.timeouts,
                     Arc::clone(&timeouts),
                     cx.shutdown.clone(),
+                    Proto::H2c,
                     tls.clone(),
                 ))
             }

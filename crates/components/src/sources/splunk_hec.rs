@@ -222,15 +222,7 @@ impl Source for SplunkHec {
             cx: cx.clone(),
         });
         let app = Router::new().fallback(handle).with_state(shared);
-        let server = sluice_net::http::serve_tls(
-            listener,
-            app,
-            self.listen.timeouts,
-            m.counter("timeouts"),
-            cx.shutdown.clone(),
-            tls,
-        );
-        http_listen::serve_until_shutdown(server, "splunk_hec", &cx).await;
+        http_listen::serve_app(listener, app, self.listen.timeouts, tls, "splunk_hec", &cx).await;
         Ok(())
     }
 }

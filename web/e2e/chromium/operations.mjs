@@ -10,14 +10,16 @@ const lastEventOf = (id) => page.evaluate(lastEventCell, id);
 
 step('issue 22 missing 9: Operations shows the store (disk, events, partitions, retention) and each source\'s last event', async () => {
   await ingest('acme', [{ message: 'operations probe' }]);
-  const stored = await waitFor('the probe stored', async () => {
-    const n = await total('');
-    return (await total('"operations probe"')) === 1 && n;
-  });
+  await waitFor('the probe stored', async () => (await total('"operations probe"')) === 1);
   await page.goto(`${base}/operations`);
   await page.locator('section[aria-label="Store"]').waitFor(WAIT);
-  // The stats are polled every 2 s: wait until they have the committed count.
-  await waitFor('the Store card counts every stored event', async () => (await storeCard())['events stored']?.replace(/\D/g, '') === String(stored));
+  // The stats are polled every 2 s: wait until they have the committed
+  // count, read again each time (an event of an earlier step may still be
+  // committing).
+  await waitFor('the Store card counts every stored event', async () => {
+    const shown = (await storeCard())['events stored']?.replace(/\D/g, '');
+    return shown === String(await total(''));
+  });
   const card = await storeCard();
   assert.match(card['on disk'], /^[0-9.]+ (B|KiB|MiB|GiB)$/);
   assert.ok(Number(card['partitions']) >= 1, card['partitions']);

@@ -146,8 +146,6 @@ pub const SPEC: SourceSpec = SourceSpec {
 
 /// The Elasticsearch version announced to clients.
 const ES_VERSION: &str = "8.11.0";
-/// How long shutdown waits for requests in flight.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 /// How much of an oversized body is read and discarded so the `413` reaches
 /// the client instead of a connection reset.
 const DRAIN_LIMIT: usize = 16 << 20;
@@ -413,22 +411,7 @@ impl Source for Http {
         let Listen::Bind { timeouts, tls, .. } = self.listen else { return Ok(()) };
         let app = Router::new().fallback(handle).with_state(shared);
         let tls = crate::http_listen::http_tls(tls, &cx);
-        let server = sluice_net::http::serve_secure(
-            listener,
-            app,
-            timeouts,
-            cx.metrics.counter("timeouts"),
-            cx.shutdown.clone(),
-            sluice_net::http::Proto::Http1,
-            tls,
-        );
-        tokio::pin!(server);
-        tokio::select! {
-            () = &mut server => {}
-            _ = async { cx.shutdown.cancelled().await; tokio::time::sleep(SHUTDOWN_GRACE).await } => {
-                tracing::warn!(source = %cx.id, "http source: requests still in flight after {SHUTDOWN_GRACE:?}, stopping");
-            }
-        }
+        crate::http_listen::serve_app(listener, app, timeouts, tls, "http", &cx).await;
         Ok(())
     }
 }

@@ -13,9 +13,13 @@ count only what happens after the pipeline has acknowledged N (steady
 state: the process's heap is already faulted in; on this VM a first touch
 of fresh memory can cost 10-17 % of a 1 M-event run's CPU).
 
-SLUICE_BENCH_MEMORY_EVENTS=N sets the memory queue's max_events (default
-65536, as every figure in BENCHMARKS.md was measured; sluice's own default
-is 16384).
+Every case runs with sluice's default pipeline settings (workers = cores,
+batch_size 128, batch_delay 50 ms, memory queue of 16,384 events; issue
+#23: what users run). Figures in BENCHMARKS.md dated before 2026-11-27 were
+measured with workers = 2, batch_size 512, batch_delay 5 ms and a memory
+queue of 65,536. To measure other settings:
+  SLUICE_BENCH_MEMORY_EVENTS=N   the memory queue's max_events
+  SLUICE_BENCH_PIPELINE='batch_size = 512'   lines added to [pipelines.main]
 
 usage: bench/run.py CASE [CASE...]      (cases: see CASES below)
        bench/run.py all
@@ -88,18 +92,17 @@ def config(case, port, api, data):
     template, fmt, filters, queue, _, _, _ = CASES[case][:7]
     sink = CASES[case][7] if len(CASES[case]) > 7 else "blackhole"
     sink_cfg = f'type = "store"\npath = "{data}/store"\n' + os.environ.get("SLUICE_BENCH_SINK_EXTRA", "") if sink == "store" else 'type = "blackhole"'
-    mem_events = os.environ.get("SLUICE_BENCH_MEMORY_EVENTS", "65536")
-    q = f'[pipelines.main.queue]\ntype = "memory"\nmax_events = {mem_events}\n' if queue == "memory" else \
-        '[pipelines.main.queue]\ntype = "persisted"\nmax_bytes = "1GiB"\nfsync = "1s"\n' + os.environ.get("SLUICE_BENCH_QUEUE_EXTRA", "") + "\n"
+    mem_events = os.environ.get("SLUICE_BENCH_MEMORY_EVENTS")
+    mem = f"max_events = {mem_events}\n" if mem_events else ""
+    q = f'[pipelines.main.queue]\ntype = "memory"\n{mem}' if queue == "memory" else \
+        '[pipelines.main.queue]\ntype = "persisted"\n' + os.environ.get("SLUICE_BENCH_QUEUE_EXTRA", "") + "\n"
     return f"""
 [node]
 data_dir = "{data}"
 [api]
 address = "{api}"
 [pipelines.main]
-workers = 2
-batch_size = 512
-batch_delay = "5ms"
+{os.environ.get("SLUICE_BENCH_PIPELINE", "")}
 {q}
 [pipelines.main.sources.in]
 type = "tcp"

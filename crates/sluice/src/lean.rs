@@ -1,5 +1,6 @@
-//! The agent role's allocator settings: mimalloc told to give freed memory
-//! back to the OS (docs/adr/0011-agent-memory.md).
+//! Allocator settings per role: the agent's, with mimalloc told to give
+//! freed memory back to the OS (docs/adr/0011-agent-memory.md), the
+//! store's and the processor's.
 //!
 //! With its defaults, mimalloc commits its first arena eagerly (on Linux,
 //! where memory is overcommitted) and purges freed pages only after a delay,
@@ -14,7 +15,7 @@
 //! ones missing from its environment (a variable the user set is kept as
 //! given), unless `SLUICE_LEAN_ALLOCATOR` is set (`0` opts out: mimalloc's
 //! defaults, ≈ 20 % less CPU per event and 3–4× the memory). The dispatcher
-//! and a node without a `store` sink keep mimalloc's defaults (throughput).
+//! keeps mimalloc's defaults (throughput).
 //!
 //! A node whose config has a `store` sink goes the other way ([`STORE`],
 //! ADR 0005, revisions 2026-11-23 b and 2026-11-26): `MIMALLOC_PURGE_DELAY=10000`
@@ -24,6 +25,14 @@
 //! 10 ms): ≈ +15–25 % events per CPU-second. It was `-1` (never return
 //! memory), measured no faster, and a node then kept the memory of a
 //! connection storm for ever. `SLUICE_STORE_ALLOCATOR=0` opts out.
+//!
+//! Any other node (`sluice run` without a `store` sink: a processor) runs
+//! with [`PROCESSOR`]: `MIMALLOC_ALLOW_THP=0`, no transparent huge pages.
+//! mimalloc otherwise asks the kernel for 2 MiB pages on its arena, and every
+//! 2 MiB range a thread touches is then resident whole: the Apache grok
+//! case peaked at 79–107 MB instead of 58–65 MB, for 5–10 % fewer events per
+//! CPU-second without THP (fewer TLB misses; issue #23, journal 2026-11-27).
+//! `SLUICE_PROCESSOR_ALLOCATOR=0` opts out (the throughput of huge pages).
 //!
 //! Whatever the profile, a runtime thread that goes idle gives its freed
 //! memory back ([`collect_when_idle`], issue #18): mimalloc purges only when
@@ -52,6 +61,10 @@ pub const AGENT: Profile = Profile { settings: SETTINGS, mark: MARK };
 
 /// A node with a `store` sink: keep freed pages (no re-zeroing by the kernel).
 pub const STORE: Profile = Profile { settings: &[("MIMALLOC_PURGE_DELAY", "10000")], mark: "SLUICE_STORE_ALLOCATOR" };
+
+/// A node without a `store` sink: no transparent huge pages (memory at or
+/// below Fluent Bit's on the same work, issue #23).
+pub const PROCESSOR: Profile = Profile { settings: &[("MIMALLOC_ALLOW_THP", "0")], mark: "SLUICE_PROCESSOR_ALLOCATOR" };
 
 /// Least time between two collections of one thread's heap by
 /// [`collect_when_idle`].
@@ -97,7 +110,7 @@ pub fn collect_when_idle() {
     }
 }
 
-/// What [`ensure`] found, when it returns (the re-exec does not).
+/// What [`ensure_profile`] found, when it returns (the re-exec does not).
 #[derive(Debug)]
 pub enum Outcome {
     /// This process runs with [`SETTINGS`] (re-executed), or with the user's
@@ -120,16 +133,11 @@ pub fn restore_name() {
     let _ = std::fs::write("/proc/self/comm", &bytes[..bytes.len().min(15)]);
 }
 
-/// Makes this process run with [`SETTINGS`]: returns at once if it already
-/// does or the user opted out, else replaces the process image with itself
-/// and never returns — except on error. A variable the user set is kept as
-/// given; only the missing ones are added.
-pub fn ensure() -> Outcome {
-    ensure_profile(AGENT)
-}
-
-/// [`ensure`] for any [`Profile`]: [`Outcome::Lean`] means "runs with the
-/// profile's settings".
+/// Makes this process run with a profile's settings: returns at once if it
+/// already does or the user opted out, else replaces the process image with
+/// itself and never returns — except on error. A variable the user set is
+/// kept as given; only the missing ones are added. [`Outcome::Lean`] means
+/// "runs with the profile's settings".
 pub fn ensure_profile(profile: Profile) -> Outcome {
     match std::env::var_os(profile.mark) {
         Some(v) if v == "1" => return Outcome::Lean,

@@ -136,19 +136,19 @@ fn main() -> ExitCode {
         rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o077));
     }
     // Before anything else: on success this process is replaced.
-    let (who, mark) = match &cli.cmd {
-        Cmd::Agent { .. } => ("agent", lean::AGENT.mark),
-        _ => ("store", lean::STORE.mark),
-    };
-    let lean = match &cli.cmd {
-        Cmd::Agent { .. } => Some(lean::ensure()),
-        // A node with a store sink: the indexer's allocator profile (the
-        // config is read twice; a config error is reported by `run`).
+    let (who, profile) = match &cli.cmd {
+        Cmd::Agent { .. } => ("agent", Some(lean::AGENT)),
+        // A node with a store sink: the indexer's allocator profile; any
+        // other node: the processor's (the config is read twice; a config
+        // error is reported by `run`).
         Cmd::Run { config, .. } if load_config(config).is_ok_and(|c| search_wiring::store_path(&c).is_some()) => {
-            Some(lean::ensure_profile(lean::STORE))
+            ("store", Some(lean::STORE))
         }
-        _ => None,
+        Cmd::Run { .. } => ("processor", Some(lean::PROCESSOR)),
+        _ => ("store", None),
     };
+    let mark = profile.map_or(lean::STORE.mark, |p| p.mark);
+    let lean = profile.map(lean::ensure_profile);
     if matches!(lean, Some(lean::Outcome::Lean)) {
         lean::restore_name();
     }

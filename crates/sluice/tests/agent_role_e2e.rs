@@ -58,9 +58,14 @@ impl Proc {
         let log = std::fs::File::create(dir.join(format!("{}.log", args[0]))).unwrap();
         let mut cmd = Command::new(bin());
         cmd.args(args).env("SLUICE_LOG", log_filter()).stdout(Stdio::null()).stderr(log);
-        for v in
-            ["SLUICE_LEAN_ALLOCATOR", "SLUICE_STORE_ALLOCATOR", "MIMALLOC_ARENA_EAGER_COMMIT", "MIMALLOC_PURGE_DELAY"]
-        {
+        for v in [
+            "SLUICE_LEAN_ALLOCATOR",
+            "SLUICE_STORE_ALLOCATOR",
+            "SLUICE_PROCESSOR_ALLOCATOR",
+            "MIMALLOC_ARENA_EAGER_COMMIT",
+            "MIMALLOC_PURGE_DELAY",
+            "MIMALLOC_ALLOW_THP",
+        ] {
             cmd.env_remove(v);
         }
         cmd.envs(env.iter().copied());
@@ -123,6 +128,7 @@ fn lean_vars(env: &[String]) -> Vec<&str> {
             s.starts_with("MIMALLOC_")
                 || s.starts_with("SLUICE_LEAN_ALLOCATOR")
                 || s.starts_with("SLUICE_STORE_ALLOCATOR")
+                || s.starts_with("SLUICE_PROCESSOR_ALLOCATOR")
         })
         .collect();
     v.sort_unstable();
@@ -163,7 +169,7 @@ fn agent_role_runs_lean_and_fills_only_unset_keys() {
 }
 
 #[test]
-fn agent_role_respects_the_users_allocator_choice_and_run_keeps_defaults() {
+fn agent_role_respects_the_users_allocator_choice_and_run_takes_the_processor_profile() {
     let dir = Dir::new("role-optout");
     std::fs::create_dir_all(dir.path("logs")).unwrap();
     let cfg = config(dir.root());
@@ -189,11 +195,14 @@ fn agent_role_respects_the_users_allocator_choice_and_run_keeps_defaults() {
         ["MIMALLOC_ARENA_EAGER_COMMIT=0", "MIMALLOC_PURGE_DELAY=5", "SLUICE_LEAN_ALLOCATOR=1"]
     );
     drop(agent);
-    // `sluice run`: mimalloc's defaults and the per-core defaults.
+    // `sluice run` without a store: the processor's profile (no huge pages,
+    // issue #23) and the per-core defaults.
     let _ = std::fs::remove_dir_all(dir.root().join("data"));
     let mut node = Proc::start(dir.root(), &["run", cfg.to_str().unwrap()], &[]);
     node.wait_started();
-    assert_eq!(lean_vars(&node.environ()), Vec::<&str>::new());
+    assert_eq!(lean_vars(&node.environ()), ["MIMALLOC_ALLOW_THP=0", "SLUICE_PROCESSOR_ALLOCATOR=1"]);
+    let name: String = Path::new(&bin()).file_name().unwrap().to_string_lossy().chars().take(15).collect();
+    assert_eq!(node.comm(), name);
     assert_eq!(node.count("plain-worker"), cores());
     assert_eq!(node.count("tuned-worker"), 3);
     assert_eq!(shards(dir.root(), "plain"), cores());

@@ -53,7 +53,7 @@ def summary(rows, memory, persisted):
             if pairs:
                 line += f", median per-round ratio {100 * statistics.median(pairs):.1f} %"
             line += f"; ns per event {1e9 / mm:.0f} / {1e9 / pm:.0f}, extra {1e9 / pm - 1e9 / mm:.0f}"
-        out.append(line)
+        out.append(line.rstrip(";"))
     return out
 
 

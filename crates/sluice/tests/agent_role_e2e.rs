@@ -206,6 +206,13 @@ fn agent_role_respects_the_users_allocator_choice_and_run_takes_the_processor_pr
     assert_eq!(node.count("plain-worker"), cores());
     assert_eq!(node.count("tuned-worker"), 3);
     assert_eq!(shards(dir.root(), "plain"), cores());
+    drop(node);
+    // Opted out: huge pages, said in the log.
+    let mut node = Proc::start(dir.root(), &["run", cfg.to_str().unwrap()], &[("SLUICE_PROCESSOR_ALLOCATOR", "0")]);
+    node.wait_started();
+    assert_eq!(lean_vars(&node.environ()), ["SLUICE_PROCESSOR_ALLOCATOR=0"]);
+    let log = std::fs::read_to_string(dir.root().join("run.log")).unwrap();
+    assert!(log.contains("SLUICE_PROCESSOR_ALLOCATOR: the processor keeps mimalloc's default settings"), "{log}");
 }
 
 #[test]

@@ -43,17 +43,6 @@ def config_with_free_ports(text):
     return text, ports
 
 
-def metric(api, token, name):
-    """One unlabelled-or-first sample of `name` from the node's /metrics."""
-    import urllib.request
-    req = urllib.request.Request(f"http://127.0.0.1:{api}/metrics", headers={"Authorization": f"Bearer {token}"})
-    body = urllib.request.urlopen(req, timeout=5).read().decode()
-    for line in body.splitlines():
-        if line.startswith(name + "{") or line.startswith(name + " "):
-            return float(line.rsplit(" ", 1)[1])
-    raise KeyError(name)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", default=os.path.join(ROOT, "target", "release", "sluice"))
@@ -75,13 +64,8 @@ def main():
         try:
             benchlib.wait_port(tcp, p)
             benchlib.wait_port(api, p)
-            token_path = os.path.join(tmp, "data", "admin.token")
-            deadline = time.time() + 30
-            while not os.path.exists(token_path) and time.time() < deadline:
-                time.sleep(0.1)
-            token = open(token_path).read().strip()
-            out_metric = "sluice_pipeline_events_out_total"
-            base = metric(api, token, out_metric)
+            # /metrics answers without a credential on loopback ([api] metrics_auth).
+            base = benchlib.wait_api(api, "main")
             start_mb = benchlib.rss_bytes(p.pid) / 2**20
             gen = subprocess.run([a.bin, "bench", "gen", "--target", f"tcp://127.0.0.1:{tcp}", "--template", "thesis",
                                   "--count", str(a.events), "--rate", str(a.rate)],
@@ -89,10 +73,10 @@ def main():
             achieved = round(json.loads(gen.stdout)["achieved_rate"])
             deadline = time.time() + 120
             peak_mb = start_mb
-            while metric(api, token, out_metric) - base < a.events:
+            while benchlib.events_out(api, "main") - base < a.events:
                 peak_mb = max(peak_mb, benchlib.rss_bytes(p.pid) / 2**20)
                 if time.time() > deadline:
-                    sys.exit(f"only {metric(api, token, out_metric) - base:.0f} of {a.events} events acknowledged")
+                    sys.exit(f"only {benchlib.events_out(api, 'main') - base} of {a.events} events acknowledged")
                 time.sleep(0.1)
             t0 = time.time()
             samples = [(0, round(benchlib.rss_bytes(p.pid) / 2**20, 1))]

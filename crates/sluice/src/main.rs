@@ -136,20 +136,19 @@ fn main() -> ExitCode {
         rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o077));
     }
     // Before anything else: on success this process is replaced.
-    let (who, profile) = match &cli.cmd {
-        Cmd::Agent { .. } => ("agent", Some(lean::AGENT)),
+    let role = match &cli.cmd {
+        Cmd::Agent { .. } => Some(("agent", lean::AGENT)),
         // A node with a store sink: the indexer's allocator profile; any
         // other node: the processor's (the config is read twice; a config
         // error is reported by `run`).
         Cmd::Run { config, .. } if load_config(config).is_ok_and(|c| search_wiring::store_path(&c).is_some()) => {
-            ("store", Some(lean::STORE))
+            Some(("store", lean::STORE))
         }
-        Cmd::Run { .. } => ("processor", Some(lean::PROCESSOR)),
-        _ => ("store", None),
+        Cmd::Run { .. } => Some(("processor", lean::PROCESSOR)),
+        _ => None,
     };
-    let mark = profile.map_or(lean::STORE.mark, |p| p.mark);
-    let lean = profile.map(lean::ensure_profile);
-    if matches!(lean, Some(lean::Outcome::Lean)) {
+    let lean = role.map(|(who, profile)| (who, profile.mark, lean::ensure_profile(profile)));
+    if matches!(lean, Some((_, _, lean::Outcome::Lean))) {
         lean::restore_name();
     }
     tracing_subscriber::fmt()
@@ -158,13 +157,13 @@ fn main() -> ExitCode {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     match lean {
-        Some(lean::Outcome::Failed(e)) => {
+        Some((who, _, lean::Outcome::Failed(e))) => {
             tracing::warn!(error = %e, "could not re-execute with the {}'s allocator settings; mimalloc's defaults apply", who)
         }
-        Some(lean::Outcome::UserChoice) => {
+        Some((who, mark, lean::Outcome::UserChoice)) => {
             tracing::info!("{}: the {} keeps mimalloc's default settings", mark, who)
         }
-        Some(lean::Outcome::Lean) | None => {}
+        Some((_, _, lean::Outcome::Lean)) | None => {}
     }
     match cli.cmd {
         Cmd::Validate { config } => validate(&config),

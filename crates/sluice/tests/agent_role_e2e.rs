@@ -135,6 +135,22 @@ fn lean_vars(env: &[String]) -> Vec<&str> {
     v
 }
 
+/// The re-executed process kept its name (`/proc/PID/comm`, at most 15 bytes).
+fn assert_named_after_binary(node: &Proc) {
+    let name: String = Path::new(&bin()).file_name().unwrap().to_string_lossy().chars().take(15).collect();
+    assert_eq!(node.comm(), name);
+}
+
+/// `sluice run CFG` with the profile's mark set to `0`: only the mark in its
+/// environment (mimalloc's defaults), and the log says so.
+fn assert_opted_out(dir: &Path, cfg: &Path, mark: &str, who: &str) {
+    let mut node = Proc::start(dir, &["run", cfg.to_str().unwrap()], &[(mark, "0")]);
+    node.wait_started();
+    assert_eq!(lean_vars(&node.environ()), [format!("{mark}=0").as_str()]);
+    let log = std::fs::read_to_string(dir.join("run.log")).unwrap();
+    assert!(log.contains(&format!("{mark}: the {who} keeps mimalloc's default settings")), "{log}");
+}
+
 /// Shard directories of a pipeline's persisted queue.
 fn shards(dir: &Path, pipeline: &str) -> usize {
     std::fs::read_dir(dir.join("data/queue").join(pipeline)).unwrap().flatten().filter(|e| e.path().is_dir()).count()
@@ -201,18 +217,13 @@ fn agent_role_respects_the_users_allocator_choice_and_run_takes_the_processor_pr
     let mut node = Proc::start(dir.root(), &["run", cfg.to_str().unwrap()], &[]);
     node.wait_started();
     assert_eq!(lean_vars(&node.environ()), ["MIMALLOC_ALLOW_THP=0", "SLUICE_PROCESSOR_ALLOCATOR=1"]);
-    let name: String = Path::new(&bin()).file_name().unwrap().to_string_lossy().chars().take(15).collect();
-    assert_eq!(node.comm(), name);
+    assert_named_after_binary(&node);
     assert_eq!(node.count("plain-worker"), cores());
     assert_eq!(node.count("tuned-worker"), 3);
     assert_eq!(shards(dir.root(), "plain"), cores());
     drop(node);
     // Opted out: huge pages, said in the log.
-    let mut node = Proc::start(dir.root(), &["run", cfg.to_str().unwrap()], &[("SLUICE_PROCESSOR_ALLOCATOR", "0")]);
-    node.wait_started();
-    assert_eq!(lean_vars(&node.environ()), ["SLUICE_PROCESSOR_ALLOCATOR=0"]);
-    let log = std::fs::read_to_string(dir.root().join("run.log")).unwrap();
-    assert!(log.contains("SLUICE_PROCESSOR_ALLOCATOR: the processor keeps mimalloc's default settings"), "{log}");
+    assert_opted_out(dir.root(), &cfg, "SLUICE_PROCESSOR_ALLOCATOR", "processor");
 }
 
 #[test]
@@ -225,13 +236,8 @@ fn a_node_with_a_store_sink_keeps_freed_pages_unless_opted_out() {
     let mut node = Proc::start(dir.root(), &["run", cfg.to_str().unwrap()], &[]);
     node.wait_started();
     assert_eq!(lean_vars(&node.environ()), ["MIMALLOC_PURGE_DELAY=10000", "SLUICE_STORE_ALLOCATOR=1"]);
-    let name: String = Path::new(&bin()).file_name().unwrap().to_string_lossy().chars().take(15).collect();
-    assert_eq!(node.comm(), name);
+    assert_named_after_binary(&node);
     drop(node);
     // Opted out: mimalloc's defaults, said in the log.
-    let mut node = Proc::start(dir.root(), &["run", cfg.to_str().unwrap()], &[("SLUICE_STORE_ALLOCATOR", "0")]);
-    node.wait_started();
-    assert_eq!(lean_vars(&node.environ()), ["SLUICE_STORE_ALLOCATOR=0"]);
-    let log = std::fs::read_to_string(dir.root().join("run.log")).unwrap();
-    assert!(log.contains("SLUICE_STORE_ALLOCATOR: the store keeps mimalloc's default settings"), "{log}");
+    assert_opted_out(dir.root(), &cfg, "SLUICE_STORE_ALLOCATOR", "store");
 }

@@ -41,11 +41,9 @@ impl Identity {
 pub struct Event {
     /// Event time, nanoseconds since the Unix epoch (UTC).
     pub timestamp: i64,
-    /// Structured fields; `message` is one of them. Reached through
-    /// [`Event::fields`] / [`Event::fields_mut`].
-    fields: OnceLock<Object>,
-    /// The fields as JSON text, while nothing changed them.
-    raw: Option<RawJson>,
+    /// Structured fields (`message` is one of them), or the JSON text they
+    /// were read as. Reached through [`Event::fields`] / [`Event::fields_mut`].
+    body: Body,
     /// Identity stamped by the agent or the receiving source.
     pub identity: Arc<Identity>,
     /// Where the event was read: a file path, a listener (`syslog_udp:0.0.0.0:514`).
@@ -60,6 +58,21 @@ pub struct Event {
     /// Not encoded anywhere; it sits in the padding after `dead_letter`, so
     /// it costs no memory.
     origin: u32,
+}
+
+/// An event's fields: built, or JSON text parsed on first read.
+///
+/// Why not one `OnceLock<Object>` for both: filling a `OnceLock` that
+/// starts empty (`OnceLock::from`) takes two locked instructions and a call
+/// per event, about 1.5 % of the grok case's CPU (docs/benchmarks/journal.md,
+/// 2026-11-27); built fields need no lock at all.
+#[derive(Clone, Debug)]
+enum Body {
+    /// Fields built from values (a parsed line, a decoded record).
+    Fields(Object),
+    /// The fields as JSON text, authoritative while nothing changed them,
+    /// and their parse once something read them.
+    Raw(RawJson, OnceLock<Object>),
 }
 
 /// The empty identity, shared (no allocation per event).
@@ -102,23 +115,14 @@ impl Event {
 
     /// An event with every part given.
     pub fn new(timestamp: i64, fields: Object, identity: Arc<Identity>, source: Arc<str>) -> Self {
-        Self {
-            timestamp,
-            fields: OnceLock::from(fields),
-            raw: None,
-            identity,
-            source,
-            dead_letter: false,
-            origin: Self::NO_ORIGIN,
-        }
+        Self { timestamp, body: Body::Fields(fields), identity, source, dead_letter: false, origin: Self::NO_ORIGIN }
     }
 
     /// An event whose fields are JSON text, parsed when first needed.
     pub fn from_raw(timestamp: i64, raw: RawJson, identity: Arc<Identity>, source: Arc<str>) -> Self {
         Self {
             timestamp,
-            fields: OnceLock::new(),
-            raw: Some(raw),
+            body: Body::Raw(raw, OnceLock::new()),
             identity,
             source,
             dead_letter: false,
@@ -129,25 +133,24 @@ impl Event {
     /// The structured fields (parsed now if they were still JSON text).
     #[inline]
     pub fn fields(&self) -> &Object {
-        self.fields.get_or_init(|| match &self.raw {
-            Some(raw) => raw.parse(),
-            None => Object::new(),
-        })
+        match &self.body {
+            Body::Fields(fields) => fields,
+            Body::Raw(raw, parsed) => parsed.get_or_init(|| raw.parse()),
+        }
     }
 
     /// The structured fields, mutably. The JSON text, if any, is dropped.
     #[inline]
     pub fn fields_mut(&mut self) -> &mut Object {
-        if let Some(raw) = self.raw.take() {
-            if self.fields.get().is_none() {
-                let _ = self.fields.set(raw.parse());
-            }
+        if let Body::Raw(raw, parsed) = &mut self.body {
+            let fields = parsed.take().unwrap_or_else(|| raw.parse());
+            self.body = Body::Fields(fields);
         }
-        if self.fields.get().is_none() {
-            let _ = self.fields.set(Object::new());
+        match &mut self.body {
+            Body::Fields(fields) => fields,
+            // INVARIANT: made `Fields` just above.
+            Body::Raw(..) => unreachable!("fields made above"),
         }
-        // INVARIANT: initialised just above.
-        self.fields.get_mut().expect("fields initialised")
     }
 
     /// Takes the fields out.
@@ -159,7 +162,10 @@ impl Event {
     /// read (`None` once parsed for a change, or built from values).
     #[inline]
     pub fn raw(&self) -> Option<&RawJson> {
-        self.raw.as_ref()
+        match &self.body {
+            Body::Raw(raw, _) => Some(raw),
+            Body::Fields(_) => None,
+        }
     }
 
     /// [`Event::origin`] of an event that came from no queue record.
@@ -292,8 +298,7 @@ mod tests {
         #[allow(dead_code)]
         struct WithoutOrigin {
             timestamp: i64,
-            fields: OnceLock<Object>,
-            raw: Option<RawJson>,
+            body: Body,
             identity: Arc<Identity>,
             source: Arc<str>,
             dead_letter: bool,
@@ -303,6 +308,25 @@ mod tests {
         assert_eq!(e.origin(), Event::NO_ORIGIN);
         e.set_origin(3);
         assert_eq!(e.clone().origin(), 3);
+    }
+
+    /// JSON text stays the event's fields until something changes them,
+    /// whether or not something read them first; a change keeps every value.
+    #[test]
+    fn raw_text_is_authoritative_until_a_change() {
+        let raw = || RawJson::from_parts(bytes::Bytes::from_static(br#"{"message":"m","n":3}"#), None).unwrap();
+        let mut read_first = Event::from_raw(7, raw(), no_identity(), no_source());
+        assert_eq!(read_first.fields().get("n").and_then(Value::as_i64), Some(3));
+        assert!(read_first.raw().is_some(), "a read keeps the text");
+        read_first.fields_mut().insert("k", "v");
+        let mut changed_first = Event::from_raw(7, raw(), no_identity(), no_source());
+        changed_first.fields_mut().insert("k", "v");
+        for e in [&read_first, &changed_first] {
+            assert!(e.raw().is_none(), "a change drops the text");
+            assert_eq!(e.fields().clone().into_value().to_json(), r#"{"message":"m","n":3,"k":"v"}"#);
+        }
+        let built = Event::new(7, Object::new(), no_identity(), no_source());
+        assert!(built.raw().is_none() && built.fields().is_empty());
     }
 
     #[test]

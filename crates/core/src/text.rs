@@ -62,7 +62,9 @@ impl Text {
     /// `sub` as a [`Text`]: when `sub` lies inside this text and this text
     /// is shared, a slice of the same buffer (a reference count, no copy);
     /// otherwise (short, owned, or not inside) a copy.
-    #[inline]
+    // Always inlined: returned out of line, the text is written piecewise
+    // and reloaded whole by the caller, a store-forwarding stall per capture.
+    #[inline(always)]
     pub fn slice_of(&self, sub: &str) -> Self {
         if sub.len() > INLINE {
             if let Repr::Shared { buf, start, .. } = &self.0 {

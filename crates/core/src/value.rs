@@ -292,6 +292,10 @@ impl Object {
         self.0.reserve(n);
     }
     /// Appends a key known to be absent (parsers building fresh objects).
+    // Inlined: called out of line, the pair travels through the stack and
+    // its reload stalls on store forwarding (8 % of the grok case's CPU,
+    // docs/benchmarks/journal.md 2026-11-27).
+    #[inline(always)]
     pub fn push_unique(&mut self, key: Str, value: Value) {
         self.0.push((key, value));
     }

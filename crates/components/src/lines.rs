@@ -9,7 +9,7 @@ use bytes::Bytes;
 use serde::Deserialize;
 use sluice_core::codec::event_from_json_bytes;
 use sluice_core::component::SourceContext;
-use sluice_core::event::{no_identity, now_ns, MESSAGE};
+use sluice_core::event::{now_ns, Identity, MESSAGE};
 use sluice_core::metrics::{ComponentMetrics, Counter};
 use sluice_core::{Event, Object, Str, Text, Value};
 
@@ -27,6 +27,23 @@ pub enum LineFormat {
 #[derive(Default)]
 pub struct LineState {
     skipping: bool,
+}
+
+/// The identity and source a chunk's events share.
+struct Shared {
+    identity: Arc<Identity>,
+    source: Arc<str>,
+}
+
+impl Shared {
+    /// Fresh counts for plain lines; JSON lines take their identity from the
+    /// decoder and keep the source given.
+    fn new(format: LineFormat, source: &Arc<str>) -> Self {
+        match format {
+            LineFormat::Lines => Self { identity: Arc::default(), source: Arc::from(&**source) },
+            LineFormat::Ndjson => Self { identity: sluice_core::event::no_identity(), source: Arc::clone(source) },
+        }
+    }
 }
 
 /// Splits a byte stream into lines and decodes them into events. Shared by the
@@ -57,6 +74,13 @@ impl LineDecoder {
         let buf: &[u8] = chunk;
         // One clock read per chunk: the lines of one read arrived together.
         let now = now_ns();
+        // One identity and source per chunk, not the process's shared ones:
+        // this thread counts them up and the workers that drop the events
+        // count them down, and a count shared by every event moved between
+        // the cores twice per event (≈ 5 % of the grok case's CPU,
+        // docs/benchmarks/journal.md 2026-11-27). Two small allocations per
+        // read of up to 64 KiB.
+        let shared = Shared::new(self.format, source);
         let mut pos = 0;
         while pos < buf.len() {
             let rest = &buf[pos..];
@@ -76,7 +100,7 @@ impl LineDecoder {
                 Some(_) | None if rest.len() > self.max_line => {
                     // Oversized: keep the first max_line bytes, skip to the next newline.
                     self.oversized.inc();
-                    let mut e = self.line_event(chunk, pos..pos + self.max_line, now, source);
+                    let mut e = self.line_event(chunk, pos..pos + self.max_line, now, &shared);
                     e.add_tag("_oversized");
                     out.push(e);
                     match nl {
@@ -97,7 +121,7 @@ impl LineDecoder {
                 end -= 1;
             }
             if !buf[pos..end].iter().all(u8::is_ascii_whitespace) {
-                out.push(self.line_event(chunk, pos..end, now, source));
+                out.push(self.line_event(chunk, pos..end, now, &shared));
             }
             pos += (line_end + 1).min(rest.len());
         }
@@ -108,7 +132,8 @@ impl LineDecoder {
     /// once into a shared buffer that its `message` and a parser's captures
     /// slice (the chunk itself is not sliced: it may hold invalid UTF-8);
     /// JSON lines keep a slice of the chunk.
-    fn line_event(&self, chunk: &Bytes, range: std::ops::Range<usize>, now: i64, source: &Arc<str>) -> Event {
+    fn line_event(&self, chunk: &Bytes, range: std::ops::Range<usize>, now: i64, shared: &Shared) -> Event {
+        let source = &shared.source;
         match self.format {
             LineFormat::Lines => {
                 let line = &chunk[range];
@@ -123,7 +148,7 @@ impl LineDecoder {
                 // what it adds (grok: its captures) when it runs.
                 let mut fields = Object::with_capacity(LINE_FIELDS_CAPACITY);
                 fields.push_unique(Str::new(MESSAGE), message);
-                Event::new(now, fields, no_identity(), Arc::clone(source))
+                Event::new(now, fields, Arc::clone(&shared.identity), Arc::clone(source))
             }
             LineFormat::Ndjson => {
                 let line = chunk.slice(range);

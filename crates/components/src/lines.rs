@@ -137,16 +137,18 @@ impl LineDecoder {
         match self.format {
             LineFormat::Lines => {
                 let line = &chunk[range];
+                // Room for `message` only: the event may wait in the queue
+                // (16,384 of them by default), and a parsing filter reserves
+                // what it adds (grok: its captures) when it runs. Made
+                // before the message, which would otherwise wait on the
+                // stack across this call and stall on its reload.
+                let mut fields = Object::with_capacity(LINE_FIELDS_CAPACITY);
                 // Stored once, shared: a parser's captures are slices of it
                 // (`Text::slice_of`), not copies.
                 let message = match std::str::from_utf8(line) {
                     Ok(text) => Value::String(Text::shared(Arc::from(text))),
                     Err(_) => Value::from(String::from_utf8_lossy(line).as_ref()),
                 };
-                // Room for `message` only: the event may wait in the queue
-                // (16,384 of them by default), and a parsing filter reserves
-                // what it adds (grok: its captures) when it runs.
-                let mut fields = Object::with_capacity(LINE_FIELDS_CAPACITY);
                 fields.push_unique(Str::new(MESSAGE), message);
                 Event::new(now, fields, Arc::clone(&shared.identity), Arc::clone(source))
             }

@@ -36,8 +36,8 @@ struct Shared {
 }
 
 impl Shared {
-    /// Fresh counts for plain lines; JSON lines take their identity from the
-    /// decoder and keep the source given.
+    /// Fresh counts for plain lines. JSON lines keep the source given and
+    /// get their identity from their text (`identity` is unused for them).
     fn new(format: LineFormat, source: &Arc<str>) -> Self {
         match format {
             LineFormat::Lines => Self { identity: Arc::default(), source: Arc::from(&**source) },
@@ -77,7 +77,7 @@ impl LineDecoder {
         // One identity and source per chunk, not the process's shared ones:
         // this thread counts them up and the workers that drop the events
         // count them down, and a count shared by every event moved between
-        // the cores twice per event (≈ 5 % of the grok case's CPU,
+        // the cores twice per event (≈ 4 % of the grok case's CPU,
         // docs/benchmarks/journal.md 2026-11-27). Two small allocations per
         // read of up to 64 KiB.
         let shared = Shared::new(self.format, source);

@@ -1,5 +1,6 @@
 //! What the stream sources with acknowledgements (`beats`,
-//! `fluent_forward`) share: the listener loop (also `syslog_tcp`'s) (at most `max_connections`,
+//! `fluent_forward`) share: the listener loop (also `syslog_tcp`'s, `tcp`'s
+//! and `gelf`'s `tcp` mode's) (at most `max_connections`,
 //! optional TLS with optional client certificates, a handshake timeout),
 //! and handing a batch to the queue and waiting until it is durable before
 //! the protocol's ACK is written; the config fields of the listener and the

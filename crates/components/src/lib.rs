@@ -25,7 +25,6 @@ pub mod sinks;
 pub mod sources;
 pub mod syslog_event;
 pub mod syslog_stream;
-pub mod tcp_listen;
 pub mod testkit;
 pub mod tls;
 

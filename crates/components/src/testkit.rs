@@ -235,6 +235,28 @@ pub async fn connect(addr: std::net::SocketAddr) -> tokio::net::TcpStream {
     }
 }
 
+/// A self-signed certificate for `localhost` in `dir`, and the `tls` line
+/// of a listening component's config that serves it.
+#[cfg(test)]
+pub fn tls_listen_config(dir: &std::path::Path) -> (std::path::PathBuf, String) {
+    let (cert, key) = crate::tls::self_signed(dir);
+    let line = format!("tls = {{ cert = \"{}\", key = \"{}\" }}", cert.display(), key.display());
+    (cert, line)
+}
+
+/// A TLS connection to `addr` that trusts only the certificate in `ca`
+/// (verified as `localhost`), retrying while the listener comes up.
+#[cfg(test)]
+pub async fn connect_tls(
+    addr: std::net::SocketAddr,
+    ca: &std::path::Path,
+) -> tokio_rustls::client::TlsStream<tokio::net::TcpStream> {
+    let t =
+        crate::tls::ClientTls { ca: ca.to_path_buf(), server_name: Some("localhost".into()), cert: None, key: None };
+    let (connector, name) = crate::tls::connector(&t, &addr.to_string()).expect("client TLS config");
+    connector.connect(name, connect(addr).await).await.expect("TLS handshake")
+}
+
 /// Waits up to 5 s for `ok`, panicking with `what` after that.
 pub async fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);

@@ -13,6 +13,10 @@
 //!   a connection quiet for `idle_timeout` is closed (`idle_closed`), a
 //!   frame longer than `max_message_bytes` is cut there and counted
 //!   (`oversized_frames`) and the rest of it skipped.
+//! - TLS (`tcp` and `http`): with `tls = { cert, key }` (and `client_ca`
+//!   for client certificates) every connection is TLS; a failed or slow
+//!   handshake (a plain-text sender) is counted in `tls_handshake_errors`
+//!   and closed. UDP has no TLS: `tls` there is a config error.
 //!
 //! - `mode = "http"` (`gelf/http.rs`): `POST /gelf`, one payload per
 //!   request (plain, gzip or zlib, or `Content-Encoding: gzip`), at most
@@ -48,10 +52,11 @@ use sluice_core::Event;
 use sluice_net::{Listener, ListenerCounters, ReadBuf};
 use sluice_parsers::framing;
 use sluice_parsers::gelf::{self, Chunk, ChunkLimits, Reassembler, CHUNK_MAGIC};
-use tokio::net::{TcpListener, TcpStream, UdpSocket};
+use tokio::net::{TcpListener, UdpSocket};
+use tokio_rustls::TlsAcceptor;
 
+use crate::acked_stream::Conn as Stream;
 use crate::ingest_auth::{self, AuthMode, IngestToken, TokenConfig};
-use crate::tcp_listen;
 
 mod http;
 
@@ -118,6 +123,9 @@ struct Config {
     /// `mode = "http"`: ingest tokens by name (their identity replaces the above).
     #[serde(default)]
     tokens: std::collections::BTreeMap<String, TokenConfig>,
+    /// `mode = "tcp"` and `"http"`: TLS, with optional client certificates.
+    #[serde(default)]
+    tls: Option<crate::tls::ListenTls>,
 }
 
 fn default_max_chunks() -> u8 {
@@ -138,7 +146,14 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
     } else {
         Vec::new()
     };
+    let tls = match (&c.tls, c.mode) {
+        (Some(_), Mode::Udp) => {
+            return Err(cx.error("tls", "tls applies to mode = \"tcp\" and \"http\" (UDP has none)"))
+        }
+        (t, _) => t.as_ref().map(|t| crate::http_listen::acceptor(t, cx)).transpose()?,
+    };
     Ok(Box::new(Gelf {
+        tls,
         auth: c.auth,
         tokens,
         mode: c.mode,
@@ -159,6 +174,7 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
 }
 
 struct Gelf {
+    tls: Option<TlsAcceptor>,
     auth: AuthMode,
     tokens: Vec<IngestToken>,
     mode: Mode,
@@ -323,8 +339,10 @@ impl Gelf {
     }
 
     async fn run_tcp(self: Box<Self>, cx: SourceContext) -> Result<(), BoxError> {
-        let (listener, local) =
-            tcp_listen::bind(self.address, self.max_connections, &cx, "gelf source listening (tcp)").await?;
+        let listener = TcpListener::bind(self.address).await.map_err(|e| format!("bind {}: {e}", self.address))?;
+        let local = listener.local_addr()?;
+        let max_connections = self.max_connections;
+        tracing::info!(source = %cx.id, address = %local, max_connections, tls = self.tls.is_some(), "gelf source listening (tcp)");
         let conn = Arc::new(Conn {
             decoder: self.decoder(local, &cx),
             max_frame: self.max_message,
@@ -332,8 +350,9 @@ impl Gelf {
             idle_closed: cx.metrics.counter("idle_closed"),
             oversized: cx.metrics.counter("oversized_frames"),
         });
-        tcp_listen::serve(listener, &cx, move |stream, cx| {
-            let conn = Arc::clone(&conn);
+        let conn_cx = cx.clone();
+        crate::acked_stream::serve(listener, &cx, max_connections, self.tls.clone(), move |stream, _peer| {
+            let (conn, cx) = (Arc::clone(&conn), conn_cx.clone());
             async move { conn.read(stream, &cx).await }
         })
         .await
@@ -361,7 +380,7 @@ struct Conn {
 const READ_CHUNK: usize = 256 * 1024;
 
 impl Conn {
-    async fn read(&self, mut stream: TcpStream, cx: &SourceContext) -> Result<(), BoxError> {
+    async fn read(&self, mut stream: Box<dyn Stream>, cx: &SourceContext) -> Result<(), BoxError> {
         let mut buf = ReadBuf::new(READ_CHUNK);
         let mut dec = framing::Decoder::with_mode(self.max_frame, framing::Mode::Newline);
         loop {
@@ -436,6 +455,61 @@ mod tests {
     use super::*;
     use crate::testkit::{source_context, Capture};
     use sluice_core::Value;
+    use tokio::net::TcpStream;
+
+    #[tokio::test]
+    async fn tcp_and_http_over_tls_and_a_plaintext_sender_is_refused() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let dir = tempfile::tempdir().unwrap();
+        let (cert, tls) = crate::testkit::tls_listen_config(dir.path());
+        let l = crate::testkit::listening_source(&SPEC, &format!("mode = \"tcp\"\n{tls}"));
+        let mut s = crate::testkit::connect_tls(l.addr, &cert).await;
+        for i in 0..3 {
+            s.write_all(format!(r#"{{"version":"1.1","host":"h","short_message":"tls {i}"}}"#).as_bytes())
+                .await
+                .unwrap();
+            s.write_all(b"\0").await.unwrap();
+        }
+        s.shutdown().await.unwrap();
+        let mut plain = crate::testkit::connect(l.addr).await;
+        plain.write_all(b"{\"version\":\"1.1\",\"host\":\"h\",\"short_message\":\"plain\"}\0").await.unwrap();
+        crate::testkit::wait_for("3 events", || l.cap.events.lock().len() == 3).await;
+        crate::testkit::wait_for("a failed handshake", || l.metrics.counter("tls_handshake_errors").get() == 1).await;
+        l.shutdown.cancel();
+        l.task.await.unwrap().unwrap();
+        let messages: Vec<_> = l.cap.events.lock().iter().map(|e| e.message().unwrap_or_default().to_owned()).collect();
+        assert_eq!(messages, ["tls 0", "tls 1", "tls 2"]);
+
+        let l = crate::testkit::listening_source(&SPEC, &format!("mode = \"http\"\nauth = \"none\"\n{tls}"));
+        let body = r#"{"version":"1.1","host":"h","short_message":"over https"}"#;
+        let mut s = crate::testkit::connect_tls(l.addr, &cert).await;
+        let req = format!(
+            "POST /gelf HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        s.write_all(req.as_bytes()).await.unwrap();
+        let mut answer = Vec::new();
+        let _ = s.read_to_end(&mut answer).await;
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(answer.starts_with("HTTP/1.1 202"), "{answer}");
+        l.shutdown.cancel();
+        l.task.await.unwrap().unwrap();
+        assert_eq!(
+            l.cap.events.lock().iter().map(|e| e.message().unwrap_or_default().to_owned()).collect::<Vec<_>>(),
+            ["over https"]
+        );
+    }
+
+    #[test]
+    fn tls_on_udp_is_a_config_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, tls) = crate::testkit::tls_listen_config(dir.path());
+        let e = crate::testkit::build_source(&SPEC, &format!("mode = \"udp\"\naddress = \"127.0.0.1:0\"\n{tls}"))
+            .err()
+            .unwrap();
+        assert_eq!(e.path, "test.gelf.tls");
+        assert!(e.message.contains("tcp"), "{}", e.message);
+    }
 
     fn decoder(m: Arc<ComponentMetrics>) -> Decoder {
         Decoder {

@@ -14,19 +14,24 @@
 //! waited out ([`sluice_net::listener`]). A quiet connection holds no read
 //! buffer; one that sends a lot reads up to 256 KiB at a time
 //! ([`sluice_net::readbuf`]).
+//!
+//! TLS: with `tls = { cert, key }` (and `client_ca` for client
+//! certificates) every connection is TLS; a failed or slow handshake (a
+//! plain-text sender) is counted in `tls_handshake_errors` and closed.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use crate::acked_stream::Conn;
 use crate::lines::{LineDecoder, LineFormat, LineState};
 use crate::net::DEFAULT_MAX_CONNECTIONS;
-use crate::tcp_listen;
 use async_trait::async_trait;
 use serde::Deserialize;
 use sluice_core::component::{BoxError, BuildContext, Closed, Source, SourceContext, SourceSpec};
 use sluice_core::config::{parse_table, ByteSize, ConfigError, Positive};
 use sluice_net::ReadBuf;
-use tokio::net::TcpStream;
+use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
 
 /// Registry entry.
 pub const SPEC: SourceSpec = SourceSpec {
@@ -50,6 +55,9 @@ struct Config {
     /// Connections served at once; more are closed at once and counted.
     #[serde(default = "default_max_connections")]
     max_connections: Positive<usize>,
+    /// TLS, with optional client certificates.
+    #[serde(default)]
+    tls: Option<crate::tls::ListenTls>,
 }
 
 fn default_format() -> LineFormat {
@@ -63,11 +71,13 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Source>, Confi
     let c: Config = parse_table(value, &cx.path)?;
     let address: SocketAddr =
         c.address.parse().map_err(|e| cx.error("address", format!("invalid socket address {:?}: {e}", c.address)))?;
+    let tls = c.tls.as_ref().map(|t| crate::http_listen::acceptor(t, cx)).transpose()?;
     Ok(Box::new(Tcp {
         address,
         format: c.format,
         max_line: c.max_line_bytes.0 as usize,
         max_connections: c.max_connections.get(),
+        tls,
     }))
 }
 
@@ -76,18 +86,21 @@ struct Tcp {
     format: LineFormat,
     max_line: usize,
     max_connections: usize,
+    tls: Option<TlsAcceptor>,
 }
 
 #[async_trait]
 impl Source for Tcp {
     async fn run(self: Box<Self>, cx: SourceContext) -> Result<(), BoxError> {
-        let (listener, local) =
-            tcp_listen::bind(self.address, self.max_connections, &cx, "tcp source listening").await?;
+        let listener = TcpListener::bind(self.address).await.map_err(|e| format!("bind {}: {e}", self.address))?;
+        let local = listener.local_addr()?;
+        let max_connections = self.max_connections;
+        tracing::info!(source = %cx.id, address = %local, max_connections, tls = self.tls.is_some(), "tcp source listening");
         let source: Arc<str> = Arc::from(format!("tcp:{local}"));
         let decoder = Arc::new(LineDecoder::new(self.format, self.max_line, &cx));
-        tcp_listen::serve(listener, &cx, move |stream, cx| {
-            let decoder = Arc::clone(&decoder);
-            let source = Arc::clone(&source);
+        let conn_cx = cx.clone();
+        crate::acked_stream::serve(listener, &cx, max_connections, self.tls.clone(), move |stream, _peer| {
+            let (decoder, source, cx) = (Arc::clone(&decoder), Arc::clone(&source), conn_cx.clone());
             async move { read_connection(stream, &cx, &decoder, &source).await }
         })
         .await
@@ -95,12 +108,11 @@ impl Source for Tcp {
 }
 
 async fn read_connection(
-    mut stream: TcpStream,
+    mut stream: Box<dyn Conn>,
     cx: &SourceContext,
     decoder: &LineDecoder,
     source: &Arc<str>,
 ) -> Result<(), BoxError> {
-    let _ = stream.set_nodelay(true);
     // Events keep slices of the chunk they were read in (no copy per line);
     // a chunk is freed when its last event is. A quiet connection holds none.
     let mut buf = ReadBuf::new(READ_CHUNK);
@@ -169,6 +181,43 @@ const READ_CHUNK: usize = 256 * 1024;
 mod tests {
     use super::*;
     use crate::testkit::{source_context, Capture};
+    use tokio::net::TcpStream;
+    #[tokio::test]
+    async fn tls_lines_arrive_and_a_plaintext_sender_is_refused() {
+        use tokio::io::AsyncWriteExt;
+        let dir = tempfile::tempdir().unwrap();
+        let (cert, tls) = crate::testkit::tls_listen_config(dir.path());
+        let l = crate::testkit::listening_source(&SPEC, &format!("format = \"lines\"\n{tls}"));
+        let mut s = crate::testkit::connect_tls(l.addr, &cert).await;
+        for i in 0..100 {
+            s.write_all(format!("line {i}\n").as_bytes()).await.unwrap();
+        }
+        s.shutdown().await.unwrap();
+        // Plain text to the TLS port: a failed handshake, counted, no event.
+        let mut plain = crate::testkit::connect(l.addr).await;
+        plain.write_all(b"plain line\n").await.unwrap();
+        crate::testkit::wait_for("100 events", || l.cap.events.lock().len() == 100).await;
+        crate::testkit::wait_for("a failed handshake", || l.metrics.counter("tls_handshake_errors").get() == 1).await;
+        l.shutdown.cancel();
+        l.task.await.unwrap().unwrap();
+        let events = l.cap.events.lock();
+        let messages: Vec<_> = events.iter().map(|e| e.message().unwrap_or_default().to_owned()).collect();
+        assert_eq!(messages, (0..100).map(|i| format!("line {i}")).collect::<Vec<_>>());
+        assert_eq!(l.metrics.events_in.get(), 100);
+        assert_eq!(l.metrics.counter("connections").get(), 2);
+    }
+
+    #[test]
+    fn tls_config_errors_name_their_key() {
+        let e = crate::testkit::build_source(
+            &SPEC,
+            "address = \"127.0.0.1:0\"\ntls = { cert = \"/nonexistent.pem\", key = \"/x\" }",
+        )
+        .err()
+        .unwrap();
+        assert_eq!(e.path, "test.tcp.tls.cert");
+    }
+
     #[tokio::test]
     async fn receives_over_a_real_socket() {
         use tokio::io::AsyncWriteExt;

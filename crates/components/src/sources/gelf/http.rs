@@ -36,7 +36,7 @@ impl Gelf {
     pub(super) async fn run_http(self: Box<Self>, cx: SourceContext) -> Result<(), BoxError> {
         let listener = TcpListener::bind(self.address).await.map_err(|e| format!("bind {}: {e}", self.address))?;
         let local = listener.local_addr()?;
-        tracing::info!(source = %cx.id, address = %local, "gelf source listening (http)");
+        tracing::info!(source = %cx.id, address = %local, tls = self.tls.is_some(), "gelf source listening (http)");
         let listener = Listener::new(listener, &cx.id, self.max_connections, ListenerCounters::of(&cx.metrics));
         let m = &cx.metrics;
         let shared = Arc::new(Shared {
@@ -53,7 +53,10 @@ impl Gelf {
         });
         let app = Router::new().fallback(handle).with_state(shared);
         let timeouts = HttpTimeouts { idle: self.idle, ..HttpTimeouts::default() };
-        sluice_net::http::serve(listener, app, timeouts, m.counter("timeouts"), cx.shutdown.clone()).await;
+        let tls = crate::http_listen::http_tls(self.tls.clone(), &cx);
+        let proto = sluice_net::http::Proto::Http1;
+        sluice_net::http::serve_secure(listener, app, timeouts, m.counter("timeouts"), cx.shutdown.clone(), proto, tls)
+            .await;
         Ok(())
     }
 }

@@ -24,7 +24,9 @@
 //! finish its request in progress and close ([`serve`]).
 //!
 //! A connection beyond the listener's `max_connections` gets a `503` with
-//! `Connection: close` and is closed.
+//! `Connection: close` and is closed; on a TLS listener it is closed at
+//! once (a plain-text answer would be garbage to a TLS client, and a
+//! handshake just to refuse would spend CPU when the node is busiest).
 //!
 //! With [`HttpTls`] ([`serve_secure`]) every connection
 //! begins with a TLS handshake, bounded by the header timeout; a failed or
@@ -186,6 +188,10 @@ async fn serve_proto(
             _ = shutdown.cancelled() => break,
             Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
             incoming = listener.accept() => match incoming {
+                // Over TLS a plain-text `503` would reach the client as a
+                // broken TLS record: the connection is just closed (counted
+                // in `refused_connections` like every refusal).
+                Incoming::Refused(stream, _) if tls.is_some() => drop(stream),
                 Incoming::Refused(stream, _) => {
                     tasks.spawn(refuse(stream));
                 }

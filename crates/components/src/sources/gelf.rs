@@ -500,6 +500,26 @@ mod tests {
         );
     }
 
+    /// A TLS port that holds `max_connections` closes one more without a
+    /// byte: a plain-text `503` would reach a TLS client as a broken record.
+    #[tokio::test]
+    async fn a_tls_port_at_max_connections_closes_without_plain_text() {
+        use tokio::io::AsyncReadExt;
+        let dir = tempfile::tempdir().unwrap();
+        let (cert, tls) = crate::testkit::tls_listen_config(dir.path());
+        let l = crate::testkit::listening_source(
+            &SPEC,
+            &format!("mode = \"http\"\nauth = \"none\"\nmax_connections = 1\n{tls}"),
+        );
+        let _held = crate::testkit::connect_tls(l.addr, &cert).await;
+        let mut extra = crate::testkit::connect(l.addr).await;
+        let mut got = Vec::new();
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), extra.read_to_end(&mut got)).await;
+        assert_eq!(String::from_utf8_lossy(&got), "", "nothing written before a TLS handshake");
+        assert_eq!(l.metrics.counter("refused_connections").get(), 1);
+        l.shutdown.cancel();
+    }
+
     #[test]
     fn tls_on_udp_is_a_config_error() {
         let dir = tempfile::tempdir().unwrap();

@@ -188,7 +188,7 @@ def run_case(name, port, backends, total, rate, conns):
                        capture_output=True, text=True)
     if g.returncode != 0:
         return {"case": name, "error": g.stderr.strip()[-300:]}
-    gen = json.loads(g.stdout.strip().splitlines()[-1])
+    gen = json.loads(g.stdout)  # one JSON document, pretty-printed
     run = gen["run"]
     last, last_n, stable_since = started, -1, time.time()
     while True:

@@ -65,7 +65,7 @@ def create_topic(name, partitions):
 def gen(port, count, rate):
     out = subprocess.run([BIN, "bench", "gen", "--target", f"tcp://127.0.0.1:{port}", "--template", "thesis",
                           "--count", str(count), "--rate", str(rate)], check=True, capture_output=True, text=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return json.loads(out.stdout)  # one JSON document, pretty-printed
 
 
 def wait_count(api, pick, want, timeout=300):

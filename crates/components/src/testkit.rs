@@ -257,6 +257,32 @@ pub async fn connect_tls(
     connector.connect(name, connect(addr).await).await.expect("TLS handshake")
 }
 
+/// The TLS listener check the stream sources share: sends `over_tls` to
+/// `l` over TLS (trusting `ca`), then `plain` in plain text to the same
+/// port; waits for `want` events and one failed handshake, stops the
+/// source, and gives back the events' messages.
+#[cfg(test)]
+pub async fn tls_then_plain_text(
+    l: &mut Listening,
+    ca: &std::path::Path,
+    over_tls: &[u8],
+    plain: &[u8],
+    want: usize,
+) -> Vec<String> {
+    use tokio::io::AsyncWriteExt;
+    let mut s = connect_tls(l.addr, ca).await;
+    s.write_all(over_tls).await.unwrap();
+    s.shutdown().await.unwrap();
+    // Plain text to the TLS port: a failed handshake, counted, no event.
+    let mut p = connect(l.addr).await;
+    p.write_all(plain).await.unwrap();
+    wait_for(&format!("{want} events"), || l.cap.events.lock().len() == want).await;
+    wait_for("a failed handshake", || l.metrics.counter("tls_handshake_errors").get() == 1).await;
+    l.shutdown.cancel();
+    (&mut l.task).await.unwrap().unwrap();
+    l.cap.events.lock().iter().map(|e| e.message().unwrap_or_default().to_owned()).collect()
+}
+
 /// Waits up to 5 s for `ok`, panicking with `what` after that.
 pub async fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);

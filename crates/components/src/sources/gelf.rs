@@ -462,22 +462,11 @@ mod tests {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let dir = tempfile::tempdir().unwrap();
         let (cert, tls) = crate::testkit::tls_listen_config(dir.path());
-        let l = crate::testkit::listening_source(&SPEC, &format!("mode = \"tcp\"\n{tls}"));
-        let mut s = crate::testkit::connect_tls(l.addr, &cert).await;
-        for i in 0..3 {
-            s.write_all(format!(r#"{{"version":"1.1","host":"h","short_message":"tls {i}"}}"#).as_bytes())
-                .await
-                .unwrap();
-            s.write_all(b"\0").await.unwrap();
-        }
-        s.shutdown().await.unwrap();
-        let mut plain = crate::testkit::connect(l.addr).await;
-        plain.write_all(b"{\"version\":\"1.1\",\"host\":\"h\",\"short_message\":\"plain\"}\0").await.unwrap();
-        crate::testkit::wait_for("3 events", || l.cap.events.lock().len() == 3).await;
-        crate::testkit::wait_for("a failed handshake", || l.metrics.counter("tls_handshake_errors").get() == 1).await;
-        l.shutdown.cancel();
-        l.task.await.unwrap().unwrap();
-        let messages: Vec<_> = l.cap.events.lock().iter().map(|e| e.message().unwrap_or_default().to_owned()).collect();
+        let mut l = crate::testkit::listening_source(&SPEC, &format!("mode = \"tcp\"\n{tls}"));
+        let frames: String =
+            (0..3).map(|i| format!(r#"{{"version":"1.1","host":"h","short_message":"tls {i}"}}"#) + "\0").collect();
+        let plain = b"{\"version\":\"1.1\",\"host\":\"h\",\"short_message\":\"plain\"}\0";
+        let messages = crate::testkit::tls_then_plain_text(&mut l, &cert, frames.as_bytes(), plain, 3).await;
         assert_eq!(messages, ["tls 0", "tls 1", "tls 2"]);
 
         let l = crate::testkit::listening_source(&SPEC, &format!("mode = \"http\"\nauth = \"none\"\n{tls}"));

@@ -184,24 +184,11 @@ mod tests {
     use tokio::net::TcpStream;
     #[tokio::test]
     async fn tls_lines_arrive_and_a_plaintext_sender_is_refused() {
-        use tokio::io::AsyncWriteExt;
         let dir = tempfile::tempdir().unwrap();
         let (cert, tls) = crate::testkit::tls_listen_config(dir.path());
-        let l = crate::testkit::listening_source(&SPEC, &format!("format = \"lines\"\n{tls}"));
-        let mut s = crate::testkit::connect_tls(l.addr, &cert).await;
-        for i in 0..100 {
-            s.write_all(format!("line {i}\n").as_bytes()).await.unwrap();
-        }
-        s.shutdown().await.unwrap();
-        // Plain text to the TLS port: a failed handshake, counted, no event.
-        let mut plain = crate::testkit::connect(l.addr).await;
-        plain.write_all(b"plain line\n").await.unwrap();
-        crate::testkit::wait_for("100 events", || l.cap.events.lock().len() == 100).await;
-        crate::testkit::wait_for("a failed handshake", || l.metrics.counter("tls_handshake_errors").get() == 1).await;
-        l.shutdown.cancel();
-        l.task.await.unwrap().unwrap();
-        let events = l.cap.events.lock();
-        let messages: Vec<_> = events.iter().map(|e| e.message().unwrap_or_default().to_owned()).collect();
+        let mut l = crate::testkit::listening_source(&SPEC, &format!("format = \"lines\"\n{tls}"));
+        let lines: String = (0..100).map(|i| format!("line {i}\n")).collect();
+        let messages = crate::testkit::tls_then_plain_text(&mut l, &cert, lines.as_bytes(), b"plain line\n", 100).await;
         assert_eq!(messages, (0..100).map(|i| format!("line {i}")).collect::<Vec<_>>());
         assert_eq!(l.metrics.events_in.get(), 100);
         assert_eq!(l.metrics.counter("connections").get(), 2);

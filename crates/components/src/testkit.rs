@@ -254,7 +254,12 @@ pub async fn connect_tls(
     let t =
         crate::tls::ClientTls { ca: ca.to_path_buf(), server_name: Some("localhost".into()), cert: None, key: None };
     let (connector, name) = crate::tls::connector(&t, &addr.to_string()).expect("client TLS config");
-    connector.connect(name, connect(addr).await).await.expect("TLS handshake")
+    // Bounded: a listener that does not speak TLS never answers the hello.
+    let handshake = connector.connect(name, connect(addr).await);
+    tokio::time::timeout(std::time::Duration::from_secs(5), handshake)
+        .await
+        .expect("TLS handshake within 5 s")
+        .expect("TLS handshake")
 }
 
 /// The TLS listener check the stream sources share: sends `over_tls` to

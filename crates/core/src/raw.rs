@@ -19,6 +19,10 @@ use bytes::Bytes;
 
 use crate::value::Object;
 
+pub mod tape;
+
+pub use tape::{Items, Members, Tape, TapeValue};
+
 /// The JSON text of an event's fields; see the module docs.
 #[derive(Clone, Debug)]
 pub struct RawJson {

@@ -17,6 +17,7 @@
 //! tantivy reads the values where the event holds them.
 
 use sluice_core::codec::{write_json, RESERVED};
+use sluice_core::raw::{Tape, TapeValue};
 use sluice_core::{Event, Object, Value};
 use tantivy::schema::document::{ReferenceValue, ReferenceValueLeaf};
 use tantivy::schema::{
@@ -160,10 +161,16 @@ pub fn level_of(event: &Event) -> Option<&str> {
 /// event's values into tantivy's own document type: the indexer reads the
 /// strings, numbers and nested objects of the event where they are. Only
 /// `_source` (the event's ndjson) is built up front, once.
+///
+/// An event still held as JSON text (`Event::raw`) is not parsed into an
+/// [`Object`] for indexing: the indexer reads its values from a [`Tape`] of
+/// `_source` (one allocation instead of one per object, array and long
+/// string). Where the tape refuses the text (a duplicate key, a `\u`
+/// escape), the event's parsed fields are read instead.
 pub struct EventDoc {
     event: Event,
     seq: u64,
-    source: String,
+    source: Source,
     f: DocFields,
     /// Counts the document while it waits for or is in the indexer.
     pub(crate) guard: Option<crate::inflight::DocGuard>,
@@ -190,7 +197,11 @@ impl EventDoc {
         let mut buf = Vec::with_capacity(event.raw().map_or(512, |r| r.len() + 160));
         write_json(&event, &mut buf);
         // INVARIANT: `write_json` writes JSON text (UTF-8) only.
-        let source = String::from_utf8(buf).unwrap_or_default();
+        let text = String::from_utf8(buf).unwrap_or_default();
+        let source = match event.raw() {
+            Some(_) => Tape::build(text).map_or_else(Source::Text, Source::Tape),
+            None => Source::Text(text),
+        };
         let f = DocFields {
             ts: fields.ts,
             seq: fields.seq,
@@ -224,13 +235,22 @@ impl EventDoc {
 
     /// `_source`: the event as ndjson.
     pub fn source_json(&self) -> &str {
-        &self.source
+        match &self.source {
+            Source::Text(s) => s,
+            Source::Tape(t) => t.text(),
+        }
     }
+}
+
+/// `_source`, and for an event kept as JSON text the tape its values are read from.
+enum Source {
+    Text(String),
+    Tape(Tape),
 }
 
 impl std::fmt::Debug for EventDoc {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EventDoc").field("seq", &self.seq).field("source", &self.source).finish()
+        f.debug_struct("EventDoc").field("seq", &self.seq).field("source", &self.source_json()).finish()
     }
 }
 
@@ -253,21 +273,47 @@ impl Document for EventDoc {
         if !e.source.is_empty() {
             out.push((f.source, DocValue::Leaf(ReferenceValueLeaf::Str(&e.source))));
         }
-        if let Some(level) = level_of(e) {
+        let (level, message, attrs) = match &self.source {
+            Source::Tape(t) => {
+                // One pass over the members: `message`, the level sources, any attribute.
+                let (mut message, mut levels, mut attrs) = (None, [None; LEVEL_SOURCES.len()], false);
+                for (k, v) in t.members() {
+                    if let TapeValue::Str(s) = v {
+                        if k == names::MESSAGE {
+                            message = Some(s);
+                            continue;
+                        }
+                        if let Some(i) = LEVEL_SOURCES.iter().position(|l| *l == k) {
+                            levels[i] = Some(s);
+                        }
+                    }
+                    attrs |= !is_reserved(k);
+                }
+                (levels.into_iter().flatten().next(), message, attrs.then_some(DocValue::TapeAttrs(t)))
+            }
+            Source::Text(_) => {
+                let fields = e.fields();
+                let attrs = fields.iter().any(|(k, v)| is_attr(k, v)).then_some(DocValue::Attrs(fields));
+                (level_of(e), e.message(), attrs)
+            }
+        };
+        if let Some(level) = level {
             out.push((f.level, DocValue::Leaf(ReferenceValueLeaf::Str(level))));
         }
-        let message = e.message();
         if let Some(m) = message {
             out.push((f.message, DocValue::Leaf(ReferenceValueLeaf::Str(m))));
             out.push((f.present, DocValue::Leaf(ReferenceValueLeaf::Str(names::MESSAGE))));
         }
-        let fields = e.fields();
-        if fields.iter().any(|(k, v)| is_attr(k, v)) {
-            out.push((f.attrs, DocValue::Attrs(fields)));
+        if let Some(attrs) = attrs {
+            out.push((f.attrs, attrs));
         }
-        out.push((f.src, DocValue::Leaf(ReferenceValueLeaf::Str(&self.source))));
+        out.push((f.src, DocValue::Leaf(ReferenceValueLeaf::Str(self.source_json()))));
         out.into_iter()
     }
+}
+
+fn is_reserved(key: &str) -> bool {
+    key.starts_with('@') && RESERVED.contains(&key)
 }
 
 /// Whether a top-level field goes into `attrs`: every field but the reserved
@@ -287,6 +333,11 @@ pub enum DocValue<'a> {
     /// numeric column per path covers `404` and `404.0`; `null` is skipped
     /// by tantivy (absent for `_exists_`).
     Json(&'a Value),
+    /// The `attrs` object read from a tape: its members but the reserved
+    /// ones and a string message.
+    TapeAttrs(&'a Tape),
+    /// A value inside `attrs`, read from a tape (numbers are `f64`).
+    Tape(TapeValue<'a>),
 }
 
 type ObjIter<'a> = Box<dyn Iterator<Item = (&'a str, DocValue<'a>)> + 'a>;
@@ -304,6 +355,28 @@ impl<'a> tantivy::schema::Value<'a> for DocValue<'a> {
                     Box::new(o.iter().filter(|(k, v)| is_attr(k, v)).map(|(k, v)| (k, DocValue::Json(v))));
                 ReferenceValue::Object(it)
             }
+            DocValue::TapeAttrs(t) => {
+                let it: ObjIter<'a> = Box::new(
+                    t.members()
+                        .filter(|(k, v)| !(is_reserved(k) || (*k == names::MESSAGE && matches!(v, TapeValue::Str(_)))))
+                        .map(|(k, v)| (k, DocValue::Tape(v))),
+                );
+                ReferenceValue::Object(it)
+            }
+            DocValue::Tape(v) => match v {
+                TapeValue::Null => ReferenceValue::Leaf(ReferenceValueLeaf::Null),
+                TapeValue::Bool(b) => ReferenceValue::Leaf(ReferenceValueLeaf::Bool(*b)),
+                TapeValue::Number(x) => ReferenceValue::Leaf(ReferenceValueLeaf::F64(*x)),
+                TapeValue::Str(s) => ReferenceValue::Leaf(ReferenceValueLeaf::Str(s)),
+                TapeValue::Array(items) => {
+                    let it: ArrIter<'a> = Box::new(items.clone().map(DocValue::Tape));
+                    ReferenceValue::Array(it)
+                }
+                TapeValue::Object(members) => {
+                    let it: ObjIter<'a> = Box::new(members.clone().map(|(k, v)| (k, DocValue::Tape(v))));
+                    ReferenceValue::Object(it)
+                }
+            },
             DocValue::Json(v) => match v {
                 Value::Null => ReferenceValue::Leaf(ReferenceValueLeaf::Null),
                 Value::Bool(b) => ReferenceValue::Leaf(ReferenceValueLeaf::Bool(*b)),
@@ -343,4 +416,70 @@ pub fn tokens(text: &str) -> Vec<String> {
         out.push(stream.token().text.clone());
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use bytes::Bytes;
+    use sluice_core::event::Identity;
+    use tantivy::schema::Value as _;
+
+    use super::*;
+
+    /// Every (field, path, leaf) tantivy reads from `doc`, in order, but
+    /// `_source` (a raw event's keeps its number literals as written).
+    fn flat(doc: &EventDoc) -> Vec<String> {
+        fn walk(v: DocValue<'_>, path: &str, out: &mut Vec<String>) {
+            match v.as_value() {
+                ReferenceValue::Leaf(l) => out.push(format!("{path}={l:?}")),
+                ReferenceValue::Array(items) => items.for_each(|x| walk(x, &format!("{path}[]"), out)),
+                ReferenceValue::Object(members) => members.for_each(|(k, x)| walk(x, &format!("{path}.{k}"), out)),
+            }
+        }
+        let mut out = Vec::new();
+        for (field, v) in doc.iter_fields_and_values().filter(|(f, _)| *f != doc.f.src) {
+            walk(v, &format!("{}", field.field_id()), &mut out);
+        }
+        out
+    }
+
+    #[test]
+    fn a_raw_events_document_is_its_parsed_events_document() {
+        let fields = Fields::new();
+        let id = Arc::new(Identity::new("g", "sub", "h"));
+        let src: Arc<str> = Arc::from("tcp");
+        for text in [
+            r#"{"message":"2016-05-18 10:44:30:045 INFO LogGenerator run This is lognumber 1","@version":"1","@timestamp":"2016-05-18T08:44:34.737Z","source":"/home/kakor/log.log","offset":0,"type":"log","input_type":"log","beat":{"hostname":"ubuntu-1","name":"ubuntu-1"},"count":1,"fields":null,"host":"ubuntu-1","tags":["beats_input_codec_plain_applied"],"creation":"2016-05-18 10:44:30:045","logcount":"1"}"#,
+            r#"{"severity":"warn","loglevel":"x","level":7,"message":{"not":"a string"},"n":[1,2.5,-3e2,18446744073709551615],"e":"q\"\\\n/"}"#,
+            r#"{"loglevel":"debug","severity":3,"a":{"b":{"c":[true,false,null,[],{}]}},"k\ty":"tab key"}"#,
+            r#"{"message":"only a message"}"#,
+            r#"{}"#,
+        ] {
+            let scanned = sluice_core::raw::scan(&Bytes::from(text)).unwrap_or_else(|| panic!("{text}"));
+            let raw = Event::from_raw(1_000, scanned.raw.clone(), id.clone(), src.clone());
+            let parsed = Event::new(1_000, scanned.raw.parse(), id.clone(), src.clone());
+            let (a, b) = (fields.document(raw, 7), fields.document(parsed, 7));
+            assert!(matches!(a.source, Source::Tape(_)), "{text}: not read from a tape");
+            assert!(matches!(b.source, Source::Text(_)));
+            assert_eq!(flat(&a), flat(&b), "{text}");
+            // And the parse was never needed.
+            assert!(a.event().raw().is_some());
+        }
+    }
+
+    #[test]
+    fn a_raw_event_the_tape_refuses_is_read_from_its_fields() {
+        let fields = Fields::new();
+        // A duplicate key: the scan keeps it raw, the parser keeps the last value.
+        let text = r#"{"a":1,"level":"info","a":2}"#;
+        let scanned = sluice_core::raw::scan(&Bytes::from(text)).expect("raw");
+        let doc = fields.document(Event::from_raw(5, scanned.raw, Arc::default(), Arc::from("")), 1);
+        assert!(matches!(doc.source, Source::Text(_)));
+        let flat = flat(&doc);
+        assert!(flat.iter().any(|l| l.ends_with(".a=F64(2.0)")), "{flat:?}");
+        assert!(!flat.iter().any(|l| l.ends_with(".a=F64(1.0)")), "{flat:?}");
+        assert!(flat.iter().any(|l| l.ends_with("=Str(\"info\")")), "{flat:?}");
+    }
 }

@@ -21,7 +21,7 @@ use crate::value::Object;
 
 pub mod tape;
 
-pub use tape::{Items, Members, Tape, TapeValue};
+pub use tape::{Items, Members, Place, Tape, TapeValue};
 
 /// The JSON text of an event's fields; see the module docs.
 #[derive(Clone, Debug)]

@@ -17,7 +17,7 @@
 //! tantivy reads the values where the event holds them.
 
 use sluice_core::codec::{write_json, RESERVED};
-use sluice_core::raw::{Tape, TapeValue};
+use sluice_core::raw::{Place, Tape, TapeValue};
 use sluice_core::{Event, Object, Value};
 use tantivy::schema::document::{ReferenceValue, ReferenceValueLeaf};
 use tantivy::schema::{
@@ -199,7 +199,10 @@ impl EventDoc {
         // INVARIANT: `write_json` writes JSON text (UTF-8) only.
         let text = String::from_utf8(buf).unwrap_or_default();
         let source = match event.raw() {
-            Some(_) => Tape::build(text).map_or_else(Source::Text, Source::Tape),
+            Some(_) => Tape::build(text).map_or_else(Source::Text, |t| {
+                let s = Summary::of(&t);
+                Source::Tape(t, s)
+            }),
             None => Source::Text(text),
         };
         let f = DocFields {
@@ -237,7 +240,7 @@ impl EventDoc {
     pub fn source_json(&self) -> &str {
         match &self.source {
             Source::Text(s) => s,
-            Source::Tape(t) => t.text(),
+            Source::Tape(t, _) => t.text(),
         }
     }
 }
@@ -245,7 +248,43 @@ impl EventDoc {
 /// `_source`, and for an event kept as JSON text the tape its values are read from.
 enum Source {
     Text(String),
-    Tape(Tape),
+    Tape(Tape, Summary),
+}
+
+/// What a document's fields need from a tape's top-level members, found in
+/// one pass when the document is made (tantivy asks for the fields once per
+/// index part: postings, columns, stored document).
+struct Summary {
+    level: Option<Place>,
+    message: Option<Place>,
+    attrs: bool,
+}
+
+impl Summary {
+    fn of(t: &Tape) -> Self {
+        let (mut message, mut levels, mut attrs) = (None, [None; LEVEL_SOURCES.len()], false);
+        for (place, k, v) in t.members().with_places() {
+            if let TapeValue::Str(_) = v {
+                if k == names::MESSAGE {
+                    message = Some(place);
+                    continue;
+                }
+                if let Some(i) = LEVEL_SOURCES.iter().position(|l| *l == k) {
+                    levels[i] = Some(place);
+                }
+            }
+            attrs |= !is_reserved(k);
+        }
+        Self { level: levels.into_iter().flatten().next(), message, attrs }
+    }
+}
+
+/// The string at `place` (a [`Summary`] keeps only strings' places).
+fn str_at(t: &Tape, place: Option<Place>) -> Option<&str> {
+    match t.at(place?) {
+        TapeValue::Str(s) => Some(s),
+        _ => None,
+    }
 }
 
 impl std::fmt::Debug for EventDoc {
@@ -274,22 +313,8 @@ impl Document for EventDoc {
             out.push((f.source, DocValue::Leaf(ReferenceValueLeaf::Str(&e.source))));
         }
         let (level, message, attrs) = match &self.source {
-            Source::Tape(t) => {
-                // One pass over the members: `message`, the level sources, any attribute.
-                let (mut message, mut levels, mut attrs) = (None, [None; LEVEL_SOURCES.len()], false);
-                for (k, v) in t.members() {
-                    if let TapeValue::Str(s) = v {
-                        if k == names::MESSAGE {
-                            message = Some(s);
-                            continue;
-                        }
-                        if let Some(i) = LEVEL_SOURCES.iter().position(|l| *l == k) {
-                            levels[i] = Some(s);
-                        }
-                    }
-                    attrs |= !is_reserved(k);
-                }
-                (levels.into_iter().flatten().next(), message, attrs.then_some(DocValue::TapeAttrs(t)))
+            Source::Tape(t, s) => {
+                (str_at(t, s.level), str_at(t, s.message), s.attrs.then_some(DocValue::TapeAttrs(t)))
             }
             Source::Text(_) => {
                 let fields = e.fields();
@@ -461,7 +486,7 @@ mod tests {
             let raw = Event::from_raw(1_000, scanned.raw.clone(), id.clone(), src.clone());
             let parsed = Event::new(1_000, scanned.raw.parse(), id.clone(), src.clone());
             let (a, b) = (fields.document(raw, 7), fields.document(parsed, 7));
-            assert!(matches!(a.source, Source::Tape(_)), "{text}: not read from a tape");
+            assert!(matches!(a.source, Source::Tape(..)), "{text}: not read from a tape");
             assert!(matches!(b.source, Source::Text(_)));
             assert_eq!(flat(&a), flat(&b), "{text}");
             // And the parse was never needed.

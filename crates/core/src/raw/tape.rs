@@ -89,6 +89,10 @@ pub struct Members<'a> {
     end: u32,
 }
 
+/// Where a member is on its [`Tape`]: [`Tape::at`] reads it again without a search.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Place(u32);
+
 /// The items of an array on a [`Tape`].
 #[derive(Clone, Debug)]
 pub struct Items<'a> {
@@ -232,6 +236,7 @@ impl Tape {
         Some(Span { start: from as u32 | Span::ESCAPED, end: to })
     }
 
+    #[inline]
     fn str_at<'a>(&'a self, text: &'a str, s: Span) -> &'a str {
         let (a, b) = ((s.start & !Span::ESCAPED) as usize, s.end as usize);
         let whole = if s.start & Span::ESCAPED != 0 { self.unescaped.as_str() } else { text };
@@ -269,6 +274,13 @@ impl Tape {
         self.members().find(|(k, _)| *k == key).map(|(_, v)| v)
     }
 
+    /// The value of the member at `place` (from [`Members::with_places`] on this tape).
+    #[inline]
+    pub fn at(&self, place: Place) -> TapeValue<'_> {
+        self.read(place.0)
+    }
+
+    #[inline]
     fn read(&self, at: u32) -> TapeValue<'_> {
         let Some(n) = self.nodes.get(at as usize) else { return TapeValue::Null };
         match n.kind {
@@ -280,6 +292,17 @@ impl Tape {
             Kind::Array => TapeValue::Array(Items { tape: self, at: at + 1, end: n.end }),
             Kind::Object => TapeValue::Object(Members { tape: self, at: at + 1, end: n.end }),
         }
+    }
+}
+
+impl<'a> Members<'a> {
+    /// The members with their places.
+    pub fn with_places(self) -> impl Iterator<Item = (Place, &'a str, TapeValue<'a>)> + 'a {
+        let mut m = self;
+        std::iter::from_fn(move || {
+            let place = Place(m.at);
+            m.next().map(|(k, v)| (place, k, v))
+        })
     }
 }
 
@@ -413,6 +436,10 @@ mod tests {
         assert!(matches!(tape.get("n"), Some(TapeValue::Number(x)) if x == 404.0));
         assert!(tape.get("missing").is_none());
         assert_eq!(tape.members().count(), 3);
+        let places: Vec<_> = tape.members().with_places().map(|(p, k, _)| (p, k)).collect();
+        assert_eq!(places.iter().map(|(_, k)| *k).collect::<Vec<_>>(), ["a", "message", "n"]);
+        assert!(matches!(tape.at(places[1].0), TapeValue::Str("outer\n")));
+        assert!(matches!(tape.at(places[0].0), TapeValue::Object(m) if m.clone().count() == 1));
     }
 
     #[test]

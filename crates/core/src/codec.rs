@@ -368,6 +368,11 @@ impl<'a> Reader<'a> {
         }
         Ok(n as usize)
     }
+    /// A length-prefixed byte string.
+    fn bytes(&mut self) -> Result<&'a [u8], CodecError> {
+        let n = self.len()?;
+        self.take(n)
+    }
     fn str(&mut self) -> Result<&'a str, CodecError> {
         let n = self.len()?;
         let b = self.take(n)?;
@@ -433,15 +438,25 @@ pub fn decode_batch_shared(shared: &Bytes) -> Result<Vec<Event>, CodecError> {
     let mut events = Vec::with_capacity(n);
     let mut last_id: Arc<Identity> = Arc::default();
     let mut last_src: Arc<str> = Arc::from("");
+    // The encoded identity and source of the event before: consecutive events
+    // almost always share them, and one comparison of the encoded bytes is
+    // cheaper than four of the strings.
+    let mut last_encoded: &[u8] = &[];
     for _ in 0..n {
         let ts = r.i64()?;
-        let (g, s, h) = (r.str()?, r.str()?, r.str()?);
-        if last_id.group != g || last_id.subgroup != s || last_id.host != h {
-            last_id = Arc::new(Identity::new(g, s, h));
-        }
-        let src = r.str()?;
-        if *last_src != *src {
-            last_src = Arc::from(src);
+        let id_start = r.pos;
+        let (g, s, h, src) = (r.bytes()?, r.bytes()?, r.bytes()?, r.bytes()?);
+        let encoded = &bytes[id_start..r.pos];
+        if encoded != last_encoded {
+            let utf8 = |b| std::str::from_utf8(b).map_err(|_| r.err("invalid utf-8"));
+            let (g, s, h, src) = (utf8(g)?, utf8(s)?, utf8(h)?, utf8(src)?);
+            if last_id.group != g || last_id.subgroup != s || last_id.host != h {
+                last_id = Arc::new(Identity::new(g, s, h));
+            }
+            if *last_src != *src {
+                last_src = Arc::from(src);
+            }
+            last_encoded = encoded;
         }
         let flags = r.byte()?;
         if flags & !(1 | FLAG_RAW) != 0 {
@@ -595,5 +610,37 @@ mod tests {
         let back = decode_batch(&buf).unwrap();
         assert_eq!(back, vec![a, b]);
         assert!(Arc::ptr_eq(&back[0].identity, &back[1].identity));
+    }
+
+    #[test]
+    fn batch_identity_and_source_changes_between_events_are_kept() {
+        let ev = |g: &str, s: &str, h: &str, src: &str| {
+            let mut e = Event::from_message("m");
+            e.identity = Arc::new(Identity::new(g, s, h));
+            e.source = Arc::from(src);
+            e
+        };
+        let events = vec![
+            ev("g", "s", "h", "tcp:1"),
+            ev("g", "s", "h", "tcp:1"),
+            ev("g", "s", "hx", "tcp:1"),
+            ev("g", "s", "hx", "tcp:2"),
+            ev("gs", "", "hx", "tcp:2"),
+            ev("g", "s", "hx", "tcp:2"),
+            ev("", "", "", ""),
+            ev("g", "s", "h", "tcp:1"),
+        ];
+        let mut buf = Vec::new();
+        encode_batch(&events, &mut buf);
+        let back = decode_batch(&buf).unwrap();
+        assert_eq!(back, events);
+        assert!(Arc::ptr_eq(&back[0].identity, &back[1].identity));
+        assert!(Arc::ptr_eq(&back[2].identity, &back[3].identity));
+        assert!(Arc::ptr_eq(&back[2].source, &back[1].source));
+        assert!(!Arc::ptr_eq(&back[1].identity, &back[2].identity));
+        // A host that is not UTF-8 is an error, in a later event too.
+        let at = buf.windows(2).position(|w| w == b"hx").unwrap();
+        buf[at] = 0xff;
+        assert!(decode_batch(&buf).unwrap_err().to_string().contains("invalid utf-8"));
     }
 }

@@ -17,7 +17,7 @@
 //! tantivy reads the values where the event holds them.
 
 use sluice_core::codec::{write_json, RESERVED};
-use sluice_core::raw::{Place, Tape, TapeValue};
+use sluice_core::raw::{Items, Members, Place, Tape, TapeValue};
 use sluice_core::{Event, Object, Value};
 use tantivy::schema::document::{ReferenceValue, ReferenceValueLeaf};
 use tantivy::schema::{
@@ -313,9 +313,7 @@ impl Document for EventDoc {
             out.push((f.source, DocValue::Leaf(ReferenceValueLeaf::Str(&e.source))));
         }
         let (level, message, attrs) = match &self.source {
-            Source::Tape(t, s) => {
-                (str_at(t, s.level), str_at(t, s.message), s.attrs.then_some(DocValue::TapeAttrs(t)))
-            }
+            Source::Tape(t, s) => (str_at(t, s.level), str_at(t, s.message), s.attrs.then_some(DocValue::TapeAttrs(t))),
             Source::Text(_) => {
                 let fields = e.fields();
                 let attrs = fields.iter().any(|(k, v)| is_attr(k, v)).then_some(DocValue::Attrs(fields));
@@ -365,8 +363,52 @@ pub enum DocValue<'a> {
     Tape(TapeValue<'a>),
 }
 
-type ObjIter<'a> = Box<dyn Iterator<Item = (&'a str, DocValue<'a>)> + 'a>;
-type ArrIter<'a> = Box<dyn Iterator<Item = DocValue<'a>> + 'a>;
+/// The members of an object value: of a parsed object (boxed), or of a tape
+/// (no allocation), `attrs` leaving out what [`is_attr`] does.
+pub enum ObjIter<'a> {
+    /// A parsed object's.
+    Boxed(Box<dyn Iterator<Item = (&'a str, DocValue<'a>)> + 'a>),
+    /// A tape object's; `attrs`: the top level, filtered.
+    Tape { members: Members<'a>, attrs: bool },
+}
+
+impl<'a> Iterator for ObjIter<'a> {
+    type Item = (&'a str, DocValue<'a>);
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            ObjIter::Boxed(it) => it.next(),
+            ObjIter::Tape { members, attrs } => loop {
+                let (k, v) = members.next()?;
+                if *attrs && (is_reserved(k) || (k == names::MESSAGE && matches!(v, TapeValue::Str(_)))) {
+                    continue;
+                }
+                return Some((k, DocValue::Tape(v)));
+            },
+        }
+    }
+}
+
+/// The items of an array value: of a parsed array (boxed) or of a tape.
+pub enum ArrIter<'a> {
+    /// A parsed array's.
+    Boxed(Box<dyn Iterator<Item = DocValue<'a>> + 'a>),
+    /// A tape array's.
+    Tape(Items<'a>),
+}
+
+impl<'a> Iterator for ArrIter<'a> {
+    type Item = DocValue<'a>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            ArrIter::Boxed(it) => it.next(),
+            ArrIter::Tape(items) => items.next().map(DocValue::Tape),
+        }
+    }
+}
 
 impl<'a> tantivy::schema::Value<'a> for DocValue<'a> {
     type ArrayIter = ArrIter<'a>;
@@ -376,30 +418,20 @@ impl<'a> tantivy::schema::Value<'a> for DocValue<'a> {
         match self {
             DocValue::Leaf(l) => ReferenceValue::Leaf(l.clone()),
             DocValue::Attrs(o) => {
-                let it: ObjIter<'a> =
-                    Box::new(o.iter().filter(|(k, v)| is_attr(k, v)).map(|(k, v)| (k, DocValue::Json(v))));
+                let it = ObjIter::Boxed(Box::new(
+                    o.iter().filter(|(k, v)| is_attr(k, v)).map(|(k, v)| (k, DocValue::Json(v))),
+                ));
                 ReferenceValue::Object(it)
             }
-            DocValue::TapeAttrs(t) => {
-                let it: ObjIter<'a> = Box::new(
-                    t.members()
-                        .filter(|(k, v)| !(is_reserved(k) || (*k == names::MESSAGE && matches!(v, TapeValue::Str(_)))))
-                        .map(|(k, v)| (k, DocValue::Tape(v))),
-                );
-                ReferenceValue::Object(it)
-            }
+            DocValue::TapeAttrs(t) => ReferenceValue::Object(ObjIter::Tape { members: t.members(), attrs: true }),
             DocValue::Tape(v) => match v {
                 TapeValue::Null => ReferenceValue::Leaf(ReferenceValueLeaf::Null),
                 TapeValue::Bool(b) => ReferenceValue::Leaf(ReferenceValueLeaf::Bool(*b)),
                 TapeValue::Number(x) => ReferenceValue::Leaf(ReferenceValueLeaf::F64(*x)),
                 TapeValue::Str(s) => ReferenceValue::Leaf(ReferenceValueLeaf::Str(s)),
-                TapeValue::Array(items) => {
-                    let it: ArrIter<'a> = Box::new(items.clone().map(DocValue::Tape));
-                    ReferenceValue::Array(it)
-                }
+                TapeValue::Array(items) => ReferenceValue::Array(ArrIter::Tape(items.clone())),
                 TapeValue::Object(members) => {
-                    let it: ObjIter<'a> = Box::new(members.clone().map(|(k, v)| (k, DocValue::Tape(v))));
-                    ReferenceValue::Object(it)
+                    ReferenceValue::Object(ObjIter::Tape { members: members.clone(), attrs: false })
                 }
             },
             DocValue::Json(v) => match v {
@@ -409,11 +441,11 @@ impl<'a> tantivy::schema::Value<'a> for DocValue<'a> {
                 Value::Float(x) => ReferenceValue::Leaf(ReferenceValueLeaf::F64(*x)),
                 Value::String(s) => ReferenceValue::Leaf(ReferenceValueLeaf::Str(s.as_str())),
                 Value::Array(a) => {
-                    let it: ArrIter<'a> = Box::new(a.iter().map(DocValue::Json));
+                    let it = ArrIter::Boxed(Box::new(a.iter().map(DocValue::Json)));
                     ReferenceValue::Array(it)
                 }
                 Value::Object(o) => {
-                    let it: ObjIter<'a> = Box::new(o.iter().map(|(k, v)| (k, DocValue::Json(v))));
+                    let it = ObjIter::Boxed(Box::new(o.iter().map(|(k, v)| (k, DocValue::Json(v)))));
                     ReferenceValue::Object(it)
                 }
             },

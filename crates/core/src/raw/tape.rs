@@ -155,7 +155,7 @@ impl Tape {
                     let key = self.string(text, v)?;
                     let k = self.str_at(text, key);
                     let sig = signature(k);
-                    if seen & sig != 0 && self.members_of(text, at).any(|other| other == k) {
+                    if seen & sig != 0 && self.has_key(text, at, k) {
                         return None;
                     }
                     seen |= sig;
@@ -244,14 +244,17 @@ impl Tape {
         whole.get(a..b).unwrap_or_default()
     }
 
-    /// The keys of the object node `at` while it is being built (those so far).
-    fn members_of<'a>(&'a self, text: &'a str, at: usize) -> impl Iterator<Item = &'a str> + 'a {
+    /// Whether the object node `at`, while it is being built, has the key `k` already.
+    fn has_key(&self, text: &str, at: usize, k: &str) -> bool {
         let mut i = at + 1;
-        std::iter::from_fn(move || {
-            let n = self.nodes.get(i)?;
+        while let Some(n) = self.nodes.get(i) {
+            let len = n.key.end.wrapping_sub(n.key.start & !Span::ESCAPED) as usize;
+            if len == k.len() && self.str_at(text, n.key) == k {
+                return true;
+            }
             i = (n.end as usize).max(i + 1);
-            Some(self.str_at(text, n.key))
-        })
+        }
+        false
     }
 
     /// The JSON text the tape was built from.

@@ -206,11 +206,18 @@ impl Tape {
 
     /// At an opening quote: the string's span, unescaped into
     /// `self.unescaped` when it has escapes.
+    #[inline]
     fn string(&mut self, text: &str, v: &mut Validator<'_>) -> Option<Span> {
         let (start, end, escaped) = v.string()?;
         if !escaped {
             return Some(Span { start: start as u32, end: end as u32 });
         }
+        self.unescape(text, start, end)
+    }
+
+    /// `text[start..end]`, a string's content with escapes, unescaped into `self.unescaped`.
+    #[cold]
+    fn unescape(&mut self, text: &str, start: usize, end: usize) -> Option<Span> {
         let from = self.unescaped.len();
         let raw = text.get(start..end)?;
         let mut rest = raw;

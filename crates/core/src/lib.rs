@@ -9,7 +9,8 @@
 //! - [`mount`]: routes components serve on the node's API listener (type-erased);
 //! - [`text`]: string values, owned or slices of a shared line ([`Text`]);
 //! - [`json`]: what JSON an event may hold (numbers, nesting), applied by every decoder;
-//! - [`raw`]: events kept as validated JSON text until a field is needed;
+//! - [`raw`]: events kept as validated JSON text until a field is needed, and
+//!   [`raw::Tape`], their members as flat nodes for a reader that walks them once;
 //! - [`codec`]: event encodings (ndjson output, the queue's internal record encoding);
 //! - [`condition`]: the conditional-routing expression language (`if [a] == 1`);
 //! - [`path`]: field paths (`a.b.c` and Logstash's `[a][b][c]`).

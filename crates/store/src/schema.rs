@@ -364,7 +364,7 @@ pub enum DocValue<'a> {
 }
 
 /// The members of an object value: of a parsed object (boxed), or of a tape
-/// (no allocation), `attrs` leaving out what [`is_attr`] does.
+/// (no allocation), `attrs` leaving out the reserved keys and a string `message`.
 pub enum ObjIter<'a> {
     /// A parsed object's.
     Boxed(Box<dyn Iterator<Item = (&'a str, DocValue<'a>)> + 'a>),

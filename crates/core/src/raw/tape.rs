@@ -10,7 +10,7 @@
 //! where the text has escapes), numbers are decoded while building.
 //!
 //! [`Tape::build`] accepts exactly what the raw scan ([`super::scan`]) does —
-//! strict RFC 8259, no `\u` escapes, nesting within [`super::MAX_DEPTH`],
+//! strict RFC 8259, no `\u` escapes, nesting within [`crate::json::MAX_DEPTH`],
 //! numbers sluice keeps as numbers — and in addition refuses an object with a
 //! duplicate key (where [`crate::Object`] keeps the last value). When it
 //! refuses, the caller parses the event as usual: the tape is a shortcut,

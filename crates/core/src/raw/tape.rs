@@ -253,13 +253,13 @@ impl Tape {
 
     /// Whether the object node `at`, while it is being built, has the key `k` already.
     fn has_key(&self, text: &str, at: usize, k: &str) -> bool {
-        let mut i = at + 1;
-        while let Some(n) = self.nodes.get(i) {
+        // Node indices fit in u32: the text is shorter than 2^31 bytes.
+        let mut i = at as u32 + 1;
+        while let Some((_, n)) = self.step(&mut i, u32::MAX) {
             let len = n.key.end.wrapping_sub(n.key.start & !Span::ESCAPED) as usize;
             if len == k.len() && self.str_at(text, n.key) == k {
                 return true;
             }
-            i = (n.end as usize).max(i + 1);
         }
         false
     }
@@ -282,6 +282,19 @@ impl Tape {
     /// The value of the object's member `key`.
     pub fn get(&self, key: &str) -> Option<TapeValue<'_>> {
         self.members().find(|(k, _)| *k == key).map(|(_, v)| v)
+    }
+
+    /// The node at `*at` when it is before `end`, with its index; moves `*at`
+    /// past it and its contents (to its next sibling).
+    #[inline]
+    fn step(&self, at: &mut u32, end: u32) -> Option<(u32, &Node)> {
+        if *at >= end {
+            return None;
+        }
+        let here = *at;
+        let n = self.nodes.get(here as usize)?;
+        *at = n.end.max(here + 1);
+        Some((here, n))
     }
 
     /// The value of the member at `place` (from [`Members::with_places`] on this tape).
@@ -321,12 +334,7 @@ impl<'a> Iterator for Members<'a> {
 
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
-        if self.at >= self.end {
-            return None;
-        }
-        let n = self.tape.nodes.get(self.at as usize)?;
-        let here = self.at;
-        self.at = n.end.max(here + 1);
+        let (here, n) = self.tape.step(&mut self.at, self.end)?;
         Some((self.tape.str_at(&self.tape.text, n.key), self.tape.read(here)))
     }
 }
@@ -336,12 +344,7 @@ impl<'a> Iterator for Items<'a> {
 
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
-        if self.at >= self.end {
-            return None;
-        }
-        let n = self.tape.nodes.get(self.at as usize)?;
-        let here = self.at;
-        self.at = n.end.max(here + 1);
+        let (here, _) = self.tape.step(&mut self.at, self.end)?;
         Some(self.tape.read(here))
     }
 }

@@ -33,11 +33,18 @@ command -v valgrind >/dev/null || {
 cargo build -q -p sluice --example hotpaths --locked
 bin="${CARGO_TARGET_DIR:-target}/debug/examples/hotpaths"
 
-# Instructions executed by `hotpaths $1 $2`.
+# Instructions executed by `hotpaths $1 $2`, written to $tmp/$1.$2. The
+# twelve runs are independent and single-threaded (store-index aside), and
+# each count is the same whatever runs beside it: they run as many at a
+# time as the machine has cores (2 here: ≈ 5 min serially in CI).
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export bin tmp
 irefs() {
   valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null "$bin" "$1" "$2" 2>&1 >/dev/null |
-    awk '/I +refs:/ { gsub(",", "", $NF); print $NF }'
+    awk '/I +refs:/ { gsub(",", "", $NF); print $NF }' >"$tmp/$1.$2"
 }
+export -f irefs
 
 # path, operations per run (each run takes a few seconds under valgrind),
 # and the tolerance in percent ("-": reported, not gated). store-index runs
@@ -66,12 +73,17 @@ if [ -f "$baseline" ]; then
   fi
 fi
 
+# Longest first (store-index, protocol-roundtrip), so that the last two
+# runs end close together.
+while read -r name n _; do printf '%s %s\n%s 0\n' "$name" "$n" "$name"; done <<<"$paths" | tac |
+  xargs -P "$(nproc)" -L 1 bash -c 'irefs "$0" "$1"'
+
 out=""
 failed=0
 printf '%-20s %14s %14s %8s\n' path "instr/op" baseline change
 while read -r name n limit_pct; do
-  a=$(irefs "$name" 0)
-  b=$(irefs "$name" "$n")
+  a=$(cat "$tmp/$name.0" 2>/dev/null || true)
+  b=$(cat "$tmp/$name.$n" 2>/dev/null || true)
   [ -n "$a" ] && [ -n "$b" ] || { echo "perf-gate: $name: no instruction count from valgrind" >&2; exit 1; }
   per_op=$(((b - a) / n))
   out+="$name $per_op $n"$'\n'

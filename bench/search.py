@@ -47,7 +47,11 @@ usage:
                      print min / median / max of each system's p50 and p99
 
 The load of OpenSearch sets `index.refresh_interval: -1` during `_bulk`
-and refreshes once at the end, then waits until merging stopped.
+and refreshes once at the end, then waits until merging stopped. Each
+document's `_id` is its place in the data set, and the bodies OpenSearch
+acknowledged without a gap are saved in DIR/<index>.progress.json: with
+--reuse, a load that was stopped (100 M documents take more than an hour
+here) resumes after them, and nothing is stored twice.
 """
 import argparse, bisect, calendar, http.client, json, os, queue, random, shutil, signal, socket, statistics, subprocess, sys, tempfile, threading, time
 import urllib.parse
@@ -355,44 +359,87 @@ class OpenSearch:
         return out
 
 
-def load_opensearch(url, n_base, reuse, bulk_connections=2):
+BULK_DOCS = 10_000
+
+
+def load_opensearch(url, n_base, reuse, bulk_connections=2, progress_path=None):
+    """Loads the data set into INDEX. Each document's `_id` is its place in
+    the data set, so a load sent twice stores nothing twice; with `reuse`
+    and `progress_path` (the bodies OpenSearch acknowledged without a gap,
+    written as they are acknowledged) a load that was stopped resumes after
+    its last acknowledged body instead of starting again: 100 M documents
+    take longer than a session."""
     c = Client(url)
     expected = n_base + NEEDLES
     status, raw, _ = c.request("GET", f"/{INDEX}/_count")
     if reuse and status == 200 and json.loads(raw)["count"] == expected:
         print(f"# opensearch: reusing {INDEX} ({expected} documents)", flush=True)
         return
-    c.request("DELETE", f"/{INDEX}")
-    c.json("PUT", f"/{INDEX}", MAPPING)
+
+    def uuid():
+        return c.json("GET", f"/{INDEX}/_settings")[INDEX]["settings"]["index"]["uuid"]
+    done = 0
+    if reuse and status == 200 and progress_path and os.path.exists(progress_path):
+        with open(progress_path) as f:
+            prog = json.load(f)
+        if prog.get("uuid") == uuid() and prog.get("events") == n_base:
+            done = prog["done"]
+            print(f"# opensearch: resuming {INDEX} after {done} acknowledged documents", flush=True)
+    if done == 0:
+        c.request("DELETE", f"/{INDEX}")
+        c.json("PUT", f"/{INDEX}", MAPPING)
+    index_uuid = uuid()
     t0 = time.time()
     # `--bulk-connections` senders, each on its own keep-alive connection:
     # OpenSearch indexes one bulk request per write thread, so one sender
     # leaves a core idle while the next body is generated.
     bodies = queue.Queue(maxsize=2 * bulk_connections)
     failed = []
+    lock = threading.Lock()
+    acked, mark = set(), [done // BULK_DOCS]
+
+    def acknowledged(k):
+        # Body k is in: move the mark over every body acknowledged without
+        # a gap, and save it.
+        with lock:
+            acked.add(k)
+            moved = False
+            while mark[0] in acked:
+                acked.discard(mark[0])
+                mark[0] += 1
+                moved = True
+            if moved and progress_path:
+                tmp = progress_path + ".tmp"
+                with open(tmp, "w") as f:
+                    json.dump({"uuid": index_uuid, "events": n_base,
+                               "done": min(mark[0] * BULK_DOCS, expected)}, f)
+                os.replace(tmp, progress_path)
 
     def sender():
         own = Client(url)
-        while (body := bodies.get()) is not None:
+        while (item := bodies.get()) is not None:
+            k, body = item
             if not failed:
                 r = own.json("POST", f"/{INDEX}/_bulk", body)
                 if r.get("errors"):
                     failed.append("bulk errors: " + json.dumps(r)[:500])
+                else:
+                    acknowledged(k)
 
     senders = [threading.Thread(target=sender) for _ in range(bulk_connections)]
     for t in senders:
         t.start()
     lines = []
-    for ts, doc in events(n_base):
-        lines.append('{"index":{}}')
+    for j, (ts, doc) in enumerate(events(n_base)):
+        if j < done:
+            continue
+        lines.append(f'{{"index":{{"_id":"{j}"}}}}')
         lines.append(json.dumps({"@timestamp": ts, **doc}, separators=(",", ":")))
-        if len(lines) == 10_000:
-            bodies.put(("\n".join(lines) + "\n").encode())
+        if len(lines) == 2 * BULK_DOCS or j == expected - 1:
+            bodies.put((j // BULK_DOCS, ("\n".join(lines) + "\n").encode()))
             lines = []
             if failed:
                 break
-    if lines:
-        bodies.put(("\n".join(lines) + "\n").encode())
     for _ in senders:
         bodies.put(None)
     for t in senders:
@@ -410,7 +457,8 @@ def load_opensearch(url, n_base, reuse, bulk_connections=2):
     got = c.json("GET", f"/{INDEX}/_count")["count"]
     if got != expected:
         raise RuntimeError(f"opensearch holds {got} of {expected}")
-    print(f"# opensearch: {got} documents loaded in {time.time() - t0:.1f} s (generation included)", flush=True)
+    print(f"# opensearch: {got} documents loaded in {time.time() - t0:.1f} s (generation included"
+          + (f", resumed after {done}" if done else "") + ")", flush=True)
 
 
 def opensearch_segments(url):
@@ -494,7 +542,8 @@ def main():
             if s.count() != expected:
                 raise RuntimeError(f"{s.name} sees {s.count()} events, expected {expected}")
         if a.opensearch:
-            load_opensearch(a.opensearch, a.events, a.reuse, a.bulk_connections)
+            load_opensearch(a.opensearch, a.events, a.reuse, a.bulk_connections,
+                            os.path.join(work, f"{INDEX}.progress.json"))
             print(f"# opensearch segments: {opensearch_segments(a.opensearch)}", flush=True)
             systems.append(OpenSearch("opensearch", a.opensearch, cache=False))
             systems.append(OpenSearch("opensearch-cache", a.opensearch, cache=True))

@@ -36,7 +36,7 @@ bin="${CARGO_TARGET_DIR:-target}/debug/examples/hotpaths"
 # Instructions executed by `hotpaths $1 $2`, written to $tmp/$1.$2. The
 # twelve runs are independent and single-threaded (store-index aside), and
 # each count is the same whatever runs beside it: they run as many at a
-# time as the machine has cores (2 here: ≈ 5 min serially in CI).
+# time as the machine has cores.
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export bin tmp

@@ -151,8 +151,21 @@ step('issue 22 missing 10: dark mode follows the system; at 900 px nothing scrol
     assert.equal(await tableBg(), 'rgb(17, 24, 39)');
     assert.equal(await page.evaluate(() => getComputedStyle(document.querySelector('input[name="query"]')).color), 'rgb(229, 231, 235)');
     await shot('dark-search');
-    await page.setViewportSize({ width: 900, height: 700 });
-    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 900), 'no sideways scroll at 900 px');
+    // Checked at once after each resize, before the chart's ResizeObserver may have run:
+    // a chart still at its old width must not make the page scroll sideways (CI saw it).
+    const overflow = () => page.evaluate(() => {
+      const wide = [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > 900);
+      return { width: document.documentElement.scrollWidth, wide: wide.slice(0, 6).map((e) => `${e.tagName}.${e.className} ${Math.round(e.getBoundingClientRect().right)}`).join(' | ') };
+    });
+    for (let i = 0; i < 10; i++) {
+      await page.setViewportSize({ width: 1280, height: 800 });
+      await page.waitForFunction(() => document.querySelector('.chart .uplot')?.getBoundingClientRect().right > 1000, null, WAIT);
+      await page.setViewportSize({ width: 900, height: 700 });
+      const o = await overflow();
+      assert.ok(o.width <= 900, `no sideways scroll at 900 px (resize ${i}): scrollWidth ${o.width}; wider than the window: ${o.wide}`);
+    }
+    // Once it has run, the chart fits the narrower window.
+    await page.waitForFunction(() => document.querySelector('.chart .uplot')?.getBoundingClientRect().right <= 900, null, WAIT);
     const sidebar = page.locator('#field-sidebar');
     assert.equal(await sidebar.isVisible(), true);
     const before = (await page.locator('main.results').boundingBox()).width;

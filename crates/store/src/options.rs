@@ -70,6 +70,10 @@ pub struct StoreOptions {
     pub writer_threads: usize,
     /// Indexing memory budget per partition writer, bytes (split over its threads).
     pub writer_memory_bytes: usize,
+    /// Threads one search or aggregation reads its segments with (one pool
+    /// per store, shared by all requests; 1 reads them on the request's
+    /// own thread).
+    pub search_threads: usize,
     /// zstd level of the document store.
     pub docstore_zstd_level: i32,
     /// Uncompressed size of one document-store block, bytes.
@@ -101,6 +105,11 @@ impl Default for StoreOptions {
             // "documents handed to tantivy in batches"); one core gets one.
             writer_threads: std::thread::available_parallelism().map_or(1, |n| n.get().min(2)),
             writer_memory_bytes: 128 << 20,
+            // A request's segments are read in parallel, one thread per core
+            // (at most 8): an aggregation over 100 M events reads every
+            // segment's columns (docs/benchmarks/journal.md, "segments read
+            // in parallel").
+            search_threads: std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
             docstore_zstd_level: 3,
             docstore_block_bytes: 128 << 10,
             merge_factor: 8,
@@ -136,6 +145,9 @@ impl StoreOptions {
                 key: "writer_memory_bytes",
                 message: "must be at least 16MiB per writer thread".into(),
             });
+        }
+        if !(1..=64).contains(&self.search_threads) {
+            return Err(StoreError::Option { key: "search_threads", message: "must be between 1 and 64".into() });
         }
         if !(2..=64).contains(&self.merge_factor) {
             return Err(StoreError::Option { key: "merge_factor", message: "must be between 2 and 64".into() });

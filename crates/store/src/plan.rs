@@ -70,6 +70,7 @@ pub struct Plan<'c> {
     scope: Arc<str>,
     everything: bool,
     cache: &'c ResultCache,
+    pool: &'c tantivy::Executor,
 }
 
 /// Whether `p` may read every event (a pattern of `*`, `*`, `*`).
@@ -117,7 +118,28 @@ impl<'c> Plan<'c> {
             parts.push(Part { searcher, bounded, unbounded });
         }
         let everything = *query == Query::All && reads_everything(principal);
-        Ok(Self { parts, segs, scope: scope(principal, query), everything, cache: &store.cache })
+        Ok(Self {
+            parts,
+            segs,
+            scope: scope(principal, query),
+            everything,
+            cache: &store.cache,
+            pool: &store.search_pool,
+        })
+    }
+
+    /// `f` of every item, in order, on the store's search threads (each
+    /// item a segment's work: segments are independent, and one request
+    /// over 100 M events reads tens of them); the first error is returned.
+    pub fn map<A: Send, R: Send>(
+        &self,
+        items: Vec<A>,
+        f: impl Fn(A) -> Result<R, BackendError> + Sync,
+    ) -> Result<Vec<R>, BackendError> {
+        if items.len() < 2 {
+            return items.into_iter().map(f).collect();
+        }
+        self.pool.map(|a| Ok(f(a)), items.into_iter()).map_err(internal)?.into_iter().collect()
     }
 
     /// The segments read.

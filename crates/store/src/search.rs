@@ -4,7 +4,9 @@
 //! Every path ANDs the principal's filter into the engine query (see
 //! [`crate::translate::principal_filter`]); the blocking work runs on
 //! tokio's blocking pool. Searches and aggregations go segment by segment
-//! through a [`Plan`] (time bounds, best-first order, result cache);
+//! through a [`Plan`] (time bounds, best-first order, result cache), the
+//! segments a request reads whole on the store's search threads
+//! ([`Plan::map`]);
 //! [`crate::reference`] keeps the straightforward evaluation the tests
 //! compare them with.
 
@@ -216,14 +218,19 @@ fn gather(plan: &Plan<'_>, needs: &[What], lo: i64, hi: i64) -> Result<Vec<Value
         needs.iter().map(|w| set.as_ref().and_then(|set| plan.cached_set(set, w))).collect();
     let mut whole: Vec<Vec<Value>> = vec![Vec::new(); needs.len()];
     let mut partial: Vec<Vec<Value>> = vec![Vec::new(); needs.len()];
-    for s in plan.segments() {
-        let idx: Vec<usize> = (0..needs.len()).filter(|&i| !(s.whole && merged[i].is_some())).collect();
-        if idx.is_empty() {
-            continue;
-        }
+    let jobs: Vec<(&Seg, Vec<usize>)> = plan
+        .segments()
+        .iter()
+        .map(|s| (s, (0..needs.len()).filter(|&i| !(s.whole && merged[i].is_some())).collect::<Vec<usize>>()))
+        .filter(|(_, idx)| !idx.is_empty())
+        .collect();
+    let done = plan.map(jobs, |(s, idx)| {
         let want: Vec<What> = idx.iter().map(|&i| needs[i].clone()).collect();
-        for (i, v) in idx.into_iter().zip(segment_values(plan, s, &want, lo, hi)?) {
-            let into = if s.whole { &mut whole } else { &mut partial };
+        Ok((s.whole, idx, segment_values(plan, s, &want, lo, hi)?))
+    })?;
+    for (is_whole, idx, values) in done {
+        for (i, v) in idx.into_iter().zip(values) {
+            let into = if is_whole { &mut whole } else { &mut partial };
             into[i].push(v);
         }
     }
@@ -283,9 +290,7 @@ impl Store {
             cands.sort_unstable_by_key(|c| std::cmp::Reverse(c.0));
             cands.truncate(k);
         }
-        for s in &order[visited..] {
-            total += plan.count(s)?;
-        }
+        total += plan.map(order[visited..].iter().collect(), |s| plan.count(s))?.into_iter().sum::<u64>();
         let more = cands.len() > search.size;
         cands.truncate(search.size);
         let mut hits = Vec::with_capacity(cands.len());
@@ -386,7 +391,10 @@ impl Store {
         let collector = FieldsCollector { present: self.fields.present };
         let mut seen: BTreeMap<String, BTreeSet<u8>> = BTreeMap::new();
         for p in self.partitions_for(from, to) {
-            for (name, ty) in p.reader.searcher().search(&*query, &collector).map_err(internal)? {
+            let searcher = p.reader.searcher();
+            let scoring = tantivy::query::EnableScoring::disabled_from_searcher(&searcher);
+            let found = searcher.search_with_executor(&*query, &collector, &self.search_pool, scoring);
+            for (name, ty) in found.map_err(internal)? {
                 seen.entry(name).or_default().insert(type_code(ty));
             }
         }

@@ -132,6 +132,9 @@ pub struct Store {
     pub counters: Counters,
     /// Per-segment results of searches and aggregations (`crate::cache`).
     pub(crate) cache: ResultCache,
+    /// The threads a request reads its segments with (`search_threads`;
+    /// the request's own thread when it is 1), see [`crate::plan::Plan::map`].
+    pub(crate) search_pool: tantivy::Executor,
     /// Stop flag and wake-up of the commit thread (shared with it, so the
     /// thread does not keep the store alive while it sleeps).
     stop: Arc<(Mutex<bool>, Condvar)>,
@@ -218,6 +221,11 @@ impl Store {
         info!(partitions = parts.len(), next_seq = max_seq + 1, "store opened");
         let interval = opts.commit_interval;
         let cache = ResultCache::new(opts.result_cache_entries, opts.result_cache_bytes);
+        let search_pool = match opts.search_threads {
+            1 => tantivy::Executor::single_thread(),
+            n => tantivy::Executor::multi_thread(n, "store-search-")
+                .map_err(|source| StoreError::Index { partition: "-".into(), source })?,
+        };
         let store = Arc::new_cyclic(|me| Store {
             path,
             opts,
@@ -237,6 +245,7 @@ impl Store {
             in_flight: InFlight::new(MAX_IN_FLIGHT_DOCS),
             counters: Counters::default(),
             cache,
+            search_pool,
             stop: Arc::new((Mutex::new(false), Condvar::new())),
             closed: AtomicBool::new(false),
             me: me.clone(),

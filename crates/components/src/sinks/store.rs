@@ -78,6 +78,10 @@ struct Config {
     /// one-core machine).
     #[serde(default)]
     writer_threads: Option<usize>,
+    /// Threads one search or aggregation reads its segments with (1–64;
+    /// default: one per core, at most 8).
+    #[serde(default)]
+    search_threads: Option<usize>,
     /// Memory of the search result cache (per-segment results of searches
     /// and aggregations over committed segments; default 64MiB; 0 turns it
     /// off).
@@ -131,6 +135,7 @@ fn build(value: toml::Value, cx: &BuildContext) -> Result<Box<dyn Sink>, ConfigE
         commit_interval: c.commit_interval.0,
         commit_events: c.commit_events,
         writer_threads: c.writer_threads.unwrap_or(defaults.writer_threads),
+        search_threads: c.search_threads.unwrap_or(defaults.search_threads),
         result_cache_bytes: c
             .result_cache_bytes
             .map_or(defaults.result_cache_bytes, |b| usize::try_from(b.0).unwrap_or(usize::MAX)),
@@ -442,5 +447,11 @@ mod tests {
     fn writer_threads_out_of_range_is_a_config_error_naming_the_key() {
         let e = build_sink(&SPEC, "path = \"/tmp/x\"\nwriter_threads = 9").err().unwrap();
         assert!(e.to_string().contains("writer_threads") && e.to_string().contains("between 1 and 8"), "{e}");
+    }
+
+    #[test]
+    fn search_threads_out_of_range_is_a_config_error_naming_the_key() {
+        let e = build_sink(&SPEC, "path = \"/tmp/x\"\nsearch_threads = 0").err().unwrap();
+        assert!(e.to_string().contains("search_threads") && e.to_string().contains("between 1 and 64"), "{e}");
     }
 }

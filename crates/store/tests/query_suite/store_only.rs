@@ -60,6 +60,9 @@ fn setup_segmented(cache_bytes: usize) -> (tempfile::TempDir, Arc<Store>, Corpus
         partition: PartitionSpan::Hour,
         commit_interval: Duration::from_secs(3600),
         result_cache_bytes: cache_bytes,
+        // Segments read on four threads whatever the machine's cores (the
+        // reference reads them one after the other on the caller's thread).
+        search_threads: 4,
         ..StoreOptions::default()
     };
     let store = Store::open(dir.path(), opts).unwrap();

@@ -13,7 +13,7 @@ unique token) is loaded
   - into OpenSearch (one shard, no replica, explicit keyword mapping,
     `_bulk` of 5,000, refreshed, not force-merged).
 
-Then the six queries of the issue are sent over HTTP from one keep-alive
+Then the six queries of issue #23 and a sort by a field are sent over HTTP from one keep-alive
 connection per system, `--warmup` times and then `--runs` times each,
 the systems alternated request by request; p50 / p99 per system and query.
 Every system must answer each query identically (hit count, hit
@@ -139,7 +139,7 @@ def iso(ms):
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
 
 
-# The six queries: (name, sluice endpoint, sluice body, OpenSearch body, kind)
+# The queries: (name, sluice endpoint, sluice body, OpenSearch body)
 FROM24, TO24 = T0_MS, T0_MS + DAY_MS
 QUERIES = [
     ("status:500, last 1 h", "search",
@@ -172,6 +172,12 @@ QUERIES = [
     ("newest 100 events of everything, 24 h", "search",
      {"query": "", "from": str(FROM24), "to": str(TO24), "size": 100},
      {"size": 100, "track_total_hits": True, "sort": [{"@timestamp": "desc"}],
+      "query": {"range": {"@timestamp": {"gte": FROM24, "lt": TO24, "format": "epoch_millis"}}}}),
+    # A click on a column's name: every matching event's value is read (no
+    # segment can be skipped); ties newest first on both systems.
+    ("largest 100 responses (sort by bytes), 24 h", "search",
+     {"query": "", "from": str(FROM24), "to": str(TO24), "size": 100, "sort": "bytes:desc"},
+     {"size": 100, "track_total_hits": True, "sort": [{"bytes": "desc"}, {"@timestamp": "desc"}],
       "query": {"range": {"@timestamp": {"gte": FROM24, "lt": TO24, "format": "epoch_millis"}}}}),
 ]
 
@@ -351,7 +357,8 @@ class OpenSearch:
         r = json.loads(raw)
         total = r["hits"]["total"]["value"]
         if q[1] == "search":
-            return {"total": total, "hits": [h["sort"][0] for h in r["hits"]["hits"]]}
+            # The last sort value is @timestamp (the only one, or the tiebreak of a field sort).
+            return {"total": total, "hits": [h["sort"][-1] for h in r["hits"]["hits"]]}
         agg = list(r["aggregations"].values())[0]
         out = {"total": total, "buckets": [(b["key"], b["doc_count"]) for b in agg["buckets"]]}
         if "sum_other_doc_count" in agg:

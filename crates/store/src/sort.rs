@@ -15,7 +15,11 @@
 //!
 //! Unlike the time order, no segment can be skipped: any of them may hold
 //! the best value, so every matching event is read once (one column read per
-//! event, a string looked up once per distinct value per segment).
+//! event, a string looked up once per distinct value per segment; a single
+//! number column a block of events at a time). An event whose value comes
+//! strictly after the worst hit kept is refused on its value alone, before
+//! its `_ts` and `_seq` are read. The segments are read on the store's
+//! search threads (ADR 0115).
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -25,7 +29,7 @@ use std::time::Instant;
 use sluice_query::api::Search;
 use sluice_query::{BackendError, Principal, SearchResponse, SortBy};
 use tantivy::collector::{Collector, SegmentCollector};
-use tantivy::columnar::{Column, DynamicColumn, NumericalType, StrColumn};
+use tantivy::columnar::{Cardinality, Column, DynamicColumn, NumericalType, StrColumn};
 use tantivy::{DocAddress, DocId, Score, SegmentOrdinal, SegmentReader};
 
 use crate::plan::Plan;
@@ -63,6 +67,18 @@ impl SortValue {
     }
 }
 
+/// How two values (`None`: no value) stand in the sort, before the tie on
+/// time: `Greater` when `a` comes after `b`.
+fn value_order(a: Option<&SortValue>, b: Option<&SortValue>, desc: bool) -> Ordering {
+    match (a, b) {
+        (None, None) => Ordering::Equal,
+        (None, Some(_)) => Ordering::Greater,
+        (Some(_), None) => Ordering::Less,
+        (Some(a), Some(b)) if desc => b.cmp_asc(a),
+        (Some(a), Some(b)) => a.cmp_asc(b),
+    }
+}
+
 /// Where a hit stands in a field sort: its value (if any), time and arrival.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FieldKey {
@@ -77,14 +93,7 @@ pub struct FieldKey {
 impl FieldKey {
     /// `Less` when `self` comes before `o` in the sort (see the module docs).
     pub fn cmp_in(&self, o: &FieldKey, desc: bool) -> Ordering {
-        let by_value = match (&self.value, &o.value) {
-            (None, None) => Ordering::Equal,
-            (None, Some(_)) => Ordering::Greater,
-            (Some(_), None) => Ordering::Less,
-            (Some(a), Some(b)) if desc => b.cmp_asc(a),
-            (Some(a), Some(b)) => a.cmp_asc(b),
-        };
-        by_value.then_with(|| (o.ts, o.seq).cmp(&(self.ts, self.seq)))
+        value_order(self.value.as_ref(), o.value.as_ref(), desc).then_with(|| (o.ts, o.seq).cmp(&(self.ts, self.seq)))
     }
 
     /// The cursor of this hit: `<ts>:<seq>:<value>` with the value as `n<number>`,
@@ -173,6 +182,8 @@ pub struct FieldTopSegment {
     count: u64,
     heap: BinaryHeap<Entry>,
     ords: Vec<u64>,
+    /// Values of a block of documents (the one-number-column path).
+    nums: Vec<Option<f64>>,
 }
 
 /// Total matches and the first hits in the sort, best first.
@@ -208,6 +219,7 @@ impl Collector for FieldTopCollector {
             count: 0,
             heap: BinaryHeap::with_capacity(self.k + 1),
             ords: Vec::new(),
+            nums: Vec::new(),
         })
     }
 
@@ -228,6 +240,32 @@ impl Collector for FieldTopCollector {
 }
 
 impl FieldTopSegment {
+    /// Keeps `doc` (with `value`) when it is among the `k` first after
+    /// `after`. A value that comes strictly after the worst hit kept cannot
+    /// enter whatever its time: it is refused before `_ts` and `_seq` are
+    /// read (most documents, once the heap is full).
+    fn offer(&mut self, doc: DocId, value: Option<SortValue>) {
+        if self.heap.len() >= self.k {
+            if let Some(worst) = self.heap.peek() {
+                if value_order(value.as_ref(), worst.key.value.as_ref(), self.desc) == Ordering::Greater {
+                    return;
+                }
+            }
+        }
+        let key = FieldKey { value, ts: self.ts.first(doc).unwrap_or(0), seq: self.seq.first(doc).unwrap_or(0) };
+        if self.after.as_ref().is_some_and(|a| key.cmp_in(a, self.desc) != Ordering::Greater) {
+            return;
+        }
+        let entry = Entry { key, doc, desc: self.desc };
+        if self.heap.len() < self.k {
+            self.heap.push(entry);
+        } else if let Some(mut worst) = self.heap.peek_mut() {
+            if entry < *worst {
+                *worst = entry;
+            }
+        }
+    }
+
     /// The doc's value: over every column, the first in the sort.
     fn value(&mut self, doc: DocId) -> Option<SortValue> {
         let desc = self.desc;
@@ -277,22 +315,35 @@ impl SegmentCollector for FieldTopSegment {
         if self.k == 0 {
             return;
         }
-        let key = FieldKey {
-            value: self.value(doc),
-            ts: self.ts.first(doc).unwrap_or(0),
-            seq: self.seq.first(doc).unwrap_or(0),
+        let value = self.value(doc);
+        self.offer(doc, value);
+    }
+
+    /// A block of matches. With one single-valued number column (the
+    /// common case: `bytes`, `status`) the values are read for the whole
+    /// block at once; every document still goes through [`Self::offer`].
+    fn collect_block(&mut self, docs: &[DocId]) {
+        let one_number = match self.cols.as_slice() {
+            [SortCol::Num(c)] => c.get_cardinality() != Cardinality::Multivalued,
+            _ => false,
         };
-        if self.after.as_ref().is_some_and(|a| key.cmp_in(a, self.desc) != Ordering::Greater) {
+        if !one_number || self.k == 0 {
+            for &doc in docs {
+                self.collect(doc, 0.0);
+            }
             return;
         }
-        let entry = Entry { key, doc, desc: self.desc };
-        if self.heap.len() < self.k {
-            self.heap.push(entry);
-        } else if let Some(mut worst) = self.heap.peek_mut() {
-            if entry < *worst {
-                *worst = entry;
-            }
+        self.count += docs.len() as u64;
+        let mut nums = std::mem::take(&mut self.nums);
+        nums.clear();
+        nums.resize(docs.len(), None);
+        if let [SortCol::Num(c)] = self.cols.as_slice() {
+            c.first_vals(docs, &mut nums);
         }
+        for (&doc, v) in docs.iter().zip(&nums) {
+            self.offer(doc, v.map(SortValue::Num));
+        }
+        self.nums = nums;
     }
 
     fn harvest(self) -> FieldTopFruit {
@@ -318,13 +369,15 @@ pub fn search_sorted(
     let mut total = 0;
     let mut cands: Vec<(FieldKey, usize, DocId)> = Vec::new();
     let segs = plan.segments();
-    for (i, s) in segs.iter().enumerate() {
-        let (count, hits) = plan.collect(s, &collector)?;
+    // Every segment is read (any may hold the best value): on the store's
+    // search threads, merged in segment order.
+    let per_seg = plan.map(segs.iter().collect(), |s| plan.collect(s, &collector))?;
+    for (i, (count, hits)) in per_seg.into_iter().enumerate() {
         total += count;
         cands.extend(hits.into_iter().map(|(key, doc)| (key, i, doc)));
-        cands.sort_by(|a, b| a.0.cmp_in(&b.0, by.desc));
-        cands.truncate(collector.k);
     }
+    cands.sort_by(|a, b| a.0.cmp_in(&b.0, by.desc));
+    cands.truncate(collector.k);
     let more = cands.len() > search.size;
     cands.truncate(search.size);
     let mut hits = Vec::with_capacity(cands.len());

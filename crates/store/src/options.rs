@@ -107,8 +107,8 @@ impl Default for StoreOptions {
             writer_memory_bytes: 128 << 20,
             // A request's segments are read in parallel, one thread per core
             // (at most 8): an aggregation over 100 M events reads every
-            // segment's columns (docs/benchmarks/journal.md, "segments read
-            // in parallel").
+            // segment's columns (ADR 0115; docs/benchmarks/journal.md,
+            // 2026-11-28, "a request's segments on both cores").
             search_threads: std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
             docstore_zstd_level: 3,
             docstore_block_bytes: 128 << 10,

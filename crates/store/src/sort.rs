@@ -321,7 +321,7 @@ impl SegmentCollector for FieldTopSegment {
 
     /// A block of matches. With one single-valued number column (the
     /// common case: `bytes`, `status`) the values are read for the whole
-    /// block at once; every document still goes through [`Self::offer`].
+    /// block at once; every document still goes through `offer`.
     fn collect_block(&mut self, docs: &[DocId]) {
         let one_number = match self.cols.as_slice() {
             [SortCol::Num(c)] => c.get_cardinality() != Cardinality::Multivalued,

@@ -323,23 +323,22 @@ impl SegmentCollector for FieldTopSegment {
     /// common case: `bytes`, `status`) the values are read for the whole
     /// block at once; every document still goes through `offer`.
     fn collect_block(&mut self, docs: &[DocId]) {
-        let one_number = match self.cols.as_slice() {
-            [SortCol::Num(c)] => c.get_cardinality() != Cardinality::Multivalued,
-            _ => false,
-        };
-        if !one_number || self.k == 0 {
-            for &doc in docs {
-                self.collect(doc, 0.0);
+        let mut nums = std::mem::take(&mut self.nums);
+        match self.cols.as_slice() {
+            [SortCol::Num(c)] if self.k > 0 && c.get_cardinality() != Cardinality::Multivalued => {
+                nums.clear();
+                nums.resize(docs.len(), None);
+                c.first_vals(docs, &mut nums);
             }
-            return;
+            _ => {
+                self.nums = nums;
+                for &doc in docs {
+                    self.collect(doc, 0.0);
+                }
+                return;
+            }
         }
         self.count += docs.len() as u64;
-        let mut nums = std::mem::take(&mut self.nums);
-        nums.clear();
-        nums.resize(docs.len(), None);
-        if let [SortCol::Num(c)] = self.cols.as_slice() {
-            c.first_vals(docs, &mut nums);
-        }
         for (&doc, v) in docs.iter().zip(&nums) {
             self.offer(doc, v.map(SortValue::Num));
         }

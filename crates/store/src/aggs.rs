@@ -17,7 +17,7 @@ use tantivy::{u64_to_i64, DocId, Score, SegmentOrdinal, SegmentReader};
 use crate::cache::{SegmentHistogram, SegmentHits, Value, What};
 use crate::collect::{MinMax, StatsAcc, StatsCollector, StatsSegment};
 use crate::schema::names;
-use crate::terms::{in_chunks, TermCounts, TermCountsCollector, TermCountsSegment, CHUNK};
+use crate::terms::{in_chunks, TermCounts, TermCountsCollector, TermCountsSegment};
 
 /// Computes the [`What`]s listed, over `_ts` in `[lo, hi]` (the request's
 /// range; histogram arrays cover the part of it a segment spans).
@@ -99,6 +99,40 @@ impl Collector for Fused {
     }
 }
 
+/// Rows of `_ts` looked at together in [`FusedSegment::collect_all`]: one
+/// block of tantivy's block-wise linear codec (512 rows), whose bounds it
+/// knows without decoding them.
+const RUN: u32 = 512;
+
+/// Adds `n` matches whose `_ts` all lie in `[lo, hi]` to the extent and
+/// histogram parts without their values, when that is exact: every
+/// histogram has `[lo, hi]` inside one of its buckets, and the extent
+/// already covers `[lo, hi]`. Returns false, changing nothing, otherwise
+/// (the caller then decodes the values).
+fn add_bounded(parts: &mut [Part], lo: i64, hi: i64, n: u64) -> bool {
+    // The bucket (index into `counts`) holding all of `[lo, hi]`, if one does.
+    let bucket = |interval: i64, first: i64, len: usize| {
+        let b = lo.div_euclid(interval);
+        let i = b - first;
+        (b == hi.div_euclid(interval) && 0 <= i && i < len as i64).then_some(i as usize)
+    };
+    let exact = parts.iter().all(|part| match part {
+        Part::MinMax(l, h) => *l <= lo && hi <= *h,
+        Part::Histogram { interval, first, counts } => bucket(*interval, *first, counts.len()).is_some(),
+        Part::Count | Part::Terms(_) | Part::Stats(_) => true,
+    });
+    if exact {
+        for part in parts {
+            if let Part::Histogram { interval, first, counts } = part {
+                if let Some(i) = bucket(*interval, *first, counts.len()) {
+                    counts[i] += n;
+                }
+            }
+        }
+    }
+    exact
+}
+
 /// Adds the `_ts` of a block of matches to the extent and histogram parts.
 fn add_ts(parts: &mut [Part], ts: &[i64]) {
     for part in parts {
@@ -164,17 +198,25 @@ impl FusedSegment {
         };
         self.count += u64::from(max_doc);
         if let Some(ts) = raw_ts {
-            let mut raw = vec![0u64; CHUNK as usize];
-            let mut buf = vec![0i64; CHUNK as usize];
+            let mut raw = vec![0u64; RUN as usize];
+            let mut buf = vec![0i64; RUN as usize];
             let mut start = 0;
             while start < max_doc {
-                let len = CHUNK.min(max_doc - start) as usize;
-                ts.values.get_range(u64::from(start), &mut raw[..len]);
-                for (t, &r) in buf.iter_mut().zip(&raw[..len]) {
-                    *t = u64_to_i64(r);
+                let end = max_doc.min(start + RUN);
+                let len = (end - start) as usize;
+                // A run whose `_ts` bounds (from the column's blocks, without
+                // decoding) fall in one bucket is counted whole.
+                let whole = ts.values.row_range_bounds(start..end).is_some_and(|b| {
+                    add_bounded(&mut self.parts, u64_to_i64(*b.start()), u64_to_i64(*b.end()), len as u64)
+                });
+                if !whole {
+                    ts.values.get_range(u64::from(start), &mut raw[..len]);
+                    for (t, &r) in buf.iter_mut().zip(&raw[..len]) {
+                        *t = u64_to_i64(r);
+                    }
+                    add_ts(&mut self.parts, &buf[..len]);
                 }
-                add_ts(&mut self.parts, &buf[..len]);
-                start += len as u32;
+                start = end;
             }
         }
         for part in &mut self.parts {

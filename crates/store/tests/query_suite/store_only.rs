@@ -577,3 +577,168 @@ fn issue_23_sorted_search_pages_in_brute_force_order_over_many_segments() {
     println!("{checked} hits checked in order");
     assert!(checked > 40_000, "{checked} hits checked");
 }
+
+// ---------------------------------------------------------------------------
+// Issue #23: a whole segment's histogram counts a block of 512 rows at once
+// when the `_ts` column's block bounds (vendored tantivy-columnar's
+// `row_range_bounds`, docs/adr/0116) fall in one bucket.
+
+/// A small deterministic generator (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+}
+
+/// The block-wise linear codec's bounds hold every value of the rows they
+/// are asked about — aligned blocks, ranges across blocks, partial last
+/// blocks — on data that makes it wrap (random 64-bit values, large
+/// descending jumps), with a gcd, and on time-ordered timestamps; and on
+/// time-ordered rows they are tight enough to place a block in one minute.
+#[test]
+fn issue_23_block_bounds_hold_every_value_and_are_tight_on_time_ordered_rows() {
+    use tantivy::columnar::column_values::{serialize_and_load_u64_based_column_values, CodecType};
+    use tantivy::i64_to_u64;
+    let mut rng = Rng(0x5eed_1234_abcd_0001);
+    let ordered: Vec<u64> =
+        (0..20_000i64).map(|i| i64_to_u64(BASE + i * 10_000_000 + (i * 7919 % 13) * 1_000_000)).collect();
+    let sets: Vec<(&str, Vec<u64>)> = vec![
+        ("time-ordered ns", ordered.clone()),
+        ("random 64-bit", (0..3000).map(|_| rng.next()).collect()),
+        ("random 20-bit", (0..3000).map(|_| rng.next() % (1 << 20)).collect()),
+        (
+            "large descending jumps",
+            (0..2048u64).map(|i| if (i / 256) % 2 == 0 { (1 << 32) - i * 3 } else { i }).collect(),
+        ),
+        ("gcd 1000 above an offset", (0..5000u64).map(|i| 7_000_000 + 1000 * ((i * 31) % 977 + i)).collect()),
+        ("decreasing", (0..4100u64).map(|i| 1_000_000_000 - i * 17 - (i % 5)).collect()),
+        ("before 1970, ordered", (0..1500i64).map(|i| i64_to_u64(-BASE + i * 1_000_000_007)).collect()),
+        ("one value", vec![42]),
+        ("two values", vec![u64::MAX, 0]),
+    ];
+    let mut answered = 0;
+    for (name, vals) in &sets {
+        let col = serialize_and_load_u64_based_column_values::<u64>(&&vals[..], &[CodecType::BlockwiseLinear]);
+        let n = vals.len() as u32;
+        let mut ranges: Vec<std::ops::Range<u32>> = (0..n).step_by(512).map(|s| s..(s + 512).min(n)).collect();
+        for _ in 0..200 {
+            let a = (rng.next() % u64::from(n)) as u32;
+            let len = (rng.next() % 1500) as u32 + 1;
+            ranges.push(a..(a + len).min(n));
+        }
+        ranges.push(0..n);
+        ranges.push(n - 1..n + 10);
+        for r in ranges {
+            let Some(b) = col.row_range_bounds(r.clone()) else { continue };
+            answered += 1;
+            for i in r.start..r.end.min(n) {
+                assert!(
+                    b.contains(&vals[i as usize]),
+                    "{name}: row {i} = {} outside {b:?} given for {r:?}",
+                    vals[i as usize]
+                );
+            }
+        }
+        assert_eq!(col.row_range_bounds(n..n + 5), None, "{name}: past the end");
+    }
+    assert!(answered > 500, "the codec answered {answered} ranges");
+    // Time-ordered rows, 10 ms apart: every full block's bounds are within
+    // 0.1 s of its true extent (≈ 5.1 s), so most fall in one minute.
+    let col = serialize_and_load_u64_based_column_values::<u64>(&&ordered[..], &[CodecType::BlockwiseLinear]);
+    for s in (0..19_968u32).step_by(512) {
+        let b = col.row_range_bounds(s..s + 512).expect("a full block of ordered times has bounds");
+        let block = &ordered[s as usize..s as usize + 512];
+        let (lo, hi) = (*block.iter().min().unwrap(), *block.iter().max().unwrap());
+        assert!(lo - b.start() < 100_000_000 && b.end() - hi < 100_000_000, "block {s}: {b:?} against {lo}..={hi}");
+    }
+}
+
+/// Date histograms over whole segments equal brute-force counts and the
+/// reference: time-ordered segments (blocks counted whole or decoded where a
+/// block crosses a bucket), a scrambled segment (every block decoded),
+/// closed ranges (histogram only), a range cutting segments (matched
+/// documents, not whole segments) and an open one (with the extent),
+/// intervals from 1 s (no block fits) to 1 h (nearly all fit); once in 2023
+/// and once before 1970 (negative times).
+#[test]
+fn issue_23_whole_block_histogram_counts_equal_brute_force_and_the_reference() {
+    let mut checked = 0u64;
+    for base in [BASE, -10 * 86_400 * SEC - 123 * SEC] {
+        checked += whole_block_histograms(base);
+    }
+    assert!(checked > 500_000, "{checked} events counted");
+}
+
+/// [`issue_23_whole_block_histogram_counts_equal_brute_force_and_the_reference`]
+/// from `base`; the events counted over all cases.
+fn whole_block_histograms(base: i64) -> u64 {
+    let dir = tempfile::tempdir().unwrap();
+    let opts =
+        StoreOptions { commit_interval: Duration::from_secs(3600), result_cache_bytes: 0, ..StoreOptions::default() };
+    let store = Store::open(dir.path(), opts).unwrap();
+    let mut rng = Rng(0x0dd_ba11_cafe_f00d);
+    let event = |i: usize, ts: i64| {
+        let mut e = Event::from_message(format!("line {i}"));
+        e.identity = Arc::new(sluice_core::Identity::new("g", "s", "h"));
+        e.timestamp = ts;
+        e
+    };
+    // 60,000 events 25 ms apart (a block of 512 spans 12.8 s), in four
+    // segments; 5,000 more in random order over the same 25 minutes.
+    let mut events: Vec<Event> = (0..60_000).map(|i| event(i, base + i as i64 * 25_000_000)).collect();
+    for chunk in events.chunks(15_000) {
+        store.append(chunk, &mut None).unwrap();
+        store.commit().unwrap();
+    }
+    let scrambled: Vec<Event> =
+        (0..5000).map(|i| event(60_000 + i, base + (rng.next() % 1_500_000_000_000) as i64)).collect();
+    store.append(&scrambled, &mut None).unwrap();
+    store.commit().unwrap();
+    events.extend(scrambled);
+    let ranges = [
+        TimeRange::default(),
+        TimeRange { from_ns: Some(base - 1200 * SEC), to_ns: Some(base + 2400 * SEC) },
+        TimeRange { from_ns: Some(base), to_ns: Some(base + 1500 * SEC) },
+        TimeRange { from_ns: Some(base + 100 * SEC), to_ns: Some(base + 900 * SEC) },
+    ];
+    let mut checked = 0u64;
+    for range in ranges {
+        for (interval, ns) in [("1s", SEC), ("1m", 60 * SEC), ("1h", 3600 * SEC)] {
+            let in_range: Vec<i64> = events
+                .iter()
+                .map(|e| e.timestamp)
+                .filter(|t| range.from_ns.is_none_or(|f| *t >= f) && range.to_ns.is_none_or(|to| *t < to))
+                .collect();
+            let a = Aggregate {
+                query: Query::All,
+                range,
+                aggs: BTreeMap::from([(
+                    "h".to_string(),
+                    Aggregation::DateHistogram { interval: Some(interval.into()), buckets: None },
+                )]),
+            };
+            let got = store.aggregate_sync(&all(), &a).unwrap();
+            assert_eq!(got.total, in_range.len() as u64, "{base} {interval} {range:?}");
+            let Some(AggregationResult::DateHistogram { buckets, .. }) = got.aggs.get("h") else { panic!("{got:?}") };
+            let mut brute: BTreeMap<i64, u64> = BTreeMap::new();
+            for t in &in_range {
+                *brute.entry(t.div_euclid(ns) * (ns / 1_000_000)).or_default() += 1;
+            }
+            let nonzero: BTreeMap<i64, u64> =
+                buckets.iter().filter(|b| b.count > 0).map(|b| (b.key.as_i64().unwrap(), b.count)).collect();
+            assert_eq!(nonzero, brute, "{base} {interval} {range:?}");
+            assert_eq!(
+                untimed_agg(Ok(got)),
+                untimed_agg(reference::aggregate(&store, &all(), &a)),
+                "{base} {interval} {range:?}"
+            );
+            checked += in_range.len() as u64;
+        }
+    }
+    checked
+}

@@ -598,8 +598,10 @@ impl Rng {
 /// The block-wise linear codec's bounds hold every value of the rows they
 /// are asked about — aligned blocks, ranges across blocks, partial last
 /// blocks — on data that makes it wrap (random 64-bit values, large
-/// descending jumps), with a gcd, and on time-ordered timestamps; and on
-/// time-ordered rows they are tight enough to place a block in one minute.
+/// descending jumps), with a gcd, and on time-ordered timestamps; the rows
+/// it finds for a value range (answered a block at a time from the bounds)
+/// are the brute-force rows; and on time-ordered rows the bounds are tight
+/// enough to place a block in one minute.
 #[test]
 fn issue_23_block_bounds_hold_every_value_and_are_tight_on_time_ordered_rows() {
     use tantivy::columnar::column_values::{serialize_and_load_u64_based_column_values, CodecType};
@@ -645,6 +647,25 @@ fn issue_23_block_bounds_hold_every_value_and_are_tight_on_time_ordered_rows() {
             }
         }
         assert_eq!(col.row_range_bounds(n..n + 5), None, "{name}: past the end");
+        // The rows whose value is in a range (the time filter of every
+        // search, which the bounds answer a block at a time) are exactly
+        // the brute-force rows.
+        for _ in 0..40 {
+            let (x, y) = (vals[(rng.next() % u64::from(n)) as usize], vals[(rng.next() % u64::from(n)) as usize]);
+            let values = match rng.next() % 4 {
+                0 => x.min(y)..=x.max(y),
+                1 => 0..=u64::MAX,
+                2 => x..=x,
+                _ => x.max(y)..=x.min(y),
+            };
+            let a = (rng.next() % u64::from(n)) as u32;
+            let rows = if rng.next() % 2 == 0 { 0..n } else { a..(a + (rng.next() % 2000) as u32).min(n + 3) };
+            let mut got = Vec::new();
+            col.get_row_ids_for_value_range(values.clone(), rows.clone(), &mut got);
+            let want: Vec<u32> =
+                (rows.start..rows.end.min(n)).filter(|i| values.contains(&vals[*i as usize])).collect();
+            assert_eq!(got, want, "{name}: rows of {values:?} in {rows:?}");
+        }
     }
     assert!(answered > 500, "the codec answered {answered} ranges");
     // Time-ordered rows, 10 ms apart: every full block's bounds are within

@@ -262,6 +262,35 @@ impl ColumnValues for BlockwiseLinearReader {
                 .wrapping_mul(interpoled_val.wrapping_add(bitpacked_diff))
     }
 
+    /// Per block: every row when the block's bounds lie inside
+    /// `value_range`, none when they lie outside it, else the rows decoded
+    /// one by one (the default implementation's way).
+    fn get_row_ids_for_value_range(
+        &self,
+        value_range: RangeInclusive<u64>,
+        row_id_range: Range<u32>,
+        row_id_hits: &mut Vec<u32>,
+    ) {
+        let end = row_id_range.end.min(self.stats.num_rows);
+        let (low, high) = (*value_range.start(), *value_range.end());
+        let mut start = row_id_range.start;
+        while start < end {
+            let block_end = (start / BLOCK_SIZE + 1).saturating_mul(BLOCK_SIZE).min(end);
+            match self.row_range_bounds(start..block_end) {
+                Some(b) if low <= *b.start() && *b.end() <= high => row_id_hits.extend(start..block_end),
+                Some(b) if *b.end() < low || high < *b.start() => {}
+                _ => {
+                    for idx in start..block_end {
+                        if value_range.contains(&self.get_val(idx)) {
+                            row_id_hits.push(idx);
+                        }
+                    }
+                }
+            }
+            start = block_end;
+        }
+    }
+
     fn row_range_bounds(&self, row_range: Range<u32>) -> Option<RangeInclusive<u64>> {
         let end = row_range.end.min(self.stats.num_rows);
         if row_range.start >= end {

@@ -2,7 +2,10 @@
 //! from it: the count, the `_ts` extent, histograms, terms and stats (the
 //! reference path ran one pass over all segments per aggregation, plus one
 //! to count). `_ts` is read once per block of matching documents for all
-//! the histograms and the extent.
+//! the histograms and the extent — or not at all for a run of consecutive
+//! rows whose bounds, known from the column's blocks without decoding them
+//! (`row_range_bounds`, vendored tantivy-columnar, ADR 0116), fall in one
+//! bucket: time-ordered events fill a block of 512 rows within seconds.
 //!
 //! Histograms are counted per segment by *absolute* bucket index
 //! (`_ts.div_euclid(interval)`), so a segment's histogram does not depend on
@@ -174,12 +177,24 @@ fn add_ts(parts: &mut [Part], ts: &[i64]) {
 }
 
 impl FusedSegment {
+    /// The parts that do not read `_ts` (terms and stats) over `docs`.
+    fn collect_others(&mut self, docs: &[DocId]) {
+        for part in &mut self.parts {
+            match part {
+                Part::Terms(t) => t.collect_block(docs),
+                Part::Stats(s) => s.collect_block(docs),
+                Part::Count | Part::MinMax(..) | Part::Histogram { .. } => {}
+            }
+        }
+    }
+
     /// Computes everything over every document of the segment of `reader`
     /// (`0..max_doc`, none deleted: the caller knows they all match — a
     /// query of `*` by a principal who reads everything, over a segment
-    /// wholly inside the range). `_ts` is decoded a chunk of rows at a time
-    /// from its column's stored (`u64`) values — the `i64` view decodes one
-    /// row per dynamic call —, terms straight from their ordinal values
+    /// wholly inside the range). `_ts` is read [`RUN`] rows at a time from
+    /// its column's stored (`u64`) values — the `i64` view decodes one row
+    /// per dynamic call —: counted whole when the rows' bounds fall in one
+    /// bucket ([`add_bounded`]), else decoded; terms straight from their ordinal values
     /// ([`TermCountsSegment::collect_all`]): no query, no document-to-row
     /// lookups. The result is the one [`SegmentCollector::collect_block`]
     /// gives over the same documents.
@@ -240,6 +255,20 @@ impl SegmentCollector for FusedSegment {
     fn collect_block(&mut self, docs: &[DocId]) {
         self.count += docs.len() as u64;
         if let Some(ts) = &self.ts {
+            // Consecutive documents of a column with one value each are a
+            // range of rows: counted whole when their bounds allow.
+            if let (Some(&a), Some(&b)) = (docs.first(), docs.last()) {
+                if (b - a) as usize + 1 == docs.len()
+                    && ts.get_cardinality() == Cardinality::Full
+                    && ts
+                        .values
+                        .row_range_bounds(a..b + 1)
+                        .is_some_and(|r| add_bounded(&mut self.parts, *r.start(), *r.end(), docs.len() as u64))
+                {
+                    self.collect_others(docs);
+                    return;
+                }
+            }
             self.vals.clear();
             self.vals.resize(docs.len(), None);
             ts.first_vals(docs, &mut self.vals);
@@ -247,13 +276,7 @@ impl SegmentCollector for FusedSegment {
             self.flat.extend(self.vals.iter().map(|t| t.unwrap_or(0)));
             add_ts(&mut self.parts, &self.flat);
         }
-        for part in &mut self.parts {
-            match part {
-                Part::Terms(t) => t.collect_block(docs),
-                Part::Stats(s) => s.collect_block(docs),
-                Part::Count | Part::MinMax(..) | Part::Histogram { .. } => {}
-            }
-        }
+        self.collect_others(docs);
     }
 
     fn harvest(self) -> Vec<Value> {

@@ -191,10 +191,10 @@ impl FusedSegment {
     /// Computes everything over every document of the segment of `reader`
     /// (`0..max_doc`, none deleted: the caller knows they all match — a
     /// query of `*` by a principal who reads everything, over a segment
-    /// wholly inside the range). `_ts` is read [`RUN`] rows at a time from
+    /// wholly inside the range). `_ts` is read `RUN` rows at a time from
     /// its column's stored (`u64`) values — the `i64` view decodes one row
     /// per dynamic call —: counted whole when the rows' bounds fall in one
-    /// bucket ([`add_bounded`]), else decoded; terms straight from their ordinal values
+    /// bucket (`add_bounded`), else decoded; terms straight from their ordinal values
     /// ([`TermCountsSegment::collect_all`]): no query, no document-to-row
     /// lookups. The result is the one [`SegmentCollector::collect_block`]
     /// gives over the same documents.

@@ -659,7 +659,7 @@ fn issue_23_block_bounds_hold_every_value_and_are_tight_on_time_ordered_rows() {
                 _ => x.max(y)..=x.min(y),
             };
             let a = (rng.next() % u64::from(n)) as u32;
-            let rows = if rng.next() % 2 == 0 { 0..n } else { a..(a + (rng.next() % 2000) as u32).min(n + 3) };
+            let rows = if rng.next().is_multiple_of(2) { 0..n } else { a..(a + (rng.next() % 2000) as u32).min(n + 3) };
             let mut got = Vec::new();
             col.get_row_ids_for_value_range(values.clone(), rows.clone(), &mut got);
             let want: Vec<u32> =

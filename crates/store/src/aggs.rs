@@ -192,9 +192,9 @@ impl FusedSegment {
     /// (`0..max_doc`, none deleted: the caller knows they all match — a
     /// query of `*` by a principal who reads everything, over a segment
     /// wholly inside the range). `_ts` is read `RUN` rows at a time from
-    /// its column's stored (`u64`) values — the `i64` view decodes one row
-    /// per dynamic call —: counted whole when the rows' bounds fall in one
-    /// bucket (`add_bounded`), else decoded; terms straight from their ordinal values
+    /// its column's stored (`u64`) values (the `i64` view decodes one row
+    /// per dynamic call): a run whose bounds fall in one bucket is counted
+    /// whole (`add_bounded`), the others decoded. Terms come straight from their ordinal values
     /// ([`TermCountsSegment::collect_all`]): no query, no document-to-row
     /// lookups. The result is the one [`SegmentCollector::collect_block`]
     /// gives over the same documents.

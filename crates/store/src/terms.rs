@@ -303,6 +303,10 @@ impl TermCountsSegment {
                 continue;
             }
             let n = ords.values.num_vals();
+            // A bit-packed column decodes and counts in one pass (ADR 0117).
+            if ords.values.count_values(0..n, counts) {
+                continue;
+            }
             let mut start = 0;
             while start < n {
                 let len = CHUNK.min(n - start) as usize;

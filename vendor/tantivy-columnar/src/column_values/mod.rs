@@ -159,6 +159,23 @@ pub trait ColumnValues<T: PartialOrd = u64>: Send + Sync + DowncastSync {
         None
     }
 
+    /// Adds one to `counts[v]` for the value `v` of every row in `row_range`
+    /// (clamped to `num_vals()`) and returns `true`; returns `false`, having
+    /// counted nothing, when the codec has no such path (the default) or a
+    /// value of the column may not be an index of `counts`.
+    ///
+    /// The values are the codec's `u64` values, so the answer is meaningful
+    /// for a column whose `T` is `u64` without a mapping, such as a string
+    /// column's term ordinals. A counter that overflows wraps.
+    ///
+    /// (Added by sluice, `vendor/README.md`: a bit-packed column decodes and
+    /// counts in one pass, with no buffer of decoded values, so a terms
+    /// aggregation over a whole segment reads each ordinal once.)
+    fn count_values(&self, row_range: Range<RowId>, counts: &mut [u32]) -> bool {
+        let _ = (row_range, counts);
+        false
+    }
+
     /// Returns a lower bound for this column of values.
     ///
     /// All values are guaranteed to be higher than `.min_value()`
@@ -256,6 +273,11 @@ impl<T: Copy + PartialOrd + Debug + 'static> ColumnValues<T> for Arc<dyn ColumnV
     #[inline(always)]
     fn row_range_bounds(&self, row_range: Range<RowId>) -> Option<RangeInclusive<T>> {
         self.as_ref().row_range_bounds(row_range)
+    }
+
+    #[inline(always)]
+    fn count_values(&self, row_range: Range<RowId>, counts: &mut [u32]) -> bool {
+        self.as_ref().count_values(row_range, counts)
     }
 
     #[inline(always)]

@@ -10,6 +10,10 @@ use tantivy_bitpacker::{BitPacker, BitUnpacker, compute_num_bits};
 use crate::column_values::u64_based::{ColumnCodec, ColumnCodecEstimator, ColumnStats};
 use crate::{ColumnValues, MonotonicallyMappableToU64, RowId};
 
+/// The most values `count_values` counts in four lanes (a scratch of
+/// `4 * counts.len()` counters); a larger `counts` is counted through a buffer.
+const COUNT_LANES_MAX_VALUES: usize = 1 << 16;
+
 /// A bitpacked column reader. `u8::MAX` uses the bit width stored in the column.
 #[derive(Clone)]
 pub struct BitpackedReader<const NUM_BITS: u8 = { u8::MAX }> {
@@ -91,6 +95,71 @@ impl<const NUM_BITS: u8> ColumnValues for BitpackedReader<NUM_BITS> {
     #[inline]
     fn num_vals(&self) -> RowId {
         self.stats.num_rows
+    }
+
+    fn count_values(&self, row_range: Range<RowId>, counts: &mut [u32]) -> bool {
+        let end = row_range.end.min(self.stats.num_rows);
+        if row_range.start >= end {
+            return true;
+        }
+        if self.stats.max_value >= counts.len() as u64 {
+            return false;
+        }
+        let unpacker = self.unpacker();
+        let num_bits = unpacker.bit_width() as usize;
+        let (start, end) = (row_range.start as usize, end as usize);
+        if num_bits == 0 {
+            // Every row holds `min_value`.
+            let c = &mut counts[self.stats.min_value as usize];
+            *c = c.wrapping_add((end - start) as u32);
+            return true;
+        }
+        let mut row = start;
+        if num_bits <= 14
+            && self.stats.min_value == 0
+            && self.stats.gcd.get() == 1
+            && counts.len() <= COUNT_LANES_MAX_VALUES
+        {
+            // Four values and at most seven leading bits fit in one eight-byte
+            // load. Each of the four goes to its own counter (`value * 4 +
+            // lane`), so that equal values in one load do not wait on each
+            // other's increment; the lanes are added up at the end.
+            let mask = (1u64 << num_bits) - 1;
+            let data: &[u8] = &self.data;
+            let mut lanes = vec![0u32; counts.len() * 4];
+            while row + 4 <= end {
+                let bit = row * num_bits;
+                let Some(word) = data.get(bit >> 3..(bit >> 3) + 8) else {
+                    break;
+                };
+                let word = u64::from_le_bytes(word.try_into().unwrap()) >> (bit & 7);
+                for i in 0..4 {
+                    // `max_value < counts.len()`: every value is an index.
+                    let c = &mut lanes[((((word >> (i * num_bits)) & mask) as usize) << 2) | i];
+                    *c = c.wrapping_add(1);
+                }
+                row += 4;
+            }
+            for (c, lane) in counts.iter_mut().zip(lanes.chunks_exact(4)) {
+                *c = c
+                    .wrapping_add(lane[0])
+                    .wrapping_add(lane[1])
+                    .wrapping_add(lane[2])
+                    .wrapping_add(lane[3]);
+            }
+        }
+        // The rest (and other bit widths), a buffer of values at a time.
+        let mut buf = [0u64; 64];
+        while row < end {
+            let n = (end - row).min(buf.len());
+            self.get_range(row as u64, &mut buf[..n]);
+            for &v in &buf[..n] {
+                let c = &mut counts[v as usize];
+                *c = c.wrapping_add(1);
+            }
+            row += n;
+        }
+        true
     }
 
     fn get_row_ids_for_value_range(

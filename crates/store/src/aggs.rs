@@ -31,6 +31,9 @@ pub struct Fused {
     pub lo: i64,
     /// Largest `_ts` a match can have.
     pub hi: i64,
+    /// The segment's `_ts` column when the caller has it opened (a plan's
+    /// segment, [`crate::time_columns`]); else opened here.
+    pub ts: Option<Column<i64>>,
 }
 
 enum Part {
@@ -65,7 +68,10 @@ impl Collector for Fused {
     type Child = FusedSegment;
 
     fn for_segment(&self, ord: SegmentOrdinal, reader: &SegmentReader) -> tantivy::Result<FusedSegment> {
-        let ts = reader.fast_fields().i64(names::TS)?;
+        let ts = match &self.ts {
+            Some(ts) => ts.clone(),
+            None => reader.fast_fields().i64(names::TS)?,
+        };
         let (lo, hi) = (self.lo.max(ts.min_value()), self.hi.min(ts.max_value()).max(self.lo));
         let mut needs_ts = false;
         let mut parts = Vec::with_capacity(self.needs.len());

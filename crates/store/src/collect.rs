@@ -10,6 +10,7 @@ use tantivy::columnar::{Column, DynamicColumn, NumericalType, StrColumn};
 use tantivy::{DocAddress, DocId, Score, SegmentOrdinal, SegmentReader};
 
 use crate::schema::names;
+use crate::time_columns::SegmentTime;
 
 /// Sort key of a hit: (`_ts`, `_seq`), compared descending for "newest first".
 pub type SortKey = (i64, u64);
@@ -34,6 +35,9 @@ pub struct TopCollector {
     pub after: Option<SortKey>,
     /// Oldest first instead of newest first.
     pub oldest: bool,
+    /// The segment's `_ts` and `_seq` columns when the caller has them
+    /// opened (a plan's segment, [`crate::time_columns`]); else opened here.
+    pub time: Option<SegmentTime>,
 }
 
 /// Result of [`TopCollector`]: total matches, and the top hits by rank,
@@ -58,13 +62,17 @@ impl Collector for TopCollector {
     type Child = TopSegment;
 
     fn for_segment(&self, ord: SegmentOrdinal, reader: &SegmentReader) -> tantivy::Result<TopSegment> {
+        let time = match &self.time {
+            Some(t) => t.clone(),
+            None => SegmentTime::open(reader)?,
+        };
         Ok(TopSegment {
             k: self.k,
             after: self.after,
             oldest: self.oldest,
             ord,
-            ts: reader.fast_fields().i64(names::TS)?,
-            seq: reader.fast_fields().u64(names::SEQ)?,
+            ts: time.ts,
+            seq: time.seq,
             count: 0,
             heap: BinaryHeap::with_capacity(self.k + 1),
             vals: Vec::new(),

@@ -35,6 +35,7 @@ pub mod sort;
 pub mod store;
 pub mod tail;
 pub mod terms;
+pub mod time_columns;
 pub mod translate;
 
 pub use error::StoreError;

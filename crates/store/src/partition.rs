@@ -3,6 +3,7 @@
 //! `YYYYMMDDTHH` (hourly), UTC.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -13,6 +14,7 @@ use tantivy::{Index, IndexReader, IndexSettings, ReloadPolicy};
 use crate::error::StoreError;
 use crate::options::{PartitionSpan, StoreOptions};
 use crate::schema::{analyzer, Fields, SCHEMA_VERSION, TEXT_TOKENIZER};
+use crate::time_columns::TimeColumns;
 
 /// The JSON commit payload of every partition commit (see `docs/specs/store-format.md`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -43,6 +45,8 @@ pub struct Partition {
     pub index: Index,
     /// Reader, reloaded after every commit.
     pub reader: IndexReader,
+    /// The `_ts` and `_seq` columns of its segments, opened once.
+    pub time_columns: Arc<TimeColumns>,
 }
 
 /// The directory name of the partition starting at `start_ns`.
@@ -108,7 +112,7 @@ impl Partition {
         };
         index.tokenizers().register(TEXT_TOKENIZER, analyzer());
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(ierr)?;
-        Ok(Self { name, start_ns, end_ns: start_ns + span.nanos(), dir, index, reader })
+        Ok(Self { name, start_ns, end_ns: start_ns + span.nanos(), dir, index, reader, time_columns: Arc::default() })
     }
 
     /// The last commit's payload (default when never committed).

@@ -19,6 +19,7 @@
 //! with hits better than anything the next segment can hold; the segments
 //! not visited are only counted.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use sluice_query::{BackendError, Principal, Query};
@@ -28,8 +29,8 @@ use tantivy::{Searcher, SegmentReader};
 
 use crate::cache::{scope, Key, ResultCache, SegmentHits, SegmentVersion, Value, What};
 use crate::collect::{rank, SortKey, TopCollector};
-use crate::schema::names;
 use crate::store::Store;
+use crate::time_columns::{SegmentTime, TimeColumns};
 use crate::translate::{full_query, TranslateError};
 
 pub(crate) fn internal(e: impl std::fmt::Display) -> BackendError {
@@ -57,6 +58,8 @@ pub struct Seg {
 
 struct Part {
     searcher: Searcher,
+    /// Its partition's opened `_ts` and `_seq` columns.
+    time: Arc<TimeColumns>,
     /// The query with its time clause, for segments across a bound.
     bounded: Box<dyn Weight>,
     /// The query without it, for segments wholly inside the range.
@@ -103,11 +106,13 @@ impl<'c> Plan<'c> {
                 None => bounded_q.weight(scoring).map_err(internal)?,
             };
             let part = parts.len();
+            let mut live = HashSet::with_capacity(searcher.segment_readers().len());
             for (ord, reader) in searcher.segment_readers().iter().enumerate() {
+                live.insert(reader.segment_id());
                 if reader.num_docs() == 0 {
                     continue;
                 }
-                let ts = reader.fast_fields().i64(names::TS).map_err(internal)?;
+                let ts = p.time_columns.get(reader).map_err(internal)?.ts;
                 let (min_ts, max_ts) = (ts.min_value(), ts.max_value());
                 if max_ts < lo || min_ts >= hi {
                     continue;
@@ -115,7 +120,8 @@ impl<'c> Plan<'c> {
                 let whole = lo <= min_ts && max_ts < hi;
                 segs.push(Seg { part, ord: ord as u32, min_ts, max_ts, whole });
             }
-            parts.push(Part { searcher, bounded, unbounded });
+            p.time_columns.retain(&live);
+            parts.push(Part { searcher, time: Arc::clone(&p.time_columns), bounded, unbounded });
         }
         let everything = *query == Query::All && reads_everything(principal);
         Ok(Self {
@@ -169,6 +175,11 @@ impl<'c> Plan<'c> {
     /// The segment's reader.
     pub fn reader(&self, s: &Seg) -> &SegmentReader {
         self.parts[s.part].searcher.segment_reader(s.ord)
+    }
+
+    /// The segment's `_ts` and `_seq` columns (opened when the plan was made).
+    pub fn time(&self, s: &Seg) -> Result<SegmentTime, BackendError> {
+        self.parts[s.part].time.get(self.reader(s)).map_err(internal)
     }
 
     /// The searcher of the segment's partition.
@@ -273,7 +284,8 @@ impl<'c> Plan<'c> {
         if let Some(Value::Top(hits)) = self.cached(s, &what) {
             return Ok((self.count(s)?, hits));
         }
-        let (count, hits) = self.collect(s, &TopCollector { k, after, oldest })?;
+        let time = Some(self.time(s)?);
+        let (count, hits) = self.collect(s, &TopCollector { k, after, oldest, time })?;
         let hits = Arc::new(hits.into_iter().map(|(key, addr)| (key, addr.doc_id)).collect::<Vec<_>>());
         self.keep(s, what, Value::Top(Arc::clone(&hits)));
         self.keep(s, What::Count, Value::Count(count));

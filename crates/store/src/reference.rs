@@ -38,7 +38,8 @@ pub fn search(store: &Store, principal: &Principal, search: &Search) -> Result<S
     let mut searchers = Vec::new();
     for (i, p) in store.partitions_for(from, to).iter().enumerate() {
         let searcher = p.reader.searcher();
-        let (count, hits) = searcher.search(&*query, &TopCollector { k, after, oldest }).map_err(internal)?;
+        let (count, hits) =
+            searcher.search(&*query, &TopCollector { k, after, oldest, time: None }).map_err(internal)?;
         total += count;
         cands.extend(hits.into_iter().map(|(key, addr)| (key, i, addr)));
         cands.sort_unstable_by_key(|c| std::cmp::Reverse(c.0));

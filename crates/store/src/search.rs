@@ -190,7 +190,7 @@ fn segment_values(plan: &Plan<'_>, s: &Seg, needs: &[What], lo: i64, hi: i64) ->
     let mut out: Vec<Option<Value>> = needs.iter().map(|w| plan.cached(s, w)).collect();
     let missing: Vec<What> = needs.iter().zip(&out).filter(|(_, v)| v.is_none()).map(|(w, _)| w.clone()).collect();
     if !missing.is_empty() {
-        let fused = Fused { needs: missing.clone(), lo, hi };
+        let fused = Fused { needs: missing.clone(), lo, hi, ts: Some(plan.time(s)?.ts) };
         let computed = if plan.all_docs(s) {
             fused.collect_all(s.ord, plan.reader(s)).map_err(internal)?
         } else {

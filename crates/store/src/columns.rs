@@ -14,16 +14,23 @@
 //! Cost: the dictionary scan is proportional to the number of distinct
 //! values of the path in a segment, the document test to the number of
 //! candidate documents (inside a conjunction, only the documents the other
-//! clauses propose are tested: tantivy's `seek_danger`).
+//! clauses propose are tested: tantivy's `seek_danger`). The candidates are
+//! narrowed first (ADR 0117): a path held by one number column alone is
+//! scanned for the value by the column itself (a pass over its packed
+//! values, not a test per event), and in a segment that the request's time
+//! window cuts, only the rows the window can hold are scanned (from `_ts`'s
+//! block bounds) or, for other columns, only the events inside it tested.
 
 use std::fmt;
+use std::ops::Bound;
 use std::sync::Arc;
 
 use sluice_query::matcher::{TextMatcher, WildcardMatcher};
-use tantivy::columnar::{BytesColumn, Column, DynamicColumn, NumericalType};
+use tantivy::columnar::{BytesColumn, Cardinality, Column, DynamicColumn, NumericalType};
 use tantivy::query::doc_predicate_query::{ConstOrVariableSegmentPredicate, DocPredicate, SegmentDocPredicate};
-use tantivy::query::AllScorer;
-use tantivy::{DocId, SegmentReader};
+use tantivy::query::{AllScorer, BitSetDocSet, EnableScoring, Query, RangeQuery};
+use tantivy::BitSet;
+use tantivy::{DocId, DocSet, SegmentReader, Term};
 
 use crate::schema::names;
 
@@ -68,11 +75,20 @@ impl ColumnPredicate {
         Self { column, test: Arc::new(test), window }
     }
 
-    /// Whether the segment holds no event inside the window.
-    fn outside_window(&self, reader: &SegmentReader) -> tantivy::Result<bool> {
-        let Some((from, to)) = self.window else { return Ok(false) };
+    /// Where the segment lies against the window.
+    fn against_window(&self, reader: &SegmentReader) -> tantivy::Result<Against> {
+        let Some((from, to)) = self.window else { return Ok(Against::Inside) };
+        if reader.max_doc() == 0 {
+            return Ok(Against::Outside);
+        }
         let ts = reader.fast_fields().i64(names::TS)?;
-        Ok(reader.max_doc() == 0 || ts.max_value() < from || ts.min_value() >= to)
+        Ok(if ts.max_value() < from || ts.min_value() >= to {
+            Against::Outside
+        } else if from <= ts.min_value() && ts.max_value() < to {
+            Against::Inside
+        } else {
+            Against::Across(from, to, ts)
+        })
     }
 }
 
@@ -84,6 +100,78 @@ impl fmt::Debug for ColumnPredicate {
             .field("window", &self.window)
             .finish()
     }
+}
+
+/// A segment's `_ts` against a [`ColumnPredicate`]'s window.
+enum Against {
+    /// No event inside the window.
+    Outside,
+    /// Every event inside it (or no window).
+    Inside,
+    /// Some events inside `[from, to)`; the segment's `_ts`.
+    Across(i64, i64, Column<i64>),
+}
+
+/// A number column whose documents holding one value are found by the
+/// column's own range scan (a pass over the packed values) instead of a
+/// test per document.
+struct Scan(Column<f64>, f64);
+
+impl Scan {
+    /// The documents of `docs` holding the value, as a bit set. `v == n`
+    /// also holds for `-0.0 == 0.0`, which are neighbours in the column's
+    /// order; a superset would be allowed (the predicate still tests each).
+    fn docs(&self, docs: std::ops::Range<DocId>, max_doc: DocId) -> BitSet {
+        let Scan(col, n) = self;
+        let values = if *n == 0.0 { -0.0..=0.0 } else { *n..=*n };
+        let mut set = BitSet::with_max_value(max_doc);
+        let mut found = Vec::new();
+        let mut start = docs.start;
+        while start < docs.end {
+            let end = docs.end.min(start.saturating_add(1 << 16));
+            found.clear();
+            col.get_docids_for_value_range(values.clone(), start..end, &mut found);
+            for &d in &found {
+                set.insert(d);
+            }
+            start = end;
+        }
+        set
+    }
+}
+
+/// Documents `first..last` holding every event of the segment with `_ts` in
+/// `[from, to)` (and others): from the bounds of `_ts`'s blocks of 512 rows
+/// (ADR 0116), the whole segment when the codec has none.
+fn window_rows(ts: &Column<i64>, from: i64, to: i64, max_doc: DocId) -> std::ops::Range<DocId> {
+    if ts.get_cardinality() != Cardinality::Full {
+        return 0..max_doc;
+    }
+    let (mut first, mut last) = (None, 0);
+    let mut start = 0;
+    while start < max_doc {
+        let end = max_doc.min(start + 512);
+        let Some(b) = ts.values.row_range_bounds(start..end) else { return 0..max_doc };
+        if *b.end() >= from && *b.start() < to {
+            first.get_or_insert(start);
+            last = end;
+        }
+        start = end;
+    }
+    first.map_or(0..0, |f| f..last)
+}
+
+/// The documents of `reader` with `_ts` in `[from, to)` (tantivy's range
+/// filter on the fast column, a block of 512 at a time where the block's
+/// bounds decide it: ADR 0116).
+fn window_docs(reader: &SegmentReader, from: i64, to: i64) -> tantivy::Result<Box<dyn DocSet>> {
+    let field = reader.schema().get_field(names::TS)?;
+    let q = RangeQuery::new(
+        Bound::Included(Term::from_field_i64(field, from)),
+        Bound::Excluded(Term::from_field_i64(field, to)),
+    );
+    let scorer = q.weight(EnableScoring::disabled_from_schema(reader.schema()))?.scorer(reader, 1.0)?;
+    Ok(scorer)
 }
 
 /// One column of a segment the predicate reads.
@@ -146,10 +234,12 @@ impl DocPredicate for ColumnPredicate {
         &self,
         reader: &SegmentReader,
     ) -> tantivy::Result<ConstOrVariableSegmentPredicate<SegmentColumns>> {
-        if self.outside_window(reader)? {
+        let against = self.against_window(reader)?;
+        if let Against::Outside = against {
             return Ok(ConstOrVariableSegmentPredicate::Const(false));
         }
         let mut cols = Vec::new();
+        let mut scans = Vec::new();
         for handle in reader.fast_fields().dynamic_column_handles(&self.column)? {
             match handle.open()? {
                 DynamicColumn::Str(c) => {
@@ -175,6 +265,7 @@ impl DocPredicate for ColumnPredicate {
                         continue;
                     }
                     if let Some(DynamicColumn::F64(c)) = other.coerce_numerical(NumericalType::F64) {
+                        scans.push(Scan(c.clone(), n));
                         cols.push(SegmentColumn::Num(c, n));
                     }
                 }
@@ -183,9 +274,27 @@ impl DocPredicate for ColumnPredicate {
         if cols.is_empty() {
             return Ok(ConstOrVariableSegmentPredicate::Const(false));
         }
-        Ok(ConstOrVariableSegmentPredicate::Variable {
-            predicate: SegmentColumns { cols },
-            necessary_condition: Box::new(AllScorer::new(reader.max_doc())),
-        })
+        // Across a bound of the window, only the events inside it are
+        // tested: tantivy may fill a block of a conjunction clause by clause
+        // (`fill_bitset_block`), which would test every event of the block.
+        // A lone integer column is scanned for the value (inside the
+        // window's rows) rather than tested event by event.
+        let max_doc = reader.max_doc();
+        if let ([SegmentColumn::Num(..)], [scan]) = (&cols[..], &scans[..]) {
+            let rows = match &against {
+                Against::Across(from, to, ts) => window_rows(ts, *from, *to, max_doc),
+                _ => 0..max_doc,
+            };
+            let necessary_condition = Box::new(BitSetDocSet::from(scan.docs(rows, max_doc)));
+            return Ok(ConstOrVariableSegmentPredicate::Variable {
+                predicate: SegmentColumns { cols },
+                necessary_condition,
+            });
+        }
+        let necessary_condition = match against {
+            Against::Across(from, to, _) => window_docs(reader, from, to)?,
+            _ => Box::new(AllScorer::new(max_doc)),
+        };
+        Ok(ConstOrVariableSegmentPredicate::Variable { predicate: SegmentColumns { cols }, necessary_condition })
     }
 }

@@ -28,9 +28,8 @@ use std::sync::Arc;
 use sluice_query::matcher::{TextMatcher, WildcardMatcher};
 use tantivy::columnar::{BytesColumn, Cardinality, Column, DynamicColumn, NumericalType};
 use tantivy::query::doc_predicate_query::{ConstOrVariableSegmentPredicate, DocPredicate, SegmentDocPredicate};
-use tantivy::query::{AllScorer, BitSetDocSet, EnableScoring, Query, RangeQuery};
-use tantivy::BitSet;
-use tantivy::{DocId, DocSet, SegmentReader, Term};
+use tantivy::query::{AllScorer, EnableScoring, Query, RangeQuery};
+use tantivy::{DocId, DocSet, SegmentReader, Term, TERMINATED};
 
 use crate::schema::names;
 
@@ -115,28 +114,108 @@ enum Against {
 /// A number column whose documents holding one value are found by the
 /// column's own range scan (a pass over the packed values) instead of a
 /// test per document.
+#[derive(Clone)]
 struct Scan(Column<f64>, f64);
 
 impl Scan {
-    /// The documents of `docs` holding the value, as a bit set. `v == n`
-    /// also holds for `-0.0 == 0.0`, which are neighbours in the column's
-    /// order; a superset would be allowed (the predicate still tests each).
-    fn docs(&self, docs: std::ops::Range<DocId>, max_doc: DocId) -> BitSet {
+    /// Appends the documents of `docs` holding the value, ascending, each
+    /// once. `v == n` also holds for `-0.0 == 0.0`, which are neighbours in
+    /// the column's order.
+    fn docs(&self, docs: std::ops::Range<DocId>, out: &mut Vec<DocId>) {
         let Scan(col, n) = self;
         let values = if *n == 0.0 { -0.0..=0.0 } else { *n..=*n };
-        let mut set = BitSet::with_max_value(max_doc);
-        let mut found = Vec::new();
-        let mut start = docs.start;
-        while start < docs.end {
-            let end = docs.end.min(start.saturating_add(1 << 16));
-            found.clear();
-            col.get_docids_for_value_range(values.clone(), start..end, &mut found);
-            for &d in &found {
-                set.insert(d);
-            }
-            start = end;
+        let from = out.len();
+        col.get_docids_for_value_range(values, docs, out);
+        // Several values of one event may be equal to it.
+        if col.get_cardinality() == Cardinality::Multivalued {
+            let mut tail = out.split_off(from);
+            tail.dedup();
+            out.extend(tail);
         }
-        set
+    }
+}
+
+/// Documents scanned at a time by [`ScanDocSet`].
+const SCAN_WINDOW: DocId = 1 << 14;
+
+/// The documents of a range holding a [`Scan`]'s value, scanned a window of
+/// [`SCAN_WINDOW`] documents at a time where the set is driven or sought: a
+/// conjunction led by a rarer clause scans only the windows its candidates
+/// fall in. Its size is estimated from the first window, so that a
+/// conjunction lets the rarer clause lead.
+struct ScanDocSet {
+    scan: Scan,
+    /// End of the documents to scan.
+    end: DocId,
+    /// Start of the first window not scanned yet.
+    next: DocId,
+    /// The matches of the last window scanned; `pos` the current one.
+    found: Vec<DocId>,
+    pos: usize,
+    size_hint: u32,
+}
+
+impl ScanDocSet {
+    fn new(scan: Scan, docs: std::ops::Range<DocId>) -> Self {
+        let mut s = Self { scan, end: docs.end, next: docs.start, found: Vec::new(), pos: 0, size_hint: 0 };
+        s.scan_from(docs.start);
+        // The first window's share of matches, over the whole range.
+        let scanned = u64::from(s.next.saturating_sub(docs.start)).max(1);
+        let share = (s.found.len() as u64).max(1);
+        s.size_hint =
+            u32::try_from(share * u64::from(docs.end.saturating_sub(docs.start)) / scanned).unwrap_or(u32::MAX).max(1);
+        s
+    }
+
+    /// Scans windows from `start` until one holds a match (or the end);
+    /// returns the current document.
+    fn scan_from(&mut self, mut start: DocId) -> DocId {
+        loop {
+            self.found.clear();
+            self.pos = 0;
+            if start >= self.end {
+                self.next = self.end;
+                return TERMINATED;
+            }
+            let stop = self.end.min(start.saturating_add(SCAN_WINDOW));
+            self.scan.docs(start..stop, &mut self.found);
+            self.next = stop;
+            if let Some(&d) = self.found.first() {
+                return d;
+            }
+            start = stop;
+        }
+    }
+}
+
+impl DocSet for ScanDocSet {
+    fn advance(&mut self) -> DocId {
+        self.pos += 1;
+        match self.found.get(self.pos) {
+            Some(&d) => d,
+            None => self.scan_from(self.next),
+        }
+    }
+
+    fn seek(&mut self, target: DocId) -> DocId {
+        let doc = self.doc();
+        if doc >= target {
+            return doc;
+        }
+        // Inside the window scanned last, or from the window of `target`.
+        if self.found.last().is_some_and(|&l| l >= target) {
+            self.pos += self.found[self.pos..].partition_point(|&d| d < target);
+            return self.found[self.pos];
+        }
+        self.scan_from(target.max(self.next))
+    }
+
+    fn doc(&self) -> DocId {
+        self.found.get(self.pos).copied().unwrap_or(TERMINATED)
+    }
+
+    fn size_hint(&self) -> u32 {
+        self.size_hint
     }
 }
 
@@ -277,7 +356,7 @@ impl DocPredicate for ColumnPredicate {
         // Across a bound of the window, only the events inside it are
         // tested: tantivy may fill a block of a conjunction clause by clause
         // (`fill_bitset_block`), which would test every event of the block.
-        // A lone integer column is scanned for the value (inside the
+        // A lone number column is scanned for the value (inside the
         // window's rows) rather than tested event by event.
         let max_doc = reader.max_doc();
         if let ([SegmentColumn::Num(..)], [scan]) = (&cols[..], &scans[..]) {
@@ -285,7 +364,7 @@ impl DocPredicate for ColumnPredicate {
                 Against::Across(from, to, ts) => window_rows(ts, *from, *to, max_doc),
                 _ => 0..max_doc,
             };
-            let necessary_condition = Box::new(BitSetDocSet::from(scan.docs(rows, max_doc)));
+            let necessary_condition = Box::new(ScanDocSet::new(scan.clone(), rows));
             return Ok(ConstOrVariableSegmentPredicate::Variable {
                 predicate: SegmentColumns { cols },
                 necessary_condition,
@@ -296,5 +375,61 @@ impl DocPredicate for ColumnPredicate {
             _ => Box::new(AllScorer::new(max_doc)),
         };
         Ok(ConstOrVariableSegmentPredicate::Variable { predicate: SegmentColumns { cols }, necessary_condition })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tantivy::schema::{Schema, FAST};
+    use tantivy::{doc, Index, IndexWriter, TantivyDocument};
+
+    use super::*;
+
+    /// [`ScanDocSet`] walks and seeks to exactly the brute-force documents,
+    /// across several scan windows, one with no match at all, partial
+    /// ranges, and `0` matching `-0.0`.
+    #[test]
+    fn scan_doc_set_walks_and_seeks_like_brute_force_across_windows() {
+        let mut b = Schema::builder();
+        let x = b.add_f64_field("x", FAST);
+        let index = Index::create_in_ram(b.build());
+        let mut w: IndexWriter<TantivyDocument> = index.writer_with_num_threads(1, 50_000_000).unwrap();
+        let n = 3 * SCAN_WINDOW + 123;
+        let vals: Vec<f64> = (0..n)
+            .map(|i| match i % 7 {
+                // No 5 in the second window.
+                0 if (SCAN_WINDOW..2 * SCAN_WINDOW).contains(&i) => 1.0,
+                0 => 5.0,
+                1 => -0.0,
+                2 => 0.0,
+                _ => f64::from(i % 11),
+            })
+            .collect();
+        for v in &vals {
+            w.add_document(doc!(x => *v)).unwrap();
+        }
+        w.commit().unwrap();
+        let searcher = index.reader().unwrap().searcher();
+        assert_eq!(searcher.segment_readers().len(), 1);
+        let col = searcher.segment_reader(0).fast_fields().f64("x").unwrap();
+        for value in [5.0, 0.0, 9.0, 42.0] {
+            for docs in [0..n, 100..2 * SCAN_WINDOW + 50, SCAN_WINDOW..2 * SCAN_WINDOW, n - 3..n] {
+                let want: Vec<DocId> = docs.clone().filter(|&d| vals[d as usize] == value).collect();
+                let mut s = ScanDocSet::new(Scan(col.clone(), value), docs.clone());
+                assert!(s.size_hint() > 0);
+                let mut got = Vec::new();
+                while s.doc() != TERMINATED {
+                    got.push(s.doc());
+                    s.advance();
+                }
+                assert_eq!(got, want, "walk {value} in {docs:?}");
+                let mut s = ScanDocSet::new(Scan(col.clone(), value), docs.clone());
+                for target in (docs.start..docs.end + 5).step_by(4999) {
+                    let first = want.iter().copied().find(|&d| d >= target).unwrap_or(TERMINATED);
+                    assert_eq!(s.seek(target), first, "seek {target} for {value} in {docs:?}");
+                    assert_eq!(s.doc(), first);
+                }
+            }
+        }
     }
 }

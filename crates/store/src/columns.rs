@@ -29,7 +29,8 @@ use sluice_query::matcher::{TextMatcher, WildcardMatcher};
 use tantivy::columnar::{BytesColumn, Cardinality, Column, DynamicColumn, NumericalType};
 use tantivy::query::doc_predicate_query::{ConstOrVariableSegmentPredicate, DocPredicate, SegmentDocPredicate};
 use tantivy::query::{AllScorer, EnableScoring, Query, RangeQuery};
-use tantivy::{DocId, DocSet, SegmentReader, Term, TERMINATED};
+
+use tantivy::{DocId, DocSet, SeekDangerResult, SegmentReader, Term, TERMINATED};
 
 use crate::schema::names;
 
@@ -139,13 +140,15 @@ impl Scan {
 const SCAN_WINDOW: DocId = 1 << 14;
 
 /// The documents of a range holding a [`Scan`]'s value, scanned a window of
-/// [`SCAN_WINDOW`] documents at a time where the set is driven or sought: a
-/// conjunction led by a rarer clause scans only the windows its candidates
-/// fall in. Its size is estimated from the first window, so that a
+/// [`SCAN_WINDOW`] documents at a time where the set is driven (`advance`,
+/// `seek`). A conjunction led by another clause asks with `seek_danger`,
+/// which takes each candidate as it is for the predicate to test (the cost
+/// before the scan). Its size is estimated from the first window, so that a
 /// conjunction lets the rarer clause lead.
 struct ScanDocSet {
     scan: Scan,
-    /// End of the documents to scan.
+    /// The documents to scan: `start..end`.
+    start: DocId,
     end: DocId,
     /// Start of the first window not scanned yet.
     next: DocId,
@@ -157,7 +160,8 @@ struct ScanDocSet {
 
 impl ScanDocSet {
     fn new(scan: Scan, docs: std::ops::Range<DocId>) -> Self {
-        let mut s = Self { scan, end: docs.end, next: docs.start, found: Vec::new(), pos: 0, size_hint: 0 };
+        let mut s =
+            Self { scan, start: docs.start, end: docs.end, next: docs.start, found: Vec::new(), pos: 0, size_hint: 0 };
         s.scan_from(docs.start);
         // The first window's share of matches, over the whole range.
         let scanned = u64::from(s.next.saturating_sub(docs.start)).max(1);
@@ -208,6 +212,29 @@ impl DocSet for ScanDocSet {
             return self.found[self.pos];
         }
         self.scan_from(target.max(self.next))
+    }
+
+    /// Asked by a conjunction led by another clause: the candidate is taken
+    /// as it is, and the predicate tests it (one value read). Scanning the
+    /// windows the candidates fall in would read every value as soon as
+    /// they are a few per window.
+    fn seek_danger(&mut self, target: DocId) -> SeekDangerResult {
+        // Outside the documents scanned (a lower bound from another clause
+        // may lie past the segment's last document).
+        if target >= self.end {
+            return SeekDangerResult::SeekLowerBound(TERMINATED);
+        }
+        if target < self.start {
+            return SeekDangerResult::SeekLowerBound(self.start);
+        }
+        if self.doc() != target {
+            self.found.clear();
+            self.found.push(target);
+            self.pos = 0;
+            // Scanning goes on after it (what was scanned past it is dropped).
+            self.next = target + 1;
+        }
+        SeekDangerResult::Found
     }
 
     fn doc(&self) -> DocId {
@@ -429,6 +456,21 @@ mod tests {
                     assert_eq!(s.seek(target), first, "seek {target} for {value} in {docs:?}");
                     assert_eq!(s.doc(), first);
                 }
+                // A conjunction led by another clause: each candidate is
+                // taken, and walking on from it finds the next match.
+                let mut s = ScanDocSet::new(Scan(col.clone(), value), docs.clone());
+                if docs.start > 0 {
+                    assert_eq!(s.seek_danger(docs.start - 1), SeekDangerResult::SeekLowerBound(docs.start));
+                }
+                for target in (docs.start..docs.end).step_by(3001) {
+                    assert_eq!(s.seek_danger(target), SeekDangerResult::Found);
+                    assert_eq!(s.doc(), target);
+                    let next = want.iter().copied().find(|&d| d > target).unwrap_or(TERMINATED);
+                    assert_eq!(s.advance(), next, "after {target} for {value} in {docs:?}");
+                }
+                // A lower bound past the documents scanned.
+                let mut s = ScanDocSet::new(Scan(col.clone(), value), docs.clone());
+                assert_eq!(s.seek_danger(docs.end), SeekDangerResult::SeekLowerBound(TERMINATED));
             }
         }
     }

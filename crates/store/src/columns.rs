@@ -19,18 +19,17 @@
 //! scanned for the value by the column itself (a pass over its packed
 //! values, not a test per event), and in a segment that the request's time
 //! window cuts, only the rows the window can hold are scanned (from `_ts`'s
-//! block bounds) or, for other columns, only the events inside it tested.
+//! block bounds).
 
 use std::fmt;
-use std::ops::Bound;
 use std::sync::Arc;
 
 use sluice_query::matcher::{TextMatcher, WildcardMatcher};
 use tantivy::columnar::{BytesColumn, Cardinality, Column, DynamicColumn, NumericalType};
 use tantivy::query::doc_predicate_query::{ConstOrVariableSegmentPredicate, DocPredicate, SegmentDocPredicate};
-use tantivy::query::{AllScorer, EnableScoring, Query, RangeQuery};
+use tantivy::query::AllScorer;
 
-use tantivy::{DocId, DocSet, SeekDangerResult, SegmentReader, Term, TERMINATED};
+use tantivy::{DocId, DocSet, SeekDangerResult, SegmentReader, TERMINATED};
 
 use crate::schema::names;
 
@@ -119,19 +118,17 @@ enum Against {
 struct Scan(Column<f64>, f64);
 
 impl Scan {
-    /// Appends the documents of `docs` holding the value, ascending, each
-    /// once. `v == n` also holds for `-0.0 == 0.0`, which are neighbours in
-    /// the column's order.
+    /// The documents of `docs` holding the value, ascending, each once, in
+    /// `out` (cleared first). `v == n` also holds for `-0.0 == 0.0`, which
+    /// are neighbours in the column's order.
     fn docs(&self, docs: std::ops::Range<DocId>, out: &mut Vec<DocId>) {
         let Scan(col, n) = self;
         let values = if *n == 0.0 { -0.0..=0.0 } else { *n..=*n };
-        let from = out.len();
+        out.clear();
         col.get_docids_for_value_range(values, docs, out);
         // Several values of one event may be equal to it.
         if col.get_cardinality() == Cardinality::Multivalued {
-            let mut tail = out.split_off(from);
-            tail.dedup();
-            out.extend(tail);
+            out.dedup();
         }
     }
 }
@@ -267,19 +264,6 @@ fn window_rows(ts: &Column<i64>, from: i64, to: i64, max_doc: DocId) -> std::ops
     first.map_or(0..0, |f| f..last)
 }
 
-/// The documents of `reader` with `_ts` in `[from, to)` (tantivy's range
-/// filter on the fast column, a block of 512 at a time where the block's
-/// bounds decide it: ADR 0116).
-fn window_docs(reader: &SegmentReader, from: i64, to: i64) -> tantivy::Result<Box<dyn DocSet>> {
-    let field = reader.schema().get_field(names::TS)?;
-    let q = RangeQuery::new(
-        Bound::Included(Term::from_field_i64(field, from)),
-        Bound::Excluded(Term::from_field_i64(field, to)),
-    );
-    let scorer = q.weight(EnableScoring::disabled_from_schema(reader.schema()))?.scorer(reader, 1.0)?;
-    Ok(scorer)
-}
-
 /// One column of a segment the predicate reads.
 enum SegmentColumn {
     /// String ordinals and the set of matching ordinals (a bit per ordinal).
@@ -380,9 +364,6 @@ impl DocPredicate for ColumnPredicate {
         if cols.is_empty() {
             return Ok(ConstOrVariableSegmentPredicate::Const(false));
         }
-        // Across a bound of the window, only the events inside it are
-        // tested: tantivy may fill a block of a conjunction clause by clause
-        // (`fill_bitset_block`), which would test every event of the block.
         // A lone number column is scanned for the value (inside the
         // window's rows) rather than tested event by event.
         let max_doc = reader.max_doc();
@@ -397,11 +378,12 @@ impl DocPredicate for ColumnPredicate {
                 necessary_condition,
             });
         }
-        let necessary_condition = match against {
-            Against::Across(from, to, _) => window_docs(reader, from, to)?,
-            _ => Box::new(AllScorer::new(max_doc)),
-        };
-        Ok(ConstOrVariableSegmentPredicate::Variable { predicate: SegmentColumns { cols }, necessary_condition })
+        // Otherwise every event is a candidate: the query's own time clause,
+        // in the same conjunction, keeps a cut segment's outside ones away.
+        Ok(ConstOrVariableSegmentPredicate::Variable {
+            predicate: SegmentColumns { cols },
+            necessary_condition: Box::new(AllScorer::new(max_doc)),
+        })
     }
 }
 

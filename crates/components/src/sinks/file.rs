@@ -67,6 +67,14 @@ impl FileSink {
                 tokio::fs::create_dir_all(dir).await?;
             }
         }
+        let path = self.c.path.clone();
+        let torn = tokio::task::spawn_blocking(move || drop_torn_tail(&path))
+            .await
+            .map_err(|e| format!("open {}: {e}", self.c.path.display()))?
+            .map_err(|e| format!("open {}: {e}", self.c.path.display()))?;
+        if torn > 0 {
+            tracing::warn!(path = %self.c.path.display(), bytes = torn, "file sink: dropped a line cut short by a crash (its batch was not acknowledged and is sent again)");
+        }
         let f = OpenOptions::new()
             .mode(0o600)
             .create(true)
@@ -103,6 +111,38 @@ impl FileSink {
         }
         self.open().await
     }
+}
+
+/// Cuts off a last line with no newline: one cut short by a crash in the
+/// middle of a write. Its batch was never acknowledged (a batch is
+/// acknowledged after its last byte was written), so it is sent again; left
+/// in place, the next line would run into it. Returns the bytes dropped.
+fn drop_torn_tail(path: &Path) -> std::io::Result<u64> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = match std::fs::OpenOptions::new().read(true).write(true).open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    let len = f.metadata()?.len();
+    let mut buf = vec![0u8; 64 << 10];
+    let mut end = len;
+    while end > 0 {
+        let start = end.saturating_sub(buf.len() as u64);
+        let n = (end - start) as usize;
+        f.seek(SeekFrom::Start(start))?;
+        f.read_exact(&mut buf[..n])?;
+        if let Some(i) = buf[..n].iter().rposition(|&b| b == b'\n') {
+            let keep = start + i as u64 + 1;
+            if keep < len {
+                f.set_len(keep)?;
+            }
+            return Ok(len - keep);
+        }
+        end = start;
+    }
+    f.set_len(0)?;
+    Ok(len)
 }
 
 async fn prune(path: &Path, keep: usize) -> Result<(), BoxError> {
@@ -165,6 +205,37 @@ impl Sink for FileSink {
 mod tests {
     use super::*;
     use crate::testkit::build_sink;
+
+    /// After a crash mid-write the file ends in part of a line; the sink
+    /// cuts it off when it opens the file, so the next line starts clean.
+    #[tokio::test]
+    async fn a_line_cut_short_by_a_crash_is_dropped_before_appending() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.ndjson");
+        std::fs::write(&path, "{\"message\":\"a\"}\n{\"message\":\"b\"}\n{\"mess").unwrap();
+        let mut s = build_sink(&SPEC, &format!("path = {:?}", path.display().to_string())).unwrap();
+        s.write(&[Event::from_message("c")]).await.unwrap();
+        s.close().await.unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let messages: Vec<String> = text
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).expect(l)["message"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(messages, ["a", "b", "c"]);
+        assert!(text.ends_with('\n'));
+        // No newline at all: all of it is a cut line. Whole lines: untouched.
+        std::fs::write(&path, "{\"mess").unwrap();
+        assert_eq!(drop_torn_tail(&path).unwrap(), 6);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "");
+        std::fs::write(&path, "x\n").unwrap();
+        assert_eq!(drop_torn_tail(&path).unwrap(), 0);
+        assert_eq!(drop_torn_tail(&dir.path().join("missing")).unwrap(), 0);
+        // A cut line longer than one read of the tail.
+        let long = format!("whole\n{}", "y".repeat(200_000));
+        std::fs::write(&path, &long).unwrap();
+        assert_eq!(drop_torn_tail(&path).unwrap(), 200_000);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "whole\n");
+    }
 
     #[tokio::test]
     async fn writes_and_rotates_by_size() {

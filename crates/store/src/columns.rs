@@ -15,11 +15,13 @@
 //! values of the path in a segment, the document test to the number of
 //! candidate documents (inside a conjunction, only the documents the other
 //! clauses propose are tested: tantivy's `seek_danger`). The candidates are
-//! narrowed first (ADR 0117): a path held by one number column alone is
-//! scanned for the value by the column itself (a pass over its packed
-//! values, not a test per event), and in a segment that the request's time
-//! window cuts, only the rows the window can hold are scanned (from `_ts`'s
-//! block bounds).
+//! narrowed first: a path held by one column alone is scanned by the column
+//! itself (a pass over its packed values, not a test per event) for the
+//! number (ADR 0117) or for the span from the smallest to the largest
+//! matching ordinal of its dictionary (ADR 0118; each candidate is still
+//! tested, so a span holding ordinals that do not match costs only time),
+//! and in a segment that the request's time window cuts, only the rows the
+//! window can hold are scanned (from `_ts`'s block bounds).
 
 use std::fmt;
 use std::sync::Arc;
@@ -111,24 +113,33 @@ enum Against {
     Across(i64, i64, Column<i64>),
 }
 
-/// A number column whose documents holding one value are found by the
-/// column's own range scan (a pass over the packed values) instead of a
-/// test per document.
+/// A column whose documents holding a value are found by the column's own
+/// range scan (a pass over the packed values) instead of a test per
+/// document.
 #[derive(Clone)]
-struct Scan(Column<f64>, f64);
+enum Scan {
+    /// A number column and the value.
+    Num(Column<f64>, f64),
+    /// A string column's ordinals and the smallest and largest matching
+    /// one: the documents found hold an ordinal in that range, a superset
+    /// of the matches when the matching ordinals are not contiguous (the
+    /// predicate tests each).
+    Ords(Column<u64>, std::ops::RangeInclusive<u64>),
+}
 
 impl Scan {
-    /// The documents of `docs` holding the value, ascending, each once, in
-    /// `out` (cleared first). `v == n` also holds for `-0.0 == 0.0`, which
-    /// are neighbours in the column's order.
+    /// The documents of `docs` holding a value in the scan's range,
+    /// ascending, in `out` (cleared first); the column gives a document
+    /// holding several such values once. For a number `n`, `v == n` also
+    /// holds for `-0.0 == 0.0`, which are neighbours in the column's order.
     fn docs(&self, docs: std::ops::Range<DocId>, out: &mut Vec<DocId>) {
-        let Scan(col, n) = self;
-        let values = if *n == 0.0 { -0.0..=0.0 } else { *n..=*n };
         out.clear();
-        col.get_docids_for_value_range(values, docs, out);
-        // Several values of one event may be equal to it.
-        if col.get_cardinality() == Cardinality::Multivalued {
-            out.dedup();
+        match self {
+            Scan::Num(col, n) => {
+                let values = if *n == 0.0 { -0.0..=0.0 } else { *n..=*n };
+                col.get_docids_for_value_range(values, docs, out);
+            }
+            Scan::Ords(col, ords) => col.get_docids_for_value_range(ords.clone(), docs, out),
         }
     }
 }
@@ -138,10 +149,13 @@ const SCAN_WINDOW: DocId = 1 << 14;
 
 /// The documents of a range holding a [`Scan`]'s value, scanned a window of
 /// [`SCAN_WINDOW`] documents at a time where the set is driven (`advance`,
-/// `seek`). A conjunction led by another clause asks with `seek_danger`,
-/// which takes each candidate as it is for the predicate to test (the cost
-/// before the scan). Its size is estimated from the first window, so that a
-/// conjunction lets the rarer clause lead.
+/// `seek`). A conjunction led by another clause, or an exclusion, asks with
+/// `seek_danger`, which takes each candidate as it is for the predicate to
+/// test (the cost before the scan: scanning the window of each candidate
+/// would read every value as soon as they are a few per window, and
+/// guessing from their gaps when to scan cost more than it saved, ADR 0118).
+/// Its size is estimated from the first window, so that a conjunction lets
+/// the rarer clause lead.
 struct ScanDocSet {
     scan: Scan,
     /// The documents to scan: `start..end`.
@@ -205,16 +219,15 @@ impl DocSet for ScanDocSet {
         }
         // Inside the window scanned last, or from the window of `target`.
         if self.found.last().is_some_and(|&l| l >= target) {
-            self.pos += self.found[self.pos..].partition_point(|&d| d < target);
+            self.pos = gallop(&self.found, self.pos, target);
             return self.found[self.pos];
         }
         self.scan_from(target.max(self.next))
     }
 
-    /// Asked by a conjunction led by another clause: the candidate is taken
-    /// as it is, and the predicate tests it (one value read). Scanning the
-    /// windows the candidates fall in would read every value as soon as
-    /// they are a few per window.
+    /// Asked by a conjunction led by another clause or by an exclusion:
+    /// the candidate is taken as it is, and the predicate tests it (one
+    /// value read).
     fn seek_danger(&mut self, target: DocId) -> SeekDangerResult {
         // Outside the documents scanned (a lower bound from another clause
         // may lie past the segment's last document).
@@ -241,6 +254,20 @@ impl DocSet for ScanDocSet {
     fn size_hint(&self) -> u32 {
         self.size_hint
     }
+}
+
+/// The first position at or after `from` in the ascending `docs` whose
+/// document is `target` or later (`docs.len()` when none): by doubling
+/// steps, then halving, so that a near `target` (an exclusion or a
+/// conjunction walking the segment in order) costs a few comparisons.
+fn gallop(docs: &[DocId], from: usize, target: DocId) -> usize {
+    let (mut lo, mut step) = (from, 1);
+    while lo + step < docs.len() && docs[lo + step] < target {
+        lo += step;
+        step *= 2;
+    }
+    let hi = (lo + step).min(docs.len());
+    lo + docs[lo..hi].partition_point(|&d| d < target)
 }
 
 /// Documents `first..last` holding every event of the segment with `_ts` in
@@ -297,12 +324,20 @@ impl SegmentDocPredicate for SegmentColumns {
     }
 }
 
-/// The ordinals of `col`'s dictionary whose string passes `test`, as a bit
-/// set; `None` when there is none.
-fn matching_ords(col: &BytesColumn, test: &Test) -> tantivy::Result<Option<Vec<u64>>> {
+/// The ordinals of a column's dictionary whose string passes a test.
+struct Ords {
+    /// A bit per ordinal.
+    bits: Vec<u64>,
+    /// The smallest and largest matching ordinal.
+    span: std::ops::RangeInclusive<u64>,
+}
+
+/// The ordinals of `col`'s dictionary whose string passes `test`; `None`
+/// when there is none.
+fn matching_ords(col: &BytesColumn, test: &Test) -> tantivy::Result<Option<Ords>> {
     let n = col.num_terms();
     let mut bits = vec![0u64; n.div_ceil(64)];
-    let mut any = false;
+    let mut span: Option<(u64, u64)> = None;
     let mut stream = col.dictionary().stream()?;
     while stream.advance() {
         let Ok(s) = std::str::from_utf8(stream.key()) else { continue };
@@ -310,11 +345,12 @@ fn matching_ords(col: &BytesColumn, test: &Test) -> tantivy::Result<Option<Vec<u
             let ord = stream.term_ord();
             if let Some(w) = bits.get_mut((ord / 64) as usize) {
                 *w |= 1 << (ord % 64);
-                any = true;
+                // The stream is in ordinal order.
+                span = Some((span.map_or(ord, |(first, _)| first), ord));
             }
         }
     }
-    Ok(any.then_some(bits))
+    Ok(span.map(|(first, last)| Ords { bits, span: first..=last }))
 }
 
 impl DocPredicate for ColumnPredicate {
@@ -337,8 +373,9 @@ impl DocPredicate for ColumnPredicate {
                         continue;
                     }
                     let bytes: BytesColumn = c.into();
-                    if let Some(bits) = matching_ords(&bytes, &self.test)? {
-                        cols.push(SegmentColumn::Str(bytes, bits));
+                    if let Some(ords) = matching_ords(&bytes, &self.test)? {
+                        scans.push(Scan::Ords(bytes.ords().clone(), ords.span));
+                        cols.push(SegmentColumn::Str(bytes, ords.bits));
                     }
                 }
                 DynamicColumn::Bool(c) => {
@@ -355,7 +392,7 @@ impl DocPredicate for ColumnPredicate {
                         continue;
                     }
                     if let Some(DynamicColumn::F64(c)) = other.coerce_numerical(NumericalType::F64) {
-                        scans.push(Scan(c.clone(), n));
+                        scans.push(Scan::Num(c.clone(), n));
                         cols.push(SegmentColumn::Num(c, n));
                     }
                 }
@@ -364,10 +401,11 @@ impl DocPredicate for ColumnPredicate {
         if cols.is_empty() {
             return Ok(ConstOrVariableSegmentPredicate::Const(false));
         }
-        // A lone number column is scanned for the value (inside the
-        // window's rows) rather than tested event by event.
+        // A lone number or string column is scanned for the value or the
+        // matching ordinals (inside the window's rows) rather than tested
+        // event by event.
         let max_doc = reader.max_doc();
-        if let ([SegmentColumn::Num(..)], [scan]) = (&cols[..], &scans[..]) {
+        if let ([_], [scan]) = (&cols[..], &scans[..]) {
             let rows = match &against {
                 Against::Across(from, to, ts) => window_rows(ts, *from, *to, max_doc),
                 _ => 0..max_doc,
@@ -424,7 +462,7 @@ mod tests {
         for value in [5.0, 0.0, 9.0, 42.0] {
             for docs in [0..n, 100..2 * SCAN_WINDOW + 50, SCAN_WINDOW..2 * SCAN_WINDOW, n - 3..n] {
                 let want: Vec<DocId> = docs.clone().filter(|&d| vals[d as usize] == value).collect();
-                let mut s = ScanDocSet::new(Scan(col.clone(), value), docs.clone());
+                let mut s = ScanDocSet::new(Scan::Num(col.clone(), value), docs.clone());
                 assert!(s.size_hint() > 0);
                 let mut got = Vec::new();
                 while s.doc() != TERMINATED {
@@ -432,26 +470,60 @@ mod tests {
                     s.advance();
                 }
                 assert_eq!(got, want, "walk {value} in {docs:?}");
-                let mut s = ScanDocSet::new(Scan(col.clone(), value), docs.clone());
+                let mut s = ScanDocSet::new(Scan::Num(col.clone(), value), docs.clone());
                 for target in (docs.start..docs.end + 5).step_by(4999) {
                     let first = want.iter().copied().find(|&d| d >= target).unwrap_or(TERMINATED);
                     assert_eq!(s.seek(target), first, "seek {target} for {value} in {docs:?}");
                     assert_eq!(s.doc(), first);
                 }
-                // A conjunction led by another clause: each candidate is
-                // taken, and walking on from it finds the next match.
-                let mut s = ScanDocSet::new(Scan(col.clone(), value), docs.clone());
-                if docs.start > 0 {
-                    assert_eq!(s.seek_danger(docs.start - 1), SeekDangerResult::SeekLowerBound(docs.start));
-                }
-                for target in (docs.start..docs.end).step_by(3001) {
-                    assert_eq!(s.seek_danger(target), SeekDangerResult::Found);
-                    assert_eq!(s.doc(), target);
-                    let next = want.iter().copied().find(|&d| d > target).unwrap_or(TERMINATED);
-                    assert_eq!(s.advance(), next, "after {target} for {value} in {docs:?}");
+                // A conjunction led by another clause, or an exclusion:
+                // candidates sparse (every 3,001st), dense (every 3rd, every
+                // one) and both, answered by the contract of `seek_danger`:
+                // a match is always found; what is not found comes with a
+                // lower bound past the target and not past the next match;
+                // walking on from a found one reaches the next match.
+                for (name, targets) in [
+                    ("sparse", (docs.start..docs.end).step_by(3001).collect::<Vec<_>>()),
+                    ("every 3rd", (docs.start..docs.end).step_by(3).collect()),
+                    ("every one", (docs.start..docs.end).collect()),
+                    (
+                        "sparse then dense",
+                        (docs.start..docs.end)
+                            .filter(|d| (d - docs.start) % 9000 == 0 || (d - docs.start) % 20_000 < 300)
+                            .collect(),
+                    ),
+                ] {
+                    let mut s = ScanDocSet::new(Scan::Num(col.clone(), value), docs.clone());
+                    let (mut found, mut walked) = (0, 0);
+                    for &target in &targets {
+                        let next_match = want.iter().copied().find(|&d| d >= target).unwrap_or(TERMINATED);
+                        match s.seek_danger(target) {
+                            SeekDangerResult::Found => {
+                                found += 1;
+                                assert_eq!(s.doc(), target, "{name}: found {target}");
+                                // Walk on from the first and every 50th one
+                                // found (the conjunction's own `advance`),
+                                // then keep asking.
+                                if found % 50 == 1 {
+                                    let after = want.iter().copied().find(|&d| d > target).unwrap_or(TERMINATED);
+                                    assert_eq!(s.advance(), after, "{name}: after {target} for {value} in {docs:?}");
+                                    walked += 1;
+                                }
+                            }
+                            SeekDangerResult::SeekLowerBound(b) => {
+                                assert_ne!(next_match, target, "{name}: match {target} of {value} refused");
+                                assert!(
+                                    b > target && b <= next_match,
+                                    "{name}: bound {b} for {target}, next {next_match}"
+                                );
+                            }
+                        }
+                    }
+                    assert!(found >= want.iter().filter(|d| targets.contains(d)).count(), "{name}");
+                    assert!(walked > 0 || found == 0, "{name}");
                 }
                 // A lower bound past the documents scanned.
-                let mut s = ScanDocSet::new(Scan(col.clone(), value), docs.clone());
+                let mut s = ScanDocSet::new(Scan::Num(col.clone(), value), docs.clone());
                 assert_eq!(s.seek_danger(docs.end), SeekDangerResult::SeekLowerBound(TERMINATED));
             }
         }

@@ -142,6 +142,15 @@ impl Scan {
             Scan::Ords(col, ords) => col.get_docids_for_value_range(ords.clone(), docs, out),
         }
     }
+
+    /// Whether `doc` holds a value in the scan's range (what [`Scan::docs`]
+    /// finds, for one document).
+    fn holds(&self, doc: DocId) -> bool {
+        match self {
+            Scan::Num(col, n) => col.values_for_doc(doc).any(|v| v == *n),
+            Scan::Ords(col, ords) => col.values_for_doc(doc).any(|o| ords.contains(&o)),
+        }
+    }
 }
 
 /// Documents scanned at a time by [`ScanDocSet`].
@@ -150,12 +159,12 @@ const SCAN_WINDOW: DocId = 1 << 14;
 /// The documents of a range holding a [`Scan`]'s value, scanned a window of
 /// [`SCAN_WINDOW`] documents at a time where the set is driven (`advance`,
 /// `seek`). A conjunction led by another clause, or an exclusion, asks with
-/// `seek_danger`, which takes each candidate as it is for the predicate to
-/// test (the cost before the scan: scanning the window of each candidate
-/// would read every value as soon as they are a few per window, and
-/// guessing from their gaps when to scan cost more than it saved, ADR 0118).
-/// Its size is estimated from the first window, so that a conjunction lets
-/// the rarer clause lead.
+/// `seek_danger`, which reads the candidate's own value (scanning the window
+/// of each candidate would read every value as soon as they are a few per
+/// window, and guessing from their gaps when to scan cost more than it
+/// saved, ADR 0118). Either way the set holds exactly the documents with a
+/// value in the scan's range. Its size is estimated from the first window,
+/// so that a conjunction lets the rarer clause lead.
 struct ScanDocSet {
     scan: Scan,
     /// The documents to scan: `start..end`.
@@ -226,8 +235,7 @@ impl DocSet for ScanDocSet {
     }
 
     /// Asked by a conjunction led by another clause or by an exclusion:
-    /// the candidate is taken as it is, and the predicate tests it (one
-    /// value read).
+    /// the candidate's own value is read.
     fn seek_danger(&mut self, target: DocId) -> SeekDangerResult {
         // Outside the documents scanned (a lower bound from another clause
         // may lie past the segment's last document).
@@ -237,14 +245,19 @@ impl DocSet for ScanDocSet {
         if target < self.start {
             return SeekDangerResult::SeekLowerBound(self.start);
         }
-        if self.doc() != target {
-            self.found.clear();
-            self.found.push(target);
-            self.pos = 0;
-            // Scanning goes on after it (what was scanned past it is dropped).
-            self.next = target + 1;
+        if self.doc() == target {
+            return SeekDangerResult::Found;
         }
-        SeekDangerResult::Found
+        // Scanning goes on after it (what was scanned past it is dropped).
+        self.found.clear();
+        self.pos = 0;
+        self.next = target + 1;
+        if self.scan.holds(target) {
+            self.found.push(target);
+            SeekDangerResult::Found
+        } else {
+            SeekDangerResult::SeekLowerBound(if self.next >= self.end { TERMINATED } else { self.next })
+        }
     }
 
     fn doc(&self) -> DocId {
@@ -304,6 +317,10 @@ enum SegmentColumn {
 /// The per-segment part of [`ColumnPredicate`].
 pub struct SegmentColumns {
     cols: Vec<SegmentColumn>,
+    /// The necessary condition holds exactly the matches (a lone number
+    /// column, or a string column whose matching ordinals are contiguous):
+    /// nothing is left to test.
+    exact: bool,
 }
 
 fn bit(bits: &[u64], ord: u64) -> bool {
@@ -312,11 +329,12 @@ fn bit(bits: &[u64], ord: u64) -> bool {
 
 impl SegmentDocPredicate for SegmentColumns {
     fn eval(&mut self, doc: DocId) -> bool {
-        self.cols.iter().any(|c| match c {
-            SegmentColumn::Str(col, bits) => col.term_ords(doc).any(|o| bit(bits, o)),
-            SegmentColumn::Num(col, n) => col.values_for_doc(doc).any(|v| v == *n),
-            SegmentColumn::Bool(col, b) => col.values_for_doc(doc).any(|v| v == *b),
-        })
+        self.exact
+            || self.cols.iter().any(|c| match c {
+                SegmentColumn::Str(col, bits) => col.term_ords(doc).any(|o| bit(bits, o)),
+                SegmentColumn::Num(col, n) => col.values_for_doc(doc).any(|v| v == *n),
+                SegmentColumn::Bool(col, b) => col.values_for_doc(doc).any(|v| v == *b),
+            })
     }
 
     fn cost(&self) -> u64 {
@@ -330,6 +348,8 @@ struct Ords {
     bits: Vec<u64>,
     /// The smallest and largest matching ordinal.
     span: std::ops::RangeInclusive<u64>,
+    /// Every ordinal of the span matches.
+    contiguous: bool,
 }
 
 /// The ordinals of `col`'s dictionary whose string passes `test`; `None`
@@ -338,6 +358,7 @@ fn matching_ords(col: &BytesColumn, test: &Test) -> tantivy::Result<Option<Ords>
     let n = col.num_terms();
     let mut bits = vec![0u64; n.div_ceil(64)];
     let mut span: Option<(u64, u64)> = None;
+    let mut count = 0u64;
     let mut stream = col.dictionary().stream()?;
     while stream.advance() {
         let Ok(s) = std::str::from_utf8(stream.key()) else { continue };
@@ -347,10 +368,11 @@ fn matching_ords(col: &BytesColumn, test: &Test) -> tantivy::Result<Option<Ords>
                 *w |= 1 << (ord % 64);
                 // The stream is in ordinal order.
                 span = Some((span.map_or(ord, |(first, _)| first), ord));
+                count += 1;
             }
         }
     }
-    Ok(span.map(|(first, last)| Ords { bits, span: first..=last }))
+    Ok(span.map(|(first, last)| Ords { bits, span: first..=last, contiguous: count == last - first + 1 }))
 }
 
 impl DocPredicate for ColumnPredicate {
@@ -374,7 +396,7 @@ impl DocPredicate for ColumnPredicate {
                     }
                     let bytes: BytesColumn = c.into();
                     if let Some(ords) = matching_ords(&bytes, &self.test)? {
-                        scans.push(Scan::Ords(bytes.ords().clone(), ords.span));
+                        scans.push((Scan::Ords(bytes.ords().clone(), ords.span), ords.contiguous));
                         cols.push(SegmentColumn::Str(bytes, ords.bits));
                     }
                 }
@@ -392,7 +414,7 @@ impl DocPredicate for ColumnPredicate {
                         continue;
                     }
                     if let Some(DynamicColumn::F64(c)) = other.coerce_numerical(NumericalType::F64) {
-                        scans.push(Scan::Num(c.clone(), n));
+                        scans.push((Scan::Num(c.clone(), n), true));
                         cols.push(SegmentColumn::Num(c, n));
                     }
                 }
@@ -403,23 +425,24 @@ impl DocPredicate for ColumnPredicate {
         }
         // A lone number or string column is scanned for the value or the
         // matching ordinals (inside the window's rows) rather than tested
-        // event by event.
+        // event by event; what the scan finds is tested only when the span
+        // of ordinals holds some that do not match.
         let max_doc = reader.max_doc();
-        if let ([_], [scan]) = (&cols[..], &scans[..]) {
+        if let ([_], [(scan, exact)]) = (&cols[..], &scans[..]) {
             let rows = match &against {
                 Against::Across(from, to, ts) => window_rows(ts, *from, *to, max_doc),
                 _ => 0..max_doc,
             };
             let necessary_condition = Box::new(ScanDocSet::new(scan.clone(), rows));
             return Ok(ConstOrVariableSegmentPredicate::Variable {
-                predicate: SegmentColumns { cols },
+                predicate: SegmentColumns { cols, exact: *exact },
                 necessary_condition,
             });
         }
         // Otherwise every event is a candidate: the query's own time clause,
         // in the same conjunction, keeps a cut segment's outside ones away.
         Ok(ConstOrVariableSegmentPredicate::Variable {
-            predicate: SegmentColumns { cols },
+            predicate: SegmentColumns { cols, exact: false },
             necessary_condition: Box::new(AllScorer::new(max_doc)),
         })
     }
@@ -478,10 +501,11 @@ mod tests {
                 }
                 // A conjunction led by another clause, or an exclusion:
                 // candidates sparse (every 3,001st), dense (every 3rd, every
-                // one) and both, answered by the contract of `seek_danger`:
-                // a match is always found; what is not found comes with a
-                // lower bound past the target and not past the next match;
-                // walking on from a found one reaches the next match.
+                // one) and both, answered exactly (a match is found, nothing
+                // else is) and by the contract of `seek_danger`: what is not
+                // found comes with a lower bound past the target and not
+                // past the next match; walking on from a found one reaches
+                // the next match.
                 for (name, targets) in [
                     ("sparse", (docs.start..docs.end).step_by(3001).collect::<Vec<_>>()),
                     ("every 3rd", (docs.start..docs.end).step_by(3).collect()),
@@ -501,6 +525,8 @@ mod tests {
                             SeekDangerResult::Found => {
                                 found += 1;
                                 assert_eq!(s.doc(), target, "{name}: found {target}");
+                                // The set is exact: only matches are found.
+                                assert!(want.binary_search(&target).is_ok(), "{name}: {target} is no {value}");
                                 // Walk on from the first and every 50th one
                                 // found (the conjunction's own `advance`),
                                 // then keep asking.
@@ -519,7 +545,7 @@ mod tests {
                             }
                         }
                     }
-                    assert!(found >= want.iter().filter(|d| targets.contains(d)).count(), "{name}");
+                    assert_eq!(found, want.iter().filter(|d| targets.contains(d)).count(), "{name}");
                     assert!(walked > 0 || found == 0, "{name}");
                 }
                 // A lower bound past the documents scanned.

@@ -1109,3 +1109,47 @@ fn issue_23_string_terms_equal_brute_force_inside_windows_that_cut_segments() {
     assert!(want > 1000, "{want}");
     assert_eq!(count(&store, &all(), q), want as u64);
 }
+
+/// A value range wholly below (or above) a bit-packed column's values finds
+/// no row: upstream shifted a range below the smallest value to `0..=0`,
+/// the smallest value itself, and returned every row holding it (vendored
+/// tantivy-columnar, `vendor/README.md`). Through the store: a term whose
+/// value is below every value of a segment's constant column (bit width 0)
+/// matches nothing, the scan's answer being final (ADR 0118).
+#[test]
+fn issue_23_a_value_range_outside_a_bit_packed_column_finds_no_row() {
+    use tantivy::columnar::column_values::{serialize_and_load_u64_based_column_values, CodecType};
+    for (name, vals) in [
+        ("constant 7", vec![7u64; 300]),
+        ("100..=199", (0..300u64).map(|i| 100 + (i * 37) % 100).collect::<Vec<_>>()),
+        ("gcd 10 from 50", (0..300u64).map(|i| 50 + 10 * ((i * 7) % 30)).collect()),
+    ] {
+        let col = serialize_and_load_u64_based_column_values::<u64>(&&vals[..], &[CodecType::Bitpacked]);
+        let (min, max) = (*vals.iter().min().unwrap(), *vals.iter().max().unwrap());
+        for range in [0..=min - 1, 0..=0, max + 1..=u64::MAX, min..=min, min..=max, 0..=max, min - 1..=min + 25] {
+            let mut rows = Vec::new();
+            col.get_row_ids_for_value_range(range.clone(), 0..300, &mut rows);
+            let want: Vec<u32> = (0..300u32).filter(|&i| range.contains(&vals[i as usize])).collect();
+            assert_eq!(rows, want, "{name}: rows of {range:?}");
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path(), StoreOptions { result_cache_bytes: 0, ..StoreOptions::default() }).unwrap();
+    let events: Vec<Event> = (0..5)
+        .map(|i| {
+            let mut e = Event::from_message(format!("line {i}"));
+            e.identity = Arc::new(Identity::new("g", "s", "h"));
+            e.timestamp = BASE + i as i64 * SEC;
+            e.fields_mut().insert("num", Value::Int(2));
+            e.fields_mut().insert("word", Value::from("m"));
+            e
+        })
+        .collect();
+    store.append(&events, &mut None).unwrap();
+    store.commit().unwrap();
+    for (q, want) in
+        [("num:0", 0), ("num:1", 0), ("num:2", 5), ("num:3", 0), ("word:a", 0), ("word:m", 5), ("word:z", 0)]
+    {
+        assert_eq!(count(&store, &all(), sluice_query::parse(q).unwrap()), want, "{q}");
+    }
+}

@@ -45,6 +45,12 @@ fn transform_range_before_linear_transformation(
     if range.is_empty() {
         return None;
     }
+    // (Added by sluice, `vendor/README.md`.) A range wholly below the
+    // smallest value would shift to `0..=0` below, which is the smallest
+    // value itself: every row holding it would be returned.
+    if *range.end() < stats.min_value || *range.start() > stats.max_value {
+        return None;
+    }
     let shifted_range =
         range.start().saturating_sub(stats.min_value)..=range.end().saturating_sub(stats.min_value);
     let start_before_gcd_multiplication: u64 = div_ceil(*shifted_range.start(), stats.gcd);

@@ -13,7 +13,8 @@ unique token) is loaded
   - into OpenSearch (one shard, no replica, explicit keyword mapping,
     `_bulk` of 5,000, refreshed, not force-merged).
 
-Then the six queries of issue #23 and a sort by a field are sent over HTTP from one keep-alive
+Then the six queries of issue #23, a sort by a field and two filters on a
+string field are sent over HTTP from one keep-alive
 connection per system, `--warmup` times and then `--runs` times each,
 the systems alternated request by request; p50 / p99 per system and query.
 Every system must answer each query identically (hit count, hit
@@ -173,6 +174,20 @@ QUERIES = [
      {"query": "", "from": str(FROM24), "to": str(TO24), "size": 100},
      {"size": 100, "track_total_hits": True, "sort": [{"@timestamp": "desc"}],
       "query": {"range": {"@timestamp": {"gte": FROM24, "lt": TO24, "format": "epoch_millis"}}}}),
+    # Filters on a string field (a `keyword` in OpenSearch; a dynamic field
+    # in sluice, found by a scan of the column's ordinals, ADR 0118).
+    ("method:DELETE (a string field), 24 h", "search",
+     {"query": "method:DELETE", "from": str(FROM24), "to": str(TO24), "size": 100},
+     {"size": 100, "track_total_hits": True, "sort": [{"@timestamp": "desc"}],
+      "query": {"bool": {"filter": [{"term": {"method": "DELETE"}},
+                                    {"range": {"@timestamp": {"gte": FROM24, "lt": TO24,
+                                                              "format": "epoch_millis"}}}]}}}),
+    ("status:200 AND method:POST, last 4 h", "search",
+     {"query": "status:200 AND method:POST", "from": str(TO24 - 4 * HOUR_MS), "to": str(TO24), "size": 100},
+     {"size": 100, "track_total_hits": True, "sort": [{"@timestamp": "desc"}],
+      "query": {"bool": {"filter": [{"term": {"status": 200}}, {"term": {"method": "POST"}},
+                                    {"range": {"@timestamp": {"gte": TO24 - 4 * HOUR_MS, "lt": TO24,
+                                                              "format": "epoch_millis"}}}]}}}),
     # A click on a column's name: every matching event's value is read (no
     # segment can be skipped); ties newest first on both systems.
     ("largest 100 responses (sort by bytes), 24 h", "search",

@@ -18,10 +18,12 @@
 //! narrowed first: a path held by one column alone is scanned by the column
 //! itself (a pass over its packed values, not a test per event) for the
 //! number (ADR 0117) or for the span from the smallest to the largest
-//! matching ordinal of its dictionary (ADR 0118; each candidate is still
-//! tested, so a span holding ordinals that do not match costs only time),
-//! and in a segment that the request's time window cuts, only the rows the
-//! window can hold are scanned (from `_ts`'s block bounds).
+//! matching ordinal of its dictionary (ADR 0118), and in a segment that the
+//! request's time window cuts, only the rows the window can hold are scanned
+//! (from `_ts`'s block bounds). The scan finds exactly the events with a
+//! value in its range, so it is the answer where that range is the match
+//! set (a number; contiguous matching ordinals); otherwise each event it
+//! finds is still tested.
 
 use std::fmt;
 use std::sync::Arc;

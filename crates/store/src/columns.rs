@@ -225,7 +225,9 @@ impl DocSet for ScanDocSet {
 
     fn seek(&mut self, target: DocId) -> DocId {
         let doc = self.doc();
-        if doc >= target {
+        // (No current document after a refused `seek_danger`: scanning goes
+        // on from `next`; when the set is done, `next` is `end`.)
+        if doc >= target && doc != TERMINATED {
             return doc;
         }
         // Inside the window scanned last, or from the window of `target`.
@@ -544,6 +546,10 @@ mod tests {
                                     b > target && b <= next_match,
                                     "{name}: bound {b} for {target}, next {next_match}"
                                 );
+                                // A `seek` after a refusal finds the next match.
+                                if name == "sparse" {
+                                    assert_eq!(s.seek(target + 1), next_match, "{name}: seek after {target}");
+                                }
                             }
                         }
                     }

@@ -830,6 +830,72 @@ fn issue_23_count_values_adds_the_brute_force_counts_of_a_bit_packed_column() {
 // Issue #23: a term on a number field of `attrs` finds its candidates by the
 // column's range scan, inside the rows the time window can hold (ADR 0117).
 
+/// A store of daily partitions that commits only when asked, result cache
+/// off (the window tests of issue #23).
+fn windows_store(dir: &std::path::Path) -> Arc<Store> {
+    let opts = StoreOptions {
+        partition: PartitionSpan::Day,
+        commit_interval: Duration::from_secs(3600),
+        result_cache_bytes: 0,
+        ..StoreOptions::default()
+    };
+    Store::open(dir, opts).unwrap()
+}
+
+/// The window tests' event `i` (field `k` = `i`), at a time in order for
+/// the first 26,000 (with jitter, so that tantivy keeps `_ts` in blocks with
+/// bounds), scrambled after.
+fn windows_event(i: usize) -> Event {
+    let mut e = Event::from_message(format!("line {i}"));
+    e.identity = Arc::new(Identity::new("g", "s", "h"));
+    let t = if i < 26_000 { i } else { (i * 7919) % 26_000 };
+    e.timestamp = BASE + t as i64 * SEC + ((i * 7919) % 997) as i64 * 1_000_000;
+    e.fields_mut().insert("k", Value::Int(i as i64));
+    e
+}
+
+/// Appends `events` in segments of 19,000 (more than one window of the
+/// scan), committing after each.
+fn append_in_segments(store: &Store, events: &[Event]) {
+    for chunk in events.chunks(19_000) {
+        store.append(chunk, &mut None).unwrap();
+        store.commit().unwrap();
+    }
+}
+
+/// The window tests' time ranges: holding whole segments, cutting them, or
+/// holding nothing of some.
+const WINDOWS: [(Option<i64>, Option<i64>); 6] = [
+    (None, None),
+    (Some(BASE + 1234 * SEC), Some(BASE + 2345 * SEC)),
+    (Some(BASE + 100 * SEC), Some(BASE + 25_999 * SEC)),
+    (Some(BASE + 18_500 * SEC), Some(BASE + 36_000 * SEC)),
+    (Some(BASE + 25_990 * SEC), None),
+    (Some(BASE + 30_000 * SEC), Some(BASE + 40_000 * SEC)),
+];
+
+/// Asserts that `q` over `window` finds exactly the events whose `k` is in
+/// `want`: the total, and the newest 10,000 hits (all of them when fewer).
+/// Returns how many were checked.
+fn assert_window_hits(
+    store: &Store,
+    q: Query,
+    (from_ns, to_ns): (Option<i64>, Option<i64>),
+    want: &std::collections::BTreeSet<i64>,
+) -> usize {
+    let mut s = search(q.clone(), 10_000);
+    s.range = TimeRange { from_ns, to_ns };
+    let page = store.search_sync(&all(), &s).unwrap();
+    assert_eq!(page.total, want.len() as u64, "{q} in {from_ns:?}..{to_ns:?}");
+    let got: std::collections::BTreeSet<i64> = page.hits.iter().map(|h| h.event["k"].as_i64().expect("k")).collect();
+    if want.len() <= 10_000 {
+        assert_eq!(&got, want, "{q} in {from_ns:?}..{to_ns:?}");
+    } else {
+        assert!(got.len() == 10_000 && got.is_subset(want), "{q} in {from_ns:?}..{to_ns:?}");
+    }
+    want.len()
+}
+
 /// Number terms on a dynamic field give exactly the brute-force events: a
 /// lone number column (the range scan, over the whole segment or over the
 /// `_ts` blocks a window cutting the segment can hold), `0` matching both
@@ -840,23 +906,10 @@ fn issue_23_count_values_adds_the_brute_force_counts_of_a_bit_packed_column() {
 #[test]
 fn issue_23_number_terms_equal_brute_force_inside_windows_that_cut_segments() {
     let dir = tempfile::tempdir().unwrap();
-    let opts = StoreOptions {
-        partition: PartitionSpan::Day,
-        commit_interval: Duration::from_secs(3600),
-        result_cache_bytes: 0,
-        ..StoreOptions::default()
-    };
-    let store = Store::open(dir.path(), opts).unwrap();
-    // Segments of 19,000 events: more than one window of the scan.
-    let n_events = 40_000usize;
-    let events: Vec<Event> = (0..n_events)
+    let store = windows_store(dir.path());
+    let events: Vec<Event> = (0..40_000)
         .map(|i| {
-            let mut e = Event::from_message(format!("line {i}"));
-            e.identity = Arc::new(Identity::new("g", "s", "h"));
-            // Time order for the first two thirds (with jitter, so that
-            // tantivy keeps `_ts` in blocks with bounds), scrambled after.
-            let t = if i < 26_000 { i } else { (i * 7919) % 26_000 };
-            e.timestamp = BASE + t as i64 * SEC + ((i * 7919) % 997) as i64 * 1_000_000;
+            let mut e = windows_event(i);
             let num = match i % 6 {
                 0 => Value::Float(-0.0),
                 1 => Value::Int(0),
@@ -868,27 +921,15 @@ fn issue_23_number_terms_equal_brute_force_inside_windows_that_cut_segments() {
             e.fields_mut().insert("num", num);
             let mixed = if i % 4 == 0 { Value::from("7") } else { Value::Int((i % 9) as i64) };
             e.fields_mut().insert("mixed", mixed);
-            e.fields_mut().insert("k", Value::Int(i as i64));
             e
         })
         .collect();
-    for chunk in events.chunks(19_000) {
-        store.append(chunk, &mut None).unwrap();
-        store.commit().unwrap();
-    }
+    append_in_segments(&store, &events);
     let as_number = |v: Option<&Value>| match v {
         Some(Value::Int(x)) => Some(*x as f64),
         Some(Value::Float(x)) => Some(*x),
         _ => None,
     };
-    let windows = [
-        (None, None),
-        (Some(BASE + 1234 * SEC), Some(BASE + 2345 * SEC)),
-        (Some(BASE + 100 * SEC), Some(BASE + 25_999 * SEC)),
-        (Some(BASE + 18_500 * SEC), Some(BASE + 36_000 * SEC)),
-        (Some(BASE + 25_990 * SEC), None),
-        (Some(BASE + 30_000 * SEC), Some(BASE + 40_000 * SEC)),
-    ];
     let mut checked = 0;
     for (field, value) in [
         ("num", "0"),
@@ -901,7 +942,7 @@ fn issue_23_number_terms_equal_brute_force_inside_windows_that_cut_segments() {
         ("mixed", "4"),
     ] {
         let n: f64 = value.parse().unwrap();
-        for (from_ns, to_ns) in windows {
+        for (from_ns, to_ns) in WINDOWS {
             let want: std::collections::BTreeSet<i64> = events
                 .iter()
                 .filter(|e| from_ns.is_none_or(|f| e.timestamp >= f) && to_ns.is_none_or(|t| e.timestamp < t))
@@ -914,19 +955,7 @@ fn issue_23_number_terms_equal_brute_force_inside_windows_that_cut_segments() {
                     _ => unreachable!(),
                 })
                 .collect();
-            let mut s = search(term(Some(field), value), 10_000);
-            s.range = TimeRange { from_ns, to_ns };
-            let page = store.search_sync(&all(), &s).unwrap();
-            assert_eq!(page.total, want.len() as u64, "{field}:{value} in {from_ns:?}..{to_ns:?}");
-            // The newest 10,000 (all of them when fewer).
-            let got: std::collections::BTreeSet<i64> =
-                page.hits.iter().map(|h| h.event["k"].as_i64().expect("k")).collect();
-            if want.len() <= 10_000 {
-                assert_eq!(got, want, "{field}:{value} in {from_ns:?}..{to_ns:?}");
-            } else {
-                assert!(got.len() == 10_000 && got.is_subset(&want), "{field}:{value} in {from_ns:?}..{to_ns:?}");
-            }
-            checked += want.len();
+            checked += assert_window_hits(&store, term(Some(field), value), (from_ns, to_ns), &want);
         }
     }
     assert!(checked > 100_000, "{checked} hits checked");
@@ -980,21 +1009,11 @@ fn words_of(s: &str) -> Vec<String> {
 #[test]
 fn issue_23_string_terms_equal_brute_force_inside_windows_that_cut_segments() {
     let dir = tempfile::tempdir().unwrap();
-    let opts = StoreOptions {
-        partition: PartitionSpan::Day,
-        commit_interval: Duration::from_secs(3600),
-        result_cache_bytes: 0,
-        ..StoreOptions::default()
-    };
-    let store = Store::open(dir.path(), opts).unwrap();
+    let store = windows_store(dir.path());
     const METHODS: [&str; 6] = ["GET", "POST", "PUT", "DELETE", "post office", "Get"];
-    let n_events = 40_000usize;
-    let events: Vec<Event> = (0..n_events)
+    let events: Vec<Event> = (0..40_000)
         .map(|i| {
-            let mut e = Event::from_message(format!("line {i}"));
-            e.identity = Arc::new(Identity::new("g", "s", "h"));
-            let t = if i < 26_000 { i } else { (i * 7919) % 26_000 };
-            e.timestamp = BASE + t as i64 * SEC + ((i * 7919) % 997) as i64 * 1_000_000;
+            let mut e = windows_event(i);
             if i % 7 != 0 {
                 e.fields_mut().insert("method", Value::from(METHODS[(i * 31) % 6]));
             }
@@ -1006,14 +1025,10 @@ fn issue_23_string_terms_equal_brute_force_inside_windows_that_cut_segments() {
             e.fields_mut().insert("tags", Value::Array(tags));
             let mixed = if i % 5 == 0 { Value::Int(3) } else { Value::from(if i % 2 == 0 { "three x" } else { "y" }) };
             e.fields_mut().insert("mixed", mixed);
-            e.fields_mut().insert("k", Value::Int(i as i64));
             e
         })
         .collect();
-    for chunk in events.chunks(19_000) {
-        store.append(chunk, &mut None).unwrap();
-        store.commit().unwrap();
-    }
+    append_in_segments(&store, &events);
     // The string values of a field (one, or each of an array).
     let strings = |e: &Event, field: &str| -> Vec<String> {
         match e.fields().get(field) {
@@ -1043,14 +1058,6 @@ fn issue_23_string_terms_equal_brute_force_inside_windows_that_cut_segments() {
         ("mixed", term(Some("mixed"), "three"), word("three")),
         ("mixed", term(Some("mixed"), "y"), word("y")),
     ];
-    let windows = [
-        (None, None),
-        (Some(BASE + 1234 * SEC), Some(BASE + 2345 * SEC)),
-        (Some(BASE + 100 * SEC), Some(BASE + 25_999 * SEC)),
-        (Some(BASE + 18_500 * SEC), Some(BASE + 36_000 * SEC)),
-        (Some(BASE + 25_990 * SEC), None),
-        (Some(BASE + 30_000 * SEC), Some(BASE + 40_000 * SEC)),
-    ];
     let k_of = |e: &Event| match e.fields().get("k") {
         Some(Value::Int(k)) => *k,
         _ => unreachable!(),
@@ -1060,25 +1067,14 @@ fn issue_23_string_terms_equal_brute_force_inside_windows_that_cut_segments() {
         // An event matches when one of its values does (each value's words
         // on their own: a phrase does not run from one value into the next).
         let matches = |e: &Event| strings(e, field).iter().any(|s| test(&words_of(s)));
-        for (from_ns, to_ns) in windows {
+        for (from_ns, to_ns) in WINDOWS {
             let want: std::collections::BTreeSet<i64> = events
                 .iter()
                 .filter(|e| from_ns.is_none_or(|f| e.timestamp >= f) && to_ns.is_none_or(|t| e.timestamp < t))
                 .filter(|e| matches(e))
                 .map(k_of)
                 .collect();
-            let mut s = search(q.clone(), 10_000);
-            s.range = TimeRange { from_ns, to_ns };
-            let page = store.search_sync(&all(), &s).unwrap();
-            assert_eq!(page.total, want.len() as u64, "{q} in {from_ns:?}..{to_ns:?}");
-            let got: std::collections::BTreeSet<i64> =
-                page.hits.iter().map(|h| h.event["k"].as_i64().expect("k")).collect();
-            if want.len() <= 10_000 {
-                assert_eq!(got, want, "{q} in {from_ns:?}..{to_ns:?}");
-            } else {
-                assert!(got.len() == 10_000 && got.is_subset(&want), "{q} in {from_ns:?}..{to_ns:?}");
-            }
-            checked += want.len();
+            checked += assert_window_hits(&store, q.clone(), (from_ns, to_ns), &want);
         }
         // Under NOT, over everything.
         let q = Query::And(vec![Query::All, Query::Not(Box::new(q.clone()))]);

@@ -122,11 +122,11 @@ enum Against {
 enum Scan {
     /// A number column and the value.
     Num(Column<f64>, f64),
-    /// A string column's ordinals and the smallest and largest matching
-    /// one: the documents found hold an ordinal in that range, a superset
-    /// of the matches when the matching ordinals are not contiguous (the
-    /// predicate tests each).
-    Ords(Column<u64>, std::ops::RangeInclusive<u64>),
+    /// A string column's ordinals, the smallest and largest matching one,
+    /// and whether every ordinal between them matches: the documents found
+    /// hold an ordinal in that range, a superset of the matches when the
+    /// matching ordinals are not contiguous (the predicate tests each).
+    Ords(Column<u64>, std::ops::RangeInclusive<u64>, bool),
 }
 
 impl Scan {
@@ -141,16 +141,28 @@ impl Scan {
                 let values = if *n == 0.0 { -0.0..=0.0 } else { *n..=*n };
                 col.get_docids_for_value_range(values, docs, out);
             }
-            Scan::Ords(col, ords) => col.get_docids_for_value_range(ords.clone(), docs, out),
+            Scan::Ords(col, ords, _) => col.get_docids_for_value_range(ords.clone(), docs, out),
         }
     }
 
-    /// Whether `doc` holds a value in the scan's range (what [`Scan::docs`]
-    /// finds, for one document).
+    /// The scan's range is the match set: nothing is left for the
+    /// predicate to test.
+    fn exact(&self) -> bool {
+        match self {
+            Scan::Num(..) => true,
+            Scan::Ords(_, _, contiguous) => *contiguous,
+        }
+    }
+
+    /// Whether `doc` may match, for a candidate another clause proposes:
+    /// whether it holds a value in the range (what [`Scan::docs`] finds)
+    /// when the scan is exact; otherwise taken as it is, since the
+    /// predicate reads its ordinals anyway (one read, not two).
     fn holds(&self, doc: DocId) -> bool {
         match self {
             Scan::Num(col, n) => col.values_for_doc(doc).any(|v| v == *n),
-            Scan::Ords(col, ords) => col.values_for_doc(doc).any(|o| ords.contains(&o)),
+            Scan::Ords(col, ords, true) => col.values_for_doc(doc).any(|o| ords.contains(&o)),
+            Scan::Ords(_, _, false) => true,
         }
     }
 }
@@ -164,8 +176,8 @@ const SCAN_WINDOW: DocId = 1 << 14;
 /// `seek_danger`, which reads the candidate's own value (scanning the window
 /// of each candidate would read every value as soon as they are a few per
 /// window, and guessing from their gaps when to scan cost more than it
-/// saved, ADR 0118). Either way the set holds exactly the documents with a
-/// value in the scan's range. Its size is estimated from the first window,
+/// saved, ADR 0118). Either way an exact scan's set holds exactly the
+/// documents with a value in its range. Its size is estimated from the first window,
 /// so that a conjunction lets the rarer clause lead.
 struct ScanDocSet {
     scan: Scan,
@@ -400,7 +412,7 @@ impl DocPredicate for ColumnPredicate {
                     }
                     let bytes: BytesColumn = c.into();
                     if let Some(ords) = matching_ords(&bytes, &self.test)? {
-                        scans.push((Scan::Ords(bytes.ords().clone(), ords.span), ords.contiguous));
+                        scans.push(Scan::Ords(bytes.ords().clone(), ords.span, ords.contiguous));
                         cols.push(SegmentColumn::Str(bytes, ords.bits));
                     }
                 }
@@ -418,7 +430,7 @@ impl DocPredicate for ColumnPredicate {
                         continue;
                     }
                     if let Some(DynamicColumn::F64(c)) = other.coerce_numerical(NumericalType::F64) {
-                        scans.push((Scan::Num(c.clone(), n), true));
+                        scans.push(Scan::Num(c.clone(), n));
                         cols.push(SegmentColumn::Num(c, n));
                     }
                 }
@@ -432,14 +444,14 @@ impl DocPredicate for ColumnPredicate {
         // event by event; what the scan finds is tested only when the span
         // of ordinals holds some that do not match.
         let max_doc = reader.max_doc();
-        if let ([_], [(scan, exact)]) = (&cols[..], &scans[..]) {
+        if let ([_], [scan]) = (&cols[..], &scans[..]) {
             let rows = match &against {
                 Against::Across(from, to, ts) => window_rows(ts, *from, *to, max_doc),
                 _ => 0..max_doc,
             };
             let necessary_condition = Box::new(ScanDocSet::new(scan.clone(), rows));
             return Ok(ConstOrVariableSegmentPredicate::Variable {
-                predicate: SegmentColumns { cols, exact: *exact },
+                predicate: SegmentColumns { cols, exact: scan.exact() },
                 necessary_condition,
             });
         }

@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 use sluice_query::{BackendError, Principal, Query};
 use tantivy::collector::Collector;
-use tantivy::query::{EnableScoring, Weight};
+use tantivy::query::{EnableScoring, Scorer, Weight};
 use tantivy::{Searcher, SegmentReader};
 
 use crate::cache::{scope, Key, ResultCache, SegmentHits, SegmentVersion, Value, What};
@@ -258,6 +258,16 @@ impl<'c> Plan<'c> {
         collector: &C,
     ) -> Result<<C::Child as tantivy::collector::SegmentCollector>::Fruit, BackendError> {
         collector.collect_segment(self.weight(s), s.ord, self.reader(s)).map_err(internal)
+    }
+
+    /// The segment's matching documents in order, positioned on the first;
+    /// `None` when every document matches ([`Plan::all_docs`]). Deleted
+    /// documents are not filtered out (the store deletes none).
+    pub fn scorer(&self, s: &Seg) -> Result<Option<Box<dyn Scorer>>, BackendError> {
+        if self.all_docs(s) {
+            return Ok(None);
+        }
+        self.weight(s).scorer(self.reader(s), 1.0).map(Some).map_err(internal)
     }
 
     /// Matching events in the segment: its size when everything matches,

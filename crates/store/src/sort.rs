@@ -14,12 +14,16 @@
 //!   arrival `_seq`).
 //!
 //! Unlike the time order, no segment can be skipped: any of them may hold
-//! the best value, so every matching event is read once (one column read per
-//! event, a string looked up once per distinct value per segment; a single
-//! number column a block of events at a time). An event whose value comes
-//! strictly after the worst hit kept is refused on its value alone, before
-//! its `_ts` and `_seq` are read. The segments are read on the store's
-//! search threads (ADR 0115).
+//! the best value. Where the field is one single-valued number column and
+//! the query matches densely, a segment's column is scanned for the values
+//! that can still enter the page, and only the rows found are tested
+//! against the query ([`segment`], ADR 0119). Elsewhere every matching
+//! event is read once (one column read per event, a string looked up once
+//! per distinct value per segment; a single number column a block of
+//! events at a time). Either way an event whose value comes strictly after
+//! the worst hit kept is refused on its value alone, before its `_ts` and
+//! `_seq` are read. The segments are read on the store's search threads
+//! (ADR 0115).
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -33,6 +37,8 @@ use tantivy::columnar::{Cardinality, Column, DynamicColumn, NumericalType, StrCo
 use tantivy::{DocAddress, DocId, Score, SegmentOrdinal, SegmentReader};
 
 use crate::plan::Plan;
+
+mod segment;
 use crate::schema::names;
 use crate::search::{column_of, hit_of};
 use crate::store::Store;
@@ -370,7 +376,7 @@ pub fn search_sorted(
     let segs = plan.segments();
     // Every segment is read (any may hold the best value): on the store's
     // search threads, merged in segment order.
-    let per_seg = plan.map(segs.iter().collect(), |s| plan.collect(s, &collector))?;
+    let per_seg = plan.map(segs.iter().collect(), |s| segment::top(&plan, s, &collector))?;
     for (i, (count, hits)) in per_seg.into_iter().enumerate() {
         total += count;
         cands.extend(hits.into_iter().map(|(key, doc)| (key, i, doc)));

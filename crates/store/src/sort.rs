@@ -17,7 +17,7 @@
 //! the best value. Where the field is one single-valued number column and
 //! the query matches densely, a segment's column is scanned for the values
 //! that can still enter the page, and only the rows found are tested
-//! against the query ([`segment`], ADR 0119). Elsewhere every matching
+//! against the query (`sort/segment.rs`, ADR 0119). Elsewhere every matching
 //! event is read once (one column read per event, a string looked up once
 //! per distinct value per segment; a single number column a block of
 //! events at a time). Either way an event whose value comes strictly after

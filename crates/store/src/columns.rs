@@ -25,17 +25,24 @@
 //! set (a number; contiguous matching ordinals); otherwise each event it
 //! finds is still tested.
 
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use sluice_query::matcher::{TextMatcher, WildcardMatcher};
 use tantivy::columnar::{BytesColumn, Cardinality, Column, DynamicColumn, NumericalType};
 use tantivy::query::doc_predicate_query::{ConstOrVariableSegmentPredicate, DocPredicate, SegmentDocPredicate};
 use tantivy::query::AllScorer;
 
+use tantivy::index::SegmentId;
 use tantivy::{DocId, DocSet, SeekDangerResult, SegmentReader, TERMINATED};
+use tantivy_common::TinySet;
 
 use crate::schema::names;
+
+mod exact;
+
+pub use exact::ColumnQuery;
 
 /// What a dynamic-field query tests.
 #[derive(Debug)]
@@ -68,6 +75,20 @@ pub struct ColumnPredicate {
     column: String,
     test: Arc<Test>,
     window: Option<(i64, i64)>,
+    /// Segments prepared by [`ColumnQuery`] and handed on to tantivy's
+    /// predicate docset (taken by [`DocPredicate::doc_predicate`]).
+    prepared: Arc<Mutex<HashMap<SegmentId, Prepared>>>,
+}
+
+/// A segment's part of a [`ColumnPredicate`], prepared once.
+enum Prepared {
+    /// Every document matches, or none.
+    Const(bool),
+    /// The scan of a lone column finds exactly the matches (a number; a
+    /// string whose matching ordinals are contiguous): it is the answer.
+    Exact(ScanDocSet),
+    /// The documents to test, and the test.
+    Variable(SegmentColumns, Box<dyn DocSet>),
 }
 
 impl ColumnPredicate {
@@ -75,7 +96,7 @@ impl ColumnPredicate {
     /// query restricted to the time range `window` (`[from, to)` in ns):
     /// segments whose `_ts` values all lie outside it are not scanned.
     pub fn new(column: String, test: Test, window: Option<(i64, i64)>) -> Self {
-        Self { column, test: Arc::new(test), window }
+        Self { column, test: Arc::new(test), window, prepared: Arc::default() }
     }
 
     /// Where the segment lies against the window.
@@ -285,7 +306,52 @@ impl DocSet for ScanDocSet {
     fn size_hint(&self) -> u32 {
         self.size_hint
     }
+
+    /// The set's size, window by window, without walking it.
+    fn count_including_deleted(&mut self) -> u32 {
+        if self.doc() == TERMINATED {
+            return 0;
+        }
+        let mut n = self.found.len() - self.pos;
+        let mut start = self.next;
+        while start < self.end {
+            let stop = self.end.min(start.saturating_add(SCAN_WINDOW));
+            self.scan.docs(start..stop, &mut self.found);
+            n += self.found.len();
+            start = stop;
+        }
+        self.found.clear();
+        self.pos = 0;
+        self.next = self.end;
+        u32::try_from(n).unwrap_or(u32::MAX)
+    }
+
+    /// The block's bits straight from the documents found (a dense
+    /// conjunction counts 1,024 documents at a time this way).
+    fn fill_bitset_block(&mut self, min_doc: DocId, mask: &mut [TinySet; 16]) -> DocId {
+        let horizon = min_doc.saturating_add(BLOCK_WINDOW);
+        let mut doc = self.seek(min_doc);
+        loop {
+            if doc >= horizon {
+                return doc;
+            }
+            let end = self.pos + self.found[self.pos..].partition_point(|&d| d < horizon);
+            for &d in &self.found[self.pos..end] {
+                let delta = d - min_doc;
+                mask[(delta / 64) as usize].insert_mut(delta % 64);
+            }
+            self.pos = end;
+            doc = match self.found.get(self.pos) {
+                Some(&d) => d,
+                None => self.scan_from(self.next),
+            };
+        }
+    }
 }
+
+/// Documents per [`DocSet::fill_bitset_block`] (tantivy's `BLOCK_WINDOW`:
+/// 16 bit sets of 64).
+const BLOCK_WINDOW: DocId = 16 * 64;
 
 /// The first position at or after `from` in the ascending `docs` whose
 /// document is `target` or later (`docs.len()` when none): by doubling
@@ -403,9 +469,30 @@ impl DocPredicate for ColumnPredicate {
         &self,
         reader: &SegmentReader,
     ) -> tantivy::Result<ConstOrVariableSegmentPredicate<SegmentColumns>> {
+        let taken = self.prepared.lock().ok().and_then(|mut m| m.remove(&reader.segment_id()));
+        let prepared = match taken {
+            Some(p) => p,
+            None => self.prepare(reader)?,
+        };
+        Ok(match prepared {
+            Prepared::Const(b) => ConstOrVariableSegmentPredicate::Const(b),
+            Prepared::Exact(scan) => ConstOrVariableSegmentPredicate::Variable {
+                predicate: SegmentColumns { cols: Vec::new(), exact: true },
+                necessary_condition: Box::new(scan),
+            },
+            Prepared::Variable(predicate, necessary_condition) => {
+                ConstOrVariableSegmentPredicate::Variable { predicate, necessary_condition }
+            }
+        })
+    }
+}
+
+impl ColumnPredicate {
+    /// The predicate's part in the segment of `reader`.
+    fn prepare(&self, reader: &SegmentReader) -> tantivy::Result<Prepared> {
         let against = self.against_window(reader)?;
         if let Against::Outside = against {
-            return Ok(ConstOrVariableSegmentPredicate::Const(false));
+            return Ok(Prepared::Const(false));
         }
         let mut cols = Vec::new();
         let mut scans = Vec::new();
@@ -442,7 +529,7 @@ impl DocPredicate for ColumnPredicate {
             }
         }
         if cols.is_empty() {
-            return Ok(ConstOrVariableSegmentPredicate::Const(false));
+            return Ok(Prepared::Const(false));
         }
         // A lone number or string column is scanned for the value or the
         // matching ordinals (inside the window's rows) rather than tested
@@ -454,18 +541,15 @@ impl DocPredicate for ColumnPredicate {
                 Against::Across(from, to, ts) => window_rows(ts, *from, *to, max_doc),
                 _ => 0..max_doc,
             };
-            let necessary_condition = Box::new(ScanDocSet::new(scan.clone(), rows));
-            return Ok(ConstOrVariableSegmentPredicate::Variable {
-                predicate: SegmentColumns { cols, exact: scan.exact() },
-                necessary_condition,
-            });
+            let set = ScanDocSet::new(scan.clone(), rows);
+            if scan.exact() {
+                return Ok(Prepared::Exact(set));
+            }
+            return Ok(Prepared::Variable(SegmentColumns { cols, exact: false }, Box::new(set)));
         }
         // Otherwise every event is a candidate: the query's own time clause,
         // in the same conjunction, keeps a cut segment's outside ones away.
-        Ok(ConstOrVariableSegmentPredicate::Variable {
-            predicate: SegmentColumns { cols, exact: false },
-            necessary_condition: Box::new(AllScorer::new(max_doc)),
-        })
+        Ok(Prepared::Variable(SegmentColumns { cols, exact: false }, Box::new(AllScorer::new(max_doc))))
     }
 }
 
@@ -514,6 +598,41 @@ mod tests {
                     s.advance();
                 }
                 assert_eq!(got, want, "walk {value} in {docs:?}");
+                // Counted without a walk: fresh, and after a first step.
+                let mut s = ScanDocSet::new(Scan::Num(col.clone(), value), docs.clone());
+                assert_eq!(s.count_including_deleted() as usize, want.len(), "count {value} in {docs:?}");
+                assert_eq!(s.doc(), TERMINATED);
+                let mut s = ScanDocSet::new(Scan::Num(col.clone(), value), docs.clone());
+                s.advance();
+                assert_eq!(s.count_including_deleted() as usize, want.len().saturating_sub(1), "count after a step");
+                // Bit blocks of 1,024 documents, as a dense conjunction asks
+                // for them: from the first match, each block from where the
+                // last one said the next match is, and blocks that start
+                // between matches.
+                for stride in [None, Some(700)] {
+                    let mut s = ScanDocSet::new(Scan::Num(col.clone(), value), docs.clone());
+                    let mut got = Vec::new();
+                    let mut base = s.doc();
+                    while base != TERMINATED {
+                        let mut mask = [TinySet::empty(); 16];
+                        let next = s.fill_bitset_block(base, &mut mask);
+                        for (i, t) in mask.iter().enumerate() {
+                            got.extend(t.into_iter().map(|b| base + i as DocId * 64 + b));
+                        }
+                        let horizon = base + BLOCK_WINDOW;
+                        let first_after = want.iter().copied().find(|&d| d >= horizon).unwrap_or(TERMINATED);
+                        assert_eq!(next, first_after, "next after the block at {base}, {value} in {docs:?}");
+                        // With a stride, the next block may start before
+                        // `next` (between matches), never before `base`.
+                        base = match stride {
+                            Some(k) if next != TERMINATED => (base + k).min(next),
+                            _ => next,
+                        };
+                    }
+                    got.sort_unstable();
+                    got.dedup();
+                    assert_eq!(got, want, "bit blocks ({stride:?}) of {value} in {docs:?}");
+                }
                 let mut s = ScanDocSet::new(Scan::Num(col.clone(), value), docs.clone());
                 for target in (docs.start..docs.end + 5).step_by(4999) {
                     let first = want.iter().copied().find(|&d| d >= target).unwrap_or(TERMINATED);

@@ -13,11 +13,12 @@
 //! [`EmptyQuery`], not an error.
 
 use std::ops::Bound as StdBound;
+use std::sync::Arc;
 
 use sluice_query::ast::{Bound, Literal, Query};
 use sluice_query::matcher::{TextMatcher, WildcardMatcher};
 use sluice_query::principal::{Glob, Principal};
-use tantivy::query::doc_predicate_query::DocPredicateQuery;
+use tantivy::query::doc_predicate_query::{DocPredicateBoxable, DocPredicateQuery};
 use tantivy::query::{
     AllQuery, BooleanQuery, EmptyQuery, ExistsQuery, Occur, PhraseQuery, Query as TQuery, RangeQuery, RegexQuery,
     TermQuery,
@@ -25,7 +26,7 @@ use tantivy::query::{
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::Term;
 
-use crate::columns::{ColumnPredicate, Test};
+use crate::columns::{ColumnPredicate, ColumnQuery, Test};
 use crate::schema::{names, tokens, Fields};
 
 /// A query that cannot run as given (an HTTP 400).
@@ -112,7 +113,8 @@ fn message_query(f: &Fields, text: &str) -> Q {
 /// A term, phrase or wildcard on a dynamic field: evaluated on its fast
 /// columns (see [`crate::columns`]).
 fn column_query(path: &str, test: Test, window: Window) -> Q {
-    Box::new(DocPredicateQuery::from(ColumnPredicate::new(format!("{}.{path}", names::ATTRS), test, window)))
+    let predicate = ColumnPredicate::new(format!("{}.{path}", names::ATTRS), test, window);
+    Box::new(DocPredicateQuery::from(Arc::new(ColumnQuery(predicate)) as Arc<dyn DocPredicateBoxable>))
 }
 
 /// The time range `[from, to)` (ns) a query is restricted to, when known:

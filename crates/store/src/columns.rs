@@ -22,8 +22,9 @@
 //! request's time window cuts, only the rows the window can hold are scanned
 //! (from `_ts`'s block bounds). The scan finds exactly the events with a
 //! value in its range, so it is the answer where that range is the match
-//! set (a number; contiguous matching ordinals); otherwise each event it
-//! finds is still tested.
+//! set (a number; contiguous matching ordinals): the scan itself is then
+//! tantivy's scorer (`columns/exact.rs`, ADR 0120). Otherwise each event
+//! it finds is still tested.
 
 use std::collections::HashMap;
 use std::fmt;

@@ -37,11 +37,11 @@ use tantivy::columnar::{Cardinality, Column, DynamicColumn, NumericalType, StrCo
 use tantivy::{DocAddress, DocId, Score, SegmentOrdinal, SegmentReader};
 
 use crate::plan::Plan;
-
-mod segment;
 use crate::schema::names;
 use crate::search::{column_of, hit_of};
 use crate::store::Store;
+
+mod segment;
 
 /// A sort value of one event.
 #[derive(Clone, Debug, PartialEq)]

@@ -31,7 +31,7 @@ use sluice_query::BackendError;
 use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::columnar::{Cardinality, Column};
 use tantivy::fastfield::AliveBitSet;
-use tantivy::query::Scorer;
+use tantivy::query::{AllScorer, Scorer};
 use tantivy::{DocId, DocSet, SeekDangerResult, COLLECT_BLOCK_BUFFER_LEN};
 
 use super::{FieldTopCollector, FieldTopFruit, FieldTopSegment, SortCol, SortValue};
@@ -39,7 +39,7 @@ use crate::plan::{internal, Plan, Seg};
 
 /// Rows scanned per call of the column's range filter: the bound is
 /// tightened between windows.
-pub(crate) const WINDOW: DocId = 1 << 12;
+const WINDOW: DocId = 1 << 12;
 
 /// A query's documents are dense enough for the value-led read when at
 /// least one row in this many matches (by the scorer's size hint).
@@ -54,7 +54,7 @@ pub(crate) fn top(plan: &Plan, s: &Seg, collector: &FieldTopCollector) -> Result
     let mut seg = collector.for_segment(s.ord, reader).map_err(internal)?;
     let mut docs = plan.scorer(s)?;
     let max_doc = reader.max_doc();
-    let alive = if docs.is_some() { reader.alive_bitset() } else { None };
+    let alive = reader.alive_bitset();
     let dense = docs.as_ref().is_none_or(|d| u64::from(d.size_hint()) * DENSE >= u64::from(max_doc));
     if let (true, Some((col, after))) = (dense, value_led(&seg)) {
         if scan(&mut seg, &col, after, docs.as_deref_mut(), alive, max_doc) {
@@ -65,32 +65,22 @@ pub(crate) fn top(plan: &Plan, s: &Seg, collector: &FieldTopCollector) -> Result
         seg = collector.for_segment(s.ord, reader).map_err(internal)?;
         docs = plan.scorer(s)?;
     }
+    // What tantivy's `collect_segment` does, with the scorer already built
+    // (a column predicate scans its first window when it is built).
+    let mut d = docs.unwrap_or_else(|| Box::new(AllScorer::new(max_doc)));
     let mut buf = [0; COLLECT_BLOCK_BUFFER_LEN];
-    match docs {
-        None => {
-            let mut start = 0;
-            while start < max_doc {
-                let n = (max_doc - start).min(COLLECT_BLOCK_BUFFER_LEN as DocId);
-                for (i, d) in buf.iter_mut().enumerate().take(n as usize) {
-                    *d = start + i as DocId;
-                }
-                seg.collect_block(&buf[..n as usize]);
-                start += n;
+    loop {
+        let n = d.fill_buffer(&mut buf);
+        match alive {
+            None => seg.collect_block(&buf[..n]),
+            Some(a) => {
+                let live: Vec<DocId> = buf[..n].iter().copied().filter(|&doc| a.is_alive(doc)).collect();
+                seg.collect_block(&live);
             }
         }
-        Some(mut d) => loop {
-            let n = d.fill_buffer(&mut buf);
-            match alive {
-                None => seg.collect_block(&buf[..n]),
-                Some(a) => {
-                    let live: Vec<DocId> = buf[..n].iter().copied().filter(|&doc| a.is_alive(doc)).collect();
-                    seg.collect_block(&live);
-                }
-            }
-            if n < buf.len() {
-                break;
-            }
-        },
+        if n < buf.len() {
+            break;
+        }
     }
     Ok(seg.harvest())
 }

@@ -190,6 +190,8 @@ pub struct FieldTopSegment {
     ords: Vec<u64>,
     /// Values of a block of documents (the one-number-column path).
     nums: Vec<Option<f64>>,
+    /// Ordinals of a block of documents (the one-string-column path).
+    found: Vec<Option<u64>>,
 }
 
 /// Total matches and the first hits in the sort, best first.
@@ -226,6 +228,7 @@ impl Collector for FieldTopCollector {
             heap: BinaryHeap::with_capacity(self.k + 1),
             ords: Vec::new(),
             nums: Vec::new(),
+            found: Vec::new(),
         })
     }
 
@@ -330,11 +333,32 @@ impl SegmentCollector for FieldTopSegment {
     /// block at once; every document still goes through `offer`.
     fn collect_block(&mut self, docs: &[DocId]) {
         let mut nums = std::mem::take(&mut self.nums);
-        match self.cols.as_slice() {
+        match self.cols.as_mut_slice() {
             [SortCol::Num(c)] if self.k > 0 && c.get_cardinality() != Cardinality::Multivalued => {
                 nums.clear();
                 nums.resize(docs.len(), None);
                 c.first_vals(docs, &mut nums);
+            }
+            // One single-valued string column: the block's ordinals read at
+            // once, the strings not met before read in one sorted walk.
+            [SortCol::Str(c, memo)] if self.k > 0 && c.ords().get_cardinality() != Cardinality::Multivalued => {
+                self.nums = nums;
+                let mut found = std::mem::take(&mut self.found);
+                found.clear();
+                found.resize(docs.len(), None);
+                c.ords().first_vals(docs, &mut found);
+                self.ords.clear();
+                self.ords
+                    .extend(found.iter().flatten().filter(|&&o| memo.get(o as usize).is_some_and(Option::is_none)));
+                read_strs(c, &mut self.ords, |o, s| memo[o as usize] = Some(s));
+                let vals: Vec<Option<SortValue>> =
+                    found.iter().map(|o| o.and_then(|o| memo.get(o as usize)?.clone()).map(SortValue::Str)).collect();
+                self.count += docs.len() as u64;
+                for (&doc, v) in docs.iter().zip(vals) {
+                    self.offer(doc, v);
+                }
+                self.found = found;
+                return;
             }
             _ => {
                 self.nums = nums;
@@ -356,6 +380,27 @@ impl SegmentCollector for FieldTopSegment {
         hits.sort_by(|a, b| a.0.cmp_in(&b.0, self.desc));
         (self.count, hits)
     }
+}
+
+/// Reads the strings of `ords` (sorted and deduplicated here) from the
+/// column's dictionary in one sorted walk — each dictionary block decoded
+/// once, where a lookup per ordinal decodes its block up to the ordinal —
+/// handing each to `put`.
+fn read_strs(col: &StrColumn, ords: &mut Vec<u64>, mut put: impl FnMut(u64, Arc<str>)) {
+    if ords.is_empty() {
+        return;
+    }
+    ords.sort_unstable();
+    ords.dedup();
+    let mut i = 0;
+    // An ordinal the walk cannot read keeps no string: its events sort as
+    // if without a value, as when it is looked up alone.
+    let _ = col.dictionary().sorted_ords_to_term_cb(ords, |b| {
+        if let Ok(s) = std::str::from_utf8(b) {
+            put(ords[i], Arc::from(s));
+        }
+        i += 1;
+    });
 }
 
 /// A page of hits of `search` sorted by `by` (blocking): every segment of the

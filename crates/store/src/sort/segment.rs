@@ -1,10 +1,12 @@
 //! One segment's part of a field sort: its count and its best hits, read
 //! either from the query's documents or from the sort column itself (issue
 //! #23: a sort by `bytes` over 100 M events read every event's value
-//! through the query's documents).
+//! through the query's documents; a sort by `path` took 3.6 s).
 //!
-//! **Value-led.** Where the field is one single-valued number column in the
-//! segment and the query matches densely (every document, or one row in
+//! **Value-led.** Where the field is one single-valued column in the
+//! segment — a number column, or a string column read by its ordinals,
+//! which follow the strings' byte order within a segment (ADR 0121) — and
+//! the query matches densely (every document, or one row in
 //! [`DENSE`] by the scorer's size hint), the column is scanned [`WINDOW`]
 //! rows at a time for the values that can still enter the page — every
 //! value at first, then only those not worse than the worst hit kept (the
@@ -19,22 +21,24 @@
 //! **Document-led** (everywhere else): every matching document's value is
 //! read, a block at a time ([`FieldTopSegment::collect_block`]). Taken for
 //! several columns on the path (mixed types), several values per event,
-//! numbers beyond ±2⁵³ (not exact in `f64`), a cursor on a value that is
-//! not a number, a query sparse in the segment (a test per row found would
+//! numbers beyond ±2⁵³ (not exact in `f64`), a cursor on a value of
+//! another type than the column's, a query sparse in the segment (a test per row found would
 //! cost more than reading the few matches), and, after the scan, when the
 //! segment holds fewer matching events with a value than the page (the
 //! events without one then enter it).
 
+use std::collections::HashMap;
 use std::ops::RangeInclusive;
+use std::sync::Arc;
 
 use sluice_query::BackendError;
 use tantivy::collector::{Collector, SegmentCollector};
-use tantivy::columnar::{Cardinality, Column};
+use tantivy::columnar::{Cardinality, Column, StrColumn, TermOrdHit};
 use tantivy::fastfield::AliveBitSet;
 use tantivy::query::{AllScorer, Scorer};
 use tantivy::{DocId, DocSet, SeekDangerResult, COLLECT_BLOCK_BUFFER_LEN};
 
-use super::{FieldTopCollector, FieldTopFruit, FieldTopSegment, SortCol, SortValue};
+use super::{read_strs, FieldTopCollector, FieldTopFruit, FieldTopSegment, SortCol, SortValue};
 use crate::plan::{internal, Plan, Seg};
 
 /// Rows scanned per call of the column's range filter: the bound is
@@ -56,8 +60,16 @@ pub(crate) fn top(plan: &Plan, s: &Seg, collector: &FieldTopCollector) -> Result
     let max_doc = reader.max_doc();
     let alive = reader.alive_bitset();
     let dense = docs.as_ref().is_none_or(|d| u64::from(d.size_hint()) * DENSE >= u64::from(max_doc));
-    if let (true, Some((col, after))) = (dense, value_led(&seg)) {
-        if scan(&mut seg, &col, after, docs.as_deref_mut(), alive, max_doc) {
+    if let (true, Some(led)) = (dense, value_led(&seg)) {
+        let rows = Rows { docs: docs.as_deref_mut(), alive, max_doc };
+        let full = match led {
+            Led::Num(col, after) => scan(&mut seg, &col, &mut Numbers { col: &col, after }, rows),
+            Led::Str(col, left) => {
+                let mut names = Names { col: &col, left, strs: HashMap::default(), ords: HashMap::default() };
+                scan(&mut seg, col.ords(), &mut names, rows)
+            }
+        };
+        if full {
             seg.count = plan.count(s)?;
             return Ok(seg.harvest());
         }
@@ -85,41 +97,101 @@ pub(crate) fn top(plan: &Plan, s: &Seg, collector: &FieldTopCollector) -> Result
     Ok(seg.harvest())
 }
 
-/// The sort column and the cursor's number when the value-led read can be
-/// taken (see the module docs).
-fn value_led(seg: &FieldTopSegment) -> Option<(Column<f64>, Option<f64>)> {
+/// The column a value-led read scans, and what the cursor leaves of it.
+enum Led {
+    /// A number column; the cursor's number.
+    Num(Column<f64>, Option<f64>),
+    /// A string column, scanned by ordinal (the strings' byte order within
+    /// the segment); the ordinals the cursor leaves.
+    Str(StrColumn, RangeInclusive<u64>),
+}
+
+/// The sort column and what the cursor leaves of it when the value-led
+/// read can be taken (see the module docs).
+fn value_led(seg: &FieldTopSegment) -> Option<Led> {
     if seg.k == 0 {
         return None;
     }
-    let col = match seg.cols.as_slice() {
-        [SortCol::Num(c)] if c.get_cardinality() != Cardinality::Multivalued => c,
-        _ => return None,
-    };
-    if !(col.min_value().abs() < EXACT && col.max_value().abs() < EXACT) {
-        return None;
+    // A cursor on a value of another type than the column's: read
+    // document-led (the column holds all or none of what is left).
+    let after = seg.after.as_ref().map(|a| &a.value);
+    match seg.cols.as_slice() {
+        [SortCol::Num(col)] if col.get_cardinality() != Cardinality::Multivalued => {
+            if !(col.min_value().abs() < EXACT && col.max_value().abs() < EXACT) {
+                return None;
+            }
+            let after = match after {
+                None => None,
+                Some(Some(SortValue::Num(n))) => Some(*n),
+                Some(_) => return None,
+            };
+            Some(Led::Num(col.clone(), after))
+        }
+        [SortCol::Str(col, _)] if col.ords().get_cardinality() != Cardinality::Multivalued => {
+            let last = (col.num_terms() as u64).checked_sub(1)?;
+            let left = match after {
+                None => 0..=last,
+                Some(Some(SortValue::Str(a))) => after_ords(col, a, seg.desc, last)?,
+                Some(_) => return None,
+            };
+            Some(Led::Str(col.clone(), left))
+        }
+        _ => None,
     }
-    // A cursor on a number bounds the values still to come; on anything
-    // else (a string, a boolean, no value) the column holds none of them.
-    let after = match seg.after.as_ref().map(|a| &a.value) {
-        None => None,
-        Some(Some(SortValue::Num(n))) => Some(*n),
-        Some(_) => return None,
+}
+
+/// The ordinals of the strings not before the cursor's string `a` in the
+/// sort (equal ones included: the tie is decided on time). `None` when no
+/// string of the column is left (the segment is then read document-led:
+/// what is left are its events without a value) or the dictionary cannot
+/// be read. `last` is the largest ordinal.
+fn after_ords(col: &StrColumn, a: &str, desc: bool, last: u64) -> Option<RangeInclusive<u64>> {
+    // The ordinal of `a`, or of the first string after it (beyond the last
+    // string: past `last`).
+    let (ord, exact) = match col.dictionary().term_ord_or_next(a.as_bytes()).ok()? {
+        TermOrdHit::Exact(o) => (o, true),
+        TermOrdHit::Next(o) => (o.min(last + 1), false),
     };
-    Some((col.clone(), after))
+    let (lo, hi) = match (desc, exact) {
+        (false, _) => (ord, last),
+        (true, true) => (0, ord),
+        (true, false) => (0, ord.checked_sub(1)?),
+    };
+    (lo <= hi).then_some(lo..=hi)
+}
+
+/// The query's documents a value-led scan tests its rows against.
+struct Rows<'a> {
+    /// The query's documents (`None`: every document matches).
+    docs: Option<&'a mut dyn Scorer>,
+    alive: Option<&'a AliveBitSet>,
+    max_doc: DocId,
+}
+
+/// What a value-led scan reads a column's values as.
+trait Keys<T> {
+    /// The values that can still enter the page (asked before each
+    /// window); `None`: no value can.
+    fn range(&mut self, seg: &FieldTopSegment) -> Option<RangeInclusive<T>>;
+    /// Called with a window's matching rows and their values before they
+    /// are offered.
+    fn prepare(&mut self, _seg: &FieldTopSegment, _found: &[(DocId, T)]) {}
+    /// A found row's sort value; `None`: the row cannot enter the page.
+    fn value(&mut self, seg: &FieldTopSegment, v: T) -> Option<SortValue>;
 }
 
 /// Offers the segment's matching rows whose value can enter the page (see
-/// the module docs); `docs` are the query's documents (`None`: every
-/// document matches). Whether the page is full.
-fn scan(
+/// the module docs). Whether the page is full.
+fn scan<T>(
     seg: &mut FieldTopSegment,
-    col: &Column<f64>,
-    after: Option<f64>,
-    mut docs: Option<&mut dyn Scorer>,
-    alive: Option<&AliveBitSet>,
-    max_doc: DocId,
-) -> bool {
-    let mut rows = Vec::new();
+    col: &Column<T>,
+    keys: &mut impl Keys<T>,
+    Rows { mut docs, alive, max_doc }: Rows<'_>,
+) -> bool
+where
+    T: PartialOrd + Copy + std::fmt::Debug + Send + Sync + 'static,
+{
+    let (mut rows, mut found) = (Vec::new(), Vec::new());
     // No document below `bound` matches but those already found: at first
     // the query's first document (a new scorer stands on it, and
     // `seek_danger` is only asked about later ones), then what
@@ -129,9 +201,10 @@ fn scan(
     let mut start = 0;
     while start < max_doc {
         let end = max_doc.min(start.saturating_add(WINDOW));
-        let Some(range) = candidates(seg, col, after) else { break };
+        let Some(r) = keys.range(seg) else { break };
         rows.clear();
-        col.get_docids_for_value_range(range, start..end, &mut rows);
+        col.get_docids_for_value_range(r, start..end, &mut rows);
+        found.clear();
         for &doc in &rows {
             if let Some(d) = docs.as_deref_mut() {
                 if doc < bound {
@@ -147,30 +220,119 @@ fn scan(
             if alive.is_some_and(|a| !a.is_alive(doc)) {
                 continue;
             }
-            seg.offer(doc, col.first(doc).map(SortValue::Num));
+            if let Some(v) = col.first(doc) {
+                found.push((doc, v));
+            }
+        }
+        keys.prepare(seg, &found);
+        for &(doc, v) in &found {
+            if let Some(v) = keys.value(seg, v) {
+                seg.offer(doc, Some(v));
+            }
         }
         start = end;
     }
     seg.heap.len() >= seg.k
 }
 
-/// The values that can still enter the page: not worse than the worst hit
-/// kept once the page is full, and not before the cursor. `None`: no value
-/// can. (A fractional bound on an integer column is truncated towards zero
-/// by the column's range filter, which keeps every integer it bounds.)
-fn candidates(seg: &FieldTopSegment, col: &Column<f64>, after: Option<f64>) -> Option<RangeInclusive<f64>> {
-    let worst = if seg.heap.len() >= seg.k {
-        match seg.heap.peek().map(|w| &w.key.value) {
-            Some(Some(SortValue::Num(n))) => Some(*n),
-            _ => return None,
+/// A number column's values.
+struct Numbers<'a> {
+    col: &'a Column<f64>,
+    /// The cursor's number.
+    after: Option<f64>,
+}
+
+impl Keys<f64> for Numbers<'_> {
+    /// Not worse than the worst hit kept once the page is full, and not
+    /// before the cursor. (A fractional bound on an integer column is
+    /// truncated towards zero by the column's range filter, which keeps
+    /// every integer it bounds.)
+    fn range(&mut self, seg: &FieldTopSegment) -> Option<RangeInclusive<f64>> {
+        let (col, after) = (self.col, self.after);
+        let worst = if seg.heap.len() >= seg.k {
+            match seg.heap.peek().map(|w| &w.key.value) {
+                Some(Some(SortValue::Num(n))) => Some(*n),
+                _ => return None,
+            }
+        } else {
+            None
+        };
+        // Descending: from the worst kept up to the cursor; ascending: from
+        // the cursor up to the worst kept.
+        let (lo, hi) = if seg.desc { (worst, after) } else { (after, worst) };
+        let lo = lo.map_or(col.min_value(), |v| v.max(col.min_value()));
+        let hi = hi.map_or(col.max_value(), |v| v.min(col.max_value()));
+        (lo <= hi).then_some(lo..=hi)
+    }
+
+    fn value(&mut self, _seg: &FieldTopSegment, v: f64) -> Option<SortValue> {
+        Some(SortValue::Num(v))
+    }
+}
+
+/// The strings of a value-led scan by ordinal: each found ordinal's text
+/// read once, a window's at a time, and only for an ordinal that can still
+/// enter the page.
+struct Names<'a> {
+    col: &'a StrColumn,
+    /// The ordinals the cursor leaves.
+    left: RangeInclusive<u64>,
+    /// Each found ordinal's string.
+    strs: HashMap<u64, Arc<str>, foldhash::fast::RandomState>,
+    /// The ordinal of each string of `strs`, by the string's address (the
+    /// hits kept hold clones of them).
+    ords: HashMap<usize, u64, foldhash::fast::RandomState>,
+}
+
+impl Names<'_> {
+    /// What the cursor leaves, cut at the worst hit kept once the page is
+    /// full. Every hit kept came from this scan, so the worst's string has
+    /// an ordinal here. `None`: no ordinal can enter.
+    fn bounds(&self, seg: &FieldTopSegment) -> Option<(u64, u64)> {
+        let (mut lo, mut hi) = (*self.left.start(), *self.left.end());
+        if seg.heap.len() >= seg.k {
+            let Some(Some(SortValue::Str(w))) = seg.heap.peek().map(|w| &w.key.value) else { return None };
+            let ord = match self.ords.get(&(Arc::as_ptr(w) as *const u8 as usize)) {
+                Some(&o) => o,
+                None => self.col.dictionary().term_ord(w.as_bytes()).ok()??,
+            };
+            if seg.desc {
+                lo = lo.max(ord);
+            } else {
+                hi = hi.min(ord);
+            }
         }
-    } else {
-        None
-    };
-    // Descending: from the worst kept up to the cursor; ascending: from
-    // the cursor up to the worst kept.
-    let (lo, hi) = if seg.desc { (worst, after) } else { (after, worst) };
-    let lo = lo.map_or(col.min_value(), |v| v.max(col.min_value()));
-    let hi = hi.map_or(col.max_value(), |v| v.min(col.max_value()));
-    (lo <= hi).then_some(lo..=hi)
+        (lo <= hi).then_some((lo, hi))
+    }
+}
+
+impl Keys<u64> for Names<'_> {
+    fn range(&mut self, seg: &FieldTopSegment) -> Option<RangeInclusive<u64>> {
+        self.bounds(seg).map(|(lo, hi)| lo..=hi)
+    }
+
+    /// Reads the strings of the window's ordinals still in
+    /// [`Names::bounds`] that were not read before, in one sorted walk of
+    /// the dictionary.
+    fn prepare(&mut self, seg: &FieldTopSegment, found: &[(DocId, u64)]) {
+        let Some((lo, hi)) = self.bounds(seg) else { return };
+        let mut ords: Vec<u64> =
+            found.iter().map(|&(_, o)| o).filter(|&o| (lo..=hi).contains(&o) && !self.strs.contains_key(&o)).collect();
+        let (strs, by_addr) = (&mut self.strs, &mut self.ords);
+        read_strs(self.col, &mut ords, |o, s| {
+            by_addr.insert(Arc::as_ptr(&s) as *const u8 as usize, o);
+            strs.insert(o, s);
+        });
+    }
+
+    /// The ordinal's string when the ordinal is still in [`Names::bounds`]
+    /// (the page may have filled since the window began: a string of a
+    /// later row is then refused on its ordinal).
+    fn value(&mut self, seg: &FieldTopSegment, ord: u64) -> Option<SortValue> {
+        let (lo, hi) = self.bounds(seg)?;
+        if ord < lo || ord > hi {
+            return None;
+        }
+        self.strs.get(&ord).map(|s| SortValue::Str(Arc::clone(s)))
+    }
 }

@@ -1174,6 +1174,84 @@ fn sort_order(a: &Option<SortV>, b: &Option<SortV>, desc: bool) -> std::cmp::Ord
     }
 }
 
+/// The queries the field-sort tests page through: every event (no query
+/// test), a dense column scan, a word's postings, a sparse term and a
+/// principal whose filter is a query; with the brute-force test of each.
+type SortCase = (&'static str, Principal, Query, fn(&Event) -> bool);
+
+fn sort_cases() -> Vec<SortCase> {
+    let g = Principal::new("g", vec![SourcePattern::new("g", "*", "*")]);
+    vec![
+        ("everything", all(), Query::All, |_| true),
+        ("par:even", all(), term(Some("par"), "even"), |e| {
+            e.fields().get("par").and_then(Value::as_str) == Some("even")
+        }),
+        ("word line", all(), term(None, "line"), |_| true),
+        ("rare:yes", all(), term(Some("rare"), "yes"), |e| e.fields().get("rare").is_some()),
+        ("principal g", g, Query::All, |_| true),
+    ]
+}
+
+/// Pages every sort of `fields` (both directions, pages of 97 — the first
+/// two — and of 4,999 — all of them) over the window tests' events in three
+/// time ranges for each of [`sort_cases`], and asserts the brute-force
+/// order and the total of every page. Returns the hits checked.
+fn assert_sorted_pages(store: &Store, events: &[Event], fields: &[&str]) -> usize {
+    let key_of = |e: &Event| match e.fields().get("k") {
+        Some(Value::Int(k)) => *k,
+        _ => unreachable!(),
+    };
+    let mut checked = 0;
+    for (name, p, q, matches) in &sort_cases() {
+        for (from_ns, to_ns) in [WINDOWS[0], WINDOWS[1], WINDOWS[3]] {
+            let inside: Vec<&Event> = events
+                .iter()
+                .filter(|e| from_ns.is_none_or(|f| e.timestamp >= f) && to_ns.is_none_or(|t| e.timestamp < t))
+                .filter(|e| matches(e))
+                .collect();
+            for &field in fields {
+                for desc in [true, false] {
+                    let mut want: Vec<(Option<SortV>, i64, i64)> = inside
+                        .iter()
+                        .map(|e| (sort_value_of_event(e.fields().get(field), desc), e.timestamp, key_of(e)))
+                        .collect();
+                    want.sort_by(|a, b| sort_order(&a.0, &b.0, desc).then((b.1, b.2).cmp(&(a.1, a.2))));
+                    let what = format!("{name} sorted by {field} desc={desc} in {from_ns:?}..{to_ns:?}");
+                    for size in [97, 4_999] {
+                        let mut s = search(q.clone(), size);
+                        s.range = TimeRange { from_ns, to_ns };
+                        s.sort = Some(sluice_query::SortBy { field: field.into(), desc });
+                        let mut got = Vec::new();
+                        loop {
+                            let page = store.search_sync(p, &s).unwrap();
+                            assert_eq!(page.total, inside.len() as u64, "{what}");
+                            for h in &page.hits {
+                                let ts = sluice_core::codec::parse_timestamp(h.event["@timestamp"].as_str().unwrap())
+                                    .unwrap();
+                                let k = h.event["k"].as_i64().expect("k");
+                                got.push((sort_value_of_hit(h.event.get(field), desc), ts, k));
+                            }
+                            // Small pages: the first two only.
+                            match page.next {
+                                Some(n) if size > 100 || got.len() < 2 * size => s.search_after = Some(n),
+                                _ => break,
+                            }
+                        }
+                        let expect = &want[..got.len().min(want.len())];
+                        assert!(size < 100 || got.len() == want.len(), "{what}: {} of {}", got.len(), want.len());
+                        assert!(got == expect, "{what} pages of {size}: first difference at {:?}", {
+                            let i = got.iter().zip(expect).position(|(g, w)| g != w);
+                            i.map(|i| (i, &got[i], &expect[i]))
+                        });
+                        checked += got.len();
+                    }
+                }
+            }
+        }
+    }
+    checked
+}
+
 /// Every page of a sort by a field, in turn, gives exactly the brute-force
 /// order (value, then newest first, then latest arrival): over segments of
 /// 19,000 events (several scan windows each; time-ordered and scrambled), in
@@ -1227,69 +1305,60 @@ fn issue_23_sort_by_a_number_pages_in_brute_force_order_whichever_way_a_segment_
         })
         .collect();
     append_in_segments(&store, &events);
-    let g = Principal::new("g", vec![SourcePattern::new("g", "*", "*")]);
-    type Case = (&'static str, Principal, Query, fn(&Event) -> bool);
-    let queries: Vec<Case> = vec![
-        ("everything", all(), Query::All, |_| true),
-        ("par:even", all(), term(Some("par"), "even"), |e| {
-            e.fields().get("par").and_then(Value::as_str) == Some("even")
-        }),
-        ("word line", all(), term(None, "line"), |_| true),
-        ("rare:yes", all(), term(Some("rare"), "yes"), |e| e.fields().get("rare").is_some()),
-        ("principal g", g, Query::All, |_| true),
-    ];
-    let key_of = |e: &Event| match e.fields().get("k") {
-        Some(Value::Int(k)) => *k,
-        _ => unreachable!(),
-    };
-    let mut checked = 0;
-    for (name, p, q, matches) in &queries {
-        for (from_ns, to_ns) in [WINDOWS[0], WINDOWS[1], WINDOWS[3]] {
-            let inside: Vec<&Event> = events
-                .iter()
-                .filter(|e| from_ns.is_none_or(|f| e.timestamp >= f) && to_ns.is_none_or(|t| e.timestamp < t))
-                .filter(|e| matches(e))
-                .collect();
-            for field in ["v", "f", "c", "tie", "few", "mixed"] {
-                for desc in [true, false] {
-                    let mut want: Vec<(Option<SortV>, i64, i64)> = inside
-                        .iter()
-                        .map(|e| (sort_value_of_event(e.fields().get(field), desc), e.timestamp, key_of(e)))
-                        .collect();
-                    want.sort_by(|a, b| sort_order(&a.0, &b.0, desc).then((b.1, b.2).cmp(&(a.1, a.2))));
-                    let what = format!("{name} sorted by {field} desc={desc} in {from_ns:?}..{to_ns:?}");
-                    for size in [97, 4_999] {
-                        let mut s = search(q.clone(), size);
-                        s.range = TimeRange { from_ns, to_ns };
-                        s.sort = Some(sluice_query::SortBy { field: field.into(), desc });
-                        let mut got = Vec::new();
-                        loop {
-                            let page = store.search_sync(p, &s).unwrap();
-                            assert_eq!(page.total, inside.len() as u64, "{what}");
-                            for h in &page.hits {
-                                let ts = sluice_core::codec::parse_timestamp(h.event["@timestamp"].as_str().unwrap())
-                                    .unwrap();
-                                let k = h.event["k"].as_i64().expect("k");
-                                got.push((sort_value_of_hit(h.event.get(field), desc), ts, k));
-                            }
-                            // Small pages: the first two only.
-                            match page.next {
-                                Some(n) if size > 100 || got.len() < 2 * size => s.search_after = Some(n),
-                                _ => break,
-                            }
-                        }
-                        let expect = &want[..got.len().min(want.len())];
-                        assert!(size < 100 || got.len() == want.len(), "{what}: {} of {}", got.len(), want.len());
-                        assert!(got == expect, "{what} pages of {size}: first difference at {:?}", {
-                            let i = got.iter().zip(expect).position(|(g, w)| g != w);
-                            i.map(|i| (i, &got[i], &expect[i]))
-                        });
-                        checked += got.len();
-                    }
-                }
+    let checked = assert_sorted_pages(&store, &events, &["v", "f", "c", "tie", "few", "mixed"]);
+    println!("{checked} hits checked in order");
+    assert!(checked > 1_000_000, "{checked} hits checked");
+}
+
+/// The same pages for string fields, which a dense query reads by the
+/// column's ordinals (ADR 0121): 700 strings with events without a value,
+/// upper case, non-ASCII letters (byte order) and, in the second segment
+/// only, strings between the others' (a cursor from one segment falls
+/// between another's ordinals, before its first or past its last); two values (ties on
+/// every page); one value for every event; a first string on fewer events
+/// than the page (the worst hit kept is the second, tied on later windows); 4,000 strings scattered over
+/// arrival (the bound tightens window by window); a string on one event in 300
+/// (fewer than the page: read again document by document); and a path
+/// that is a number or a string (two columns).
+#[test]
+fn issue_23_sort_by_a_string_pages_in_brute_force_order_whichever_way_a_segment_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = windows_store(dir.path());
+    let mut rng = Rng(0x5eed_1234_abcd_0002);
+    let events: Vec<Event> = (0..40_000)
+        .map(|i| {
+            let mut e = windows_event(i);
+            let f = e.fields_mut();
+            let v = rng.next() % 700;
+            let s = match v % 10 {
+                0 => format!("P{v:03}"),
+                1 => format!("\u{fc}{v:03}"),
+                _ => format!("p{v:03}"),
+            };
+            if (19_000..38_000).contains(&i) && i % 7 == 0 {
+                f.insert("s", Value::from(format!("{s}~")));
+            } else if (19_000..38_000).contains(&i) && i % 13 == 0 {
+                // After every other string.
+                f.insert("s", Value::from("\u{fffd}"));
+            } else if (19_000..38_000).contains(&i) && i % 17 == 0 {
+                // Before every other string.
+                f.insert("s", Value::from("0"));
+            } else if i % 11 != 0 {
+                f.insert("s", Value::from(s));
             }
-        }
-    }
+            f.insert("par", Value::from(if i % 2 == 0 { "even" } else { "odd" }));
+            f.insert("one", Value::from("same"));
+            f.insert("two", Value::from(if i % 500 == 0 { "a" } else { "b" }));
+            f.insert("u", Value::from(format!("u{:04}", (i * 7_919) % 4_000)));
+            if i % 300 == 0 {
+                f.insert("rare", Value::from("yes"));
+            }
+            f.insert("mixed", if i % 5 == 0 { Value::from("x") } else { Value::Int((rng.next() % 90) as i64) });
+            e
+        })
+        .collect();
+    append_in_segments(&store, &events);
+    let checked = assert_sorted_pages(&store, &events, &["s", "par", "one", "two", "u", "rare", "mixed"]);
     println!("{checked} hits checked in order");
     assert!(checked > 1_000_000, "{checked} hits checked");
 }

@@ -22,10 +22,11 @@
 //! read, a block at a time ([`FieldTopSegment::collect_block`]). Taken for
 //! several columns on the path (mixed types), several values per event,
 //! numbers beyond ±2⁵³ (not exact in `f64`), a cursor on a value of
-//! another type than the column's, a query sparse in the segment (a test per row found would
-//! cost more than reading the few matches), and, after the scan, when the
-//! segment holds fewer matching events with a value than the page (the
-//! events without one then enter it).
+//! another type than the column's or after every string of the column, a
+//! query sparse in the segment (a test per row found would cost more than
+//! reading the few matches), and, after the scan, when the segment holds
+//! fewer matching events with a value than the page (the events without
+//! one then enter it).
 
 use std::collections::HashMap;
 use std::ops::RangeInclusive;

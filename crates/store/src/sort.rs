@@ -192,6 +192,8 @@ pub struct FieldTopSegment {
     nums: Vec<Option<f64>>,
     /// Ordinals of a block of documents (the one-string-column path).
     found: Vec<Option<u64>>,
+    /// Their strings.
+    vals: Vec<Option<SortValue>>,
 }
 
 /// Total matches and the first hits in the sort, best first.
@@ -229,6 +231,7 @@ impl Collector for FieldTopCollector {
             ords: Vec::new(),
             nums: Vec::new(),
             found: Vec::new(),
+            vals: Vec::new(),
         })
     }
 
@@ -351,13 +354,14 @@ impl SegmentCollector for FieldTopSegment {
                 self.ords
                     .extend(found.iter().flatten().filter(|&&o| memo.get(o as usize).is_some_and(Option::is_none)));
                 read_strs(c, &mut self.ords, |o, s| memo[o as usize] = Some(s));
-                let vals: Vec<Option<SortValue>> =
-                    found.iter().map(|o| o.and_then(|o| memo.get(o as usize)?.clone()).map(SortValue::Str)).collect();
+                let mut vals = std::mem::take(&mut self.vals);
+                vals.clear();
+                vals.extend(found.iter().map(|o| o.and_then(|o| memo.get(o as usize)?.clone()).map(SortValue::Str)));
                 self.count += docs.len() as u64;
-                for (&doc, v) in docs.iter().zip(vals) {
+                for (&doc, v) in docs.iter().zip(vals.drain(..)) {
                     self.offer(doc, v);
                 }
-                self.found = found;
+                (self.found, self.vals) = (found, vals);
                 return;
             }
             _ => {

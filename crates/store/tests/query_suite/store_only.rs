@@ -1252,6 +1252,27 @@ fn assert_sorted_pages(store: &Store, events: &[Event], fields: &[&str]) -> usiz
     checked
 }
 
+/// Builds the window tests' 40,000 events with the fields `fill` adds
+/// (from event `i` and a seeded generator), appends them in segments, and
+/// asserts every sorted page of `fields` ([`assert_sorted_pages`]) — more
+/// than a million hits in all.
+fn sorted_pages_hold(seed: u64, fields: &[&str], mut fill: impl FnMut(usize, &mut Rng, &mut sluice_core::Object)) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = windows_store(dir.path());
+    let mut rng = Rng(seed);
+    let events: Vec<Event> = (0..40_000)
+        .map(|i| {
+            let mut e = windows_event(i);
+            fill(i, &mut rng, e.fields_mut());
+            e
+        })
+        .collect();
+    append_in_segments(&store, &events);
+    let checked = assert_sorted_pages(&store, &events, fields);
+    println!("{checked} hits checked in order");
+    assert!(checked > 1_000_000, "{checked} hits checked");
+}
+
 /// Every page of a sort by a field, in turn, gives exactly the brute-force
 /// order (value, then newest first, then latest arrival): over segments of
 /// 19,000 events (several scan windows each; time-ordered and scrambled), in
@@ -1270,44 +1291,29 @@ fn assert_sorted_pages(store: &Store, events: &[Event], fields: &[&str]) -> usiz
 /// early; the cursor bounds the next page) and large ones.
 #[test]
 fn issue_23_sort_by_a_number_pages_in_brute_force_order_whichever_way_a_segment_is_read() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = windows_store(dir.path());
-    let mut rng = Rng(0x5eed_1234_abcd_0001);
-    let events: Vec<Event> = (0..40_000)
-        .map(|i| {
-            let mut e = windows_event(i);
-            let f = e.fields_mut();
-            // Integers, and in the second segment only some fractions too (an
-            // integer column there, a float one here: a cursor from one
-            // bounds the other).
-            let v = (rng.next() % 700) as i64 - 100;
-            if (19_000..38_000).contains(&i) && i % 7 == 0 {
-                f.insert("v", Value::Float(v as f64 + 0.5));
-            } else if i % 11 != 0 {
-                f.insert("v", Value::Int(v));
-            }
-            let q = rng.next() % 2001;
-            f.insert(
-                "f",
-                if q == 1000 && i % 2 == 0 { Value::Float(-0.0) } else { Value::Float(q as f64 / 4.0 - 250.0) },
-            );
-            f.insert("c", Value::Int(i as i64));
-            f.insert("tie", Value::Int((rng.next() % 4) as i64));
-            if i % 400 == 0 {
-                f.insert("few", Value::Int((rng.next() % 50) as i64));
-            }
-            f.insert("mixed", if i % 5 == 0 { Value::from("x") } else { Value::Int((rng.next() % 90) as i64) });
-            f.insert("par", Value::from(if i % 2 == 0 { "even" } else { "odd" }));
-            if i % 300 == 0 {
-                f.insert("rare", Value::from("yes"));
-            }
-            e
-        })
-        .collect();
-    append_in_segments(&store, &events);
-    let checked = assert_sorted_pages(&store, &events, &["v", "f", "c", "tie", "few", "mixed"]);
-    println!("{checked} hits checked in order");
-    assert!(checked > 1_000_000, "{checked} hits checked");
+    sorted_pages_hold(0x5eed_1234_abcd_0001, &["v", "f", "c", "tie", "few", "mixed"], |i, rng, f| {
+        // Integers, and in the second segment only some fractions too (an
+        // integer column there, a float one here: a cursor from one
+        // bounds the other).
+        let v = (rng.next() % 700) as i64 - 100;
+        if (19_000..38_000).contains(&i) && i % 7 == 0 {
+            f.insert("v", Value::Float(v as f64 + 0.5));
+        } else if i % 11 != 0 {
+            f.insert("v", Value::Int(v));
+        }
+        let q = rng.next() % 2001;
+        f.insert("f", if q == 1000 && i % 2 == 0 { Value::Float(-0.0) } else { Value::Float(q as f64 / 4.0 - 250.0) });
+        f.insert("c", Value::Int(i as i64));
+        f.insert("tie", Value::Int((rng.next() % 4) as i64));
+        if i % 400 == 0 {
+            f.insert("few", Value::Int((rng.next() % 50) as i64));
+        }
+        f.insert("mixed", if i % 5 == 0 { Value::from("x") } else { Value::Int((rng.next() % 90) as i64) });
+        f.insert("par", Value::from(if i % 2 == 0 { "even" } else { "odd" }));
+        if i % 300 == 0 {
+            f.insert("rare", Value::from("yes"));
+        }
+    });
 }
 
 /// The same pages for string fields, which a dense query reads by the
@@ -1322,43 +1328,31 @@ fn issue_23_sort_by_a_number_pages_in_brute_force_order_whichever_way_a_segment_
 /// that is a number or a string (two columns).
 #[test]
 fn issue_23_sort_by_a_string_pages_in_brute_force_order_whichever_way_a_segment_is_read() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = windows_store(dir.path());
-    let mut rng = Rng(0x5eed_1234_abcd_0002);
-    let events: Vec<Event> = (0..40_000)
-        .map(|i| {
-            let mut e = windows_event(i);
-            let f = e.fields_mut();
-            let v = rng.next() % 700;
-            let s = match v % 10 {
-                0 => format!("P{v:03}"),
-                1 => format!("\u{fc}{v:03}"),
-                _ => format!("p{v:03}"),
-            };
-            if (19_000..38_000).contains(&i) && i % 7 == 0 {
-                f.insert("s", Value::from(format!("{s}~")));
-            } else if (19_000..38_000).contains(&i) && i % 13 == 0 {
-                // After every other string.
-                f.insert("s", Value::from("\u{fffd}"));
-            } else if (19_000..38_000).contains(&i) && i % 17 == 0 {
-                // Before every other string.
-                f.insert("s", Value::from("0"));
-            } else if i % 11 != 0 {
-                f.insert("s", Value::from(s));
-            }
-            f.insert("par", Value::from(if i % 2 == 0 { "even" } else { "odd" }));
-            f.insert("one", Value::from("same"));
-            f.insert("two", Value::from(if i % 500 == 0 { "a" } else { "b" }));
-            f.insert("u", Value::from(format!("u{:04}", (i * 7_919) % 4_000)));
-            if i % 300 == 0 {
-                f.insert("rare", Value::from("yes"));
-            }
-            f.insert("mixed", if i % 5 == 0 { Value::from("x") } else { Value::Int((rng.next() % 90) as i64) });
-            e
-        })
-        .collect();
-    append_in_segments(&store, &events);
-    let checked = assert_sorted_pages(&store, &events, &["s", "par", "one", "two", "u", "rare", "mixed"]);
-    println!("{checked} hits checked in order");
-    assert!(checked > 1_000_000, "{checked} hits checked");
+    sorted_pages_hold(0x5eed_1234_abcd_0002, &["s", "par", "one", "two", "u", "rare", "mixed"], |i, rng, f| {
+        let v = rng.next() % 700;
+        let s = match v % 10 {
+            0 => format!("P{v:03}"),
+            1 => format!("\u{fc}{v:03}"),
+            _ => format!("p{v:03}"),
+        };
+        if (19_000..38_000).contains(&i) && i % 7 == 0 {
+            f.insert("s", Value::from(format!("{s}~")));
+        } else if (19_000..38_000).contains(&i) && i % 13 == 0 {
+            // After every other string.
+            f.insert("s", Value::from("\u{fffd}"));
+        } else if (19_000..38_000).contains(&i) && i % 17 == 0 {
+            // Before every other string.
+            f.insert("s", Value::from("0"));
+        } else if i % 11 != 0 {
+            f.insert("s", Value::from(s));
+        }
+        f.insert("par", Value::from(if i % 2 == 0 { "even" } else { "odd" }));
+        f.insert("one", Value::from("same"));
+        f.insert("two", Value::from(if i % 500 == 0 { "a" } else { "b" }));
+        f.insert("u", Value::from(format!("u{:04}", (i * 7_919) % 4_000)));
+        if i % 300 == 0 {
+            f.insert("rare", Value::from("yes"));
+        }
+        f.insert("mixed", if i % 5 == 0 { Value::from("x") } else { Value::Int((rng.next() % 90) as i64) });
+    });
 }

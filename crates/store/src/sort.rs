@@ -14,19 +14,21 @@
 //!   arrival `_seq`).
 //!
 //! Unlike the time order, no segment can be skipped: any of them may hold
-//! the best value. Where the field is one single-valued number column and
-//! the query matches densely, a segment's column is scanned for the values
+//! the best value. Where the field is one single-valued column and the
+//! query matches densely, a segment's column is scanned for the values
 //! that can still enter the page, and only the rows found are tested
-//! against the query (`sort/segment.rs`, ADR 0119). Elsewhere every matching
-//! event is read once (one column read per event, a string looked up once
-//! per distinct value per segment; a single number column a block of
-//! events at a time). Either way an event whose value comes strictly after
-//! the worst hit kept is refused on its value alone, before its `_ts` and
-//! `_seq` are read. The segments are read on the store's search threads
+//! against the query (`sort/segment.rs`; numbers ADR 0119, strings by
+//! their ordinals ADR 0121, the windows with the best ends first ADR
+//! 0122). Elsewhere every matching event is read once (one column read
+//! per event; a single column a block of events at a time; a string read
+//! once per segment, and only while its ordinal can still enter the
+//! page). Either way an event whose value comes strictly after the worst
+//! hit kept is refused on its value alone, before its `_ts` and `_seq`
+//! are read. The segments are read on the store's search threads
 //! (ADR 0115).
 
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashMap};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -172,7 +174,7 @@ pub struct FieldTopCollector {
 }
 
 enum SortCol {
-    Str(StrColumn, Vec<Option<Arc<str>>>),
+    Str(StrColumn, Memo),
     Num(Column<f64>),
     Bool(Column<bool>),
 }
@@ -192,8 +194,65 @@ pub struct FieldTopSegment {
     nums: Vec<Option<f64>>,
     /// Ordinals of a block of documents (the one-string-column path).
     found: Vec<Option<u64>>,
-    /// Their strings.
-    vals: Vec<Option<SortValue>>,
+    /// The block's documents that can enter the page, with their strings.
+    vals: Vec<(DocId, Option<SortValue>)>,
+}
+
+/// The strings of a string column's ordinals read so far in a segment, and
+/// the ordinal of each by the string's address (the hits kept hold clones
+/// of them). Only ordinals met are held: a column of 20 M distinct strings
+/// costs nothing until its strings are read (a table of one slot per
+/// ordinal took 16 bytes for each, whatever the query matched).
+#[derive(Default)]
+struct Memo {
+    strs: HashMap<u64, Arc<str>, foldhash::fast::RandomState>,
+    ords: HashMap<usize, u64, foldhash::fast::RandomState>,
+}
+
+impl Memo {
+    fn get(&self, ord: u64) -> Option<&Arc<str>> {
+        self.strs.get(&ord)
+    }
+
+    fn put(&mut self, ord: u64, s: Arc<str>) {
+        self.ords.insert(Arc::as_ptr(&s) as *const u8 as usize, ord);
+        self.strs.insert(ord, s);
+    }
+
+    /// Reads the strings of `ords` not read before, in one sorted walk of
+    /// the dictionary (`ords` is reordered).
+    fn read(&mut self, col: &StrColumn, ords: &mut Vec<u64>) {
+        ords.retain(|o| !self.strs.contains_key(o));
+        read_strs(col, ords, |o, s| self.put(o, s));
+    }
+
+    /// The ordinal of `s` in `col`: by address when this memo read it,
+    /// else from the dictionary (`None`: not in it).
+    fn ord_of(&self, col: &StrColumn, s: &Arc<str>) -> Option<u64> {
+        match self.ords.get(&(Arc::as_ptr(s) as *const u8 as usize)) {
+            Some(&o) => Some(o),
+            None => col.dictionary().term_ord(s.as_bytes()).ok()?,
+        }
+    }
+}
+
+/// The last ordinal of a string column that can still enter a full page
+/// (ascending; the first, descending): the worst hit's. `None` when the
+/// page is not full or its worst hit is not a string of the column
+/// (every string can then enter, or the value test decides).
+fn str_bound(heap: &BinaryHeap<Entry>, k: usize, col: &StrColumn, memo: &Memo) -> Option<u64> {
+    if heap.len() < k {
+        return None;
+    }
+    match heap.peek().map(|w| &w.key.value) {
+        Some(Some(SortValue::Str(w))) => memo.ord_of(col, w),
+        _ => None,
+    }
+}
+
+/// Whether ordinal `o` is not after `bound` in the sort.
+fn within(o: u64, bound: Option<u64>, desc: bool) -> bool {
+    bound.is_none_or(|b| if desc { o >= b } else { o <= b })
 }
 
 /// Total matches and the first hits in the sort, best first.
@@ -207,10 +266,7 @@ impl Collector for FieldTopCollector {
         let mut cols = Vec::new();
         for h in reader.fast_fields().dynamic_column_handles(&self.column)? {
             match h.open()? {
-                DynamicColumn::Str(c) => {
-                    let n = c.num_terms();
-                    cols.push(SortCol::Str(c, vec![None; n]));
-                }
+                DynamicColumn::Str(c) => cols.push(SortCol::Str(c, Memo::default())),
                 DynamicColumn::Bool(c) => cols.push(SortCol::Bool(c)),
                 other => {
                     if let Some(DynamicColumn::F64(c)) = other.coerce_numerical(NumericalType::F64) {
@@ -302,14 +358,18 @@ impl FieldTopSegment {
                     // Ordinals follow the strings' byte order within a segment.
                     let ord = if desc { self.ords.iter().max() } else { self.ords.iter().min() };
                     let Some(&ord) = ord else { continue };
-                    let Some(slot) = memo.get_mut(ord as usize) else { continue };
-                    if slot.is_none() {
+                    // A string after the worst hit's cannot make the event
+                    // enter (whatever its other columns hold): not read.
+                    if !within(ord, str_bound(&self.heap, self.k, c, memo), desc) {
+                        continue;
+                    }
+                    if memo.get(ord).is_none() {
                         let mut s = String::new();
                         if c.ord_to_str(ord, &mut s).unwrap_or(false) {
-                            *slot = Some(Arc::from(s));
+                            memo.put(ord, Arc::from(s));
                         }
                     }
-                    if let Some(s) = slot {
+                    if let Some(s) = memo.get(ord) {
                         offer(SortValue::Str(Arc::clone(s)));
                     }
                 }
@@ -343,22 +403,30 @@ impl SegmentCollector for FieldTopSegment {
                 c.first_vals(docs, &mut nums);
             }
             // One single-valued string column: the block's ordinals read at
-            // once, the strings not met before read in one sorted walk.
+            // once; of those not after the worst hit's (the page's bound
+            // only tightens while the block is offered), the strings not
+            // met before read in one sorted walk.
             [SortCol::Str(c, memo)] if self.k > 0 && c.ords().get_cardinality() != Cardinality::Multivalued => {
                 self.nums = nums;
+                let desc = self.desc;
+                let bound = str_bound(&self.heap, self.k, c, memo);
                 let mut found = std::mem::take(&mut self.found);
                 found.clear();
                 found.resize(docs.len(), None);
                 c.ords().first_vals(docs, &mut found);
                 self.ords.clear();
-                self.ords
-                    .extend(found.iter().flatten().filter(|&&o| memo.get(o as usize).is_some_and(Option::is_none)));
-                read_strs(c, &mut self.ords, |o, s| memo[o as usize] = Some(s));
+                self.ords.extend(found.iter().flatten().filter(|&&o| within(o, bound, desc)));
+                memo.read(c, &mut self.ords);
                 let mut vals = std::mem::take(&mut self.vals);
                 vals.clear();
-                vals.extend(found.iter().map(|o| o.and_then(|o| memo.get(o as usize)?.clone()).map(SortValue::Str)));
+                vals.extend(docs.iter().zip(&found).filter_map(|(&doc, o)| match *o {
+                    // Events without a value enter after every string.
+                    None => Some((doc, None)),
+                    Some(o) if within(o, bound, desc) => Some((doc, memo.get(o).cloned().map(SortValue::Str))),
+                    Some(_) => None,
+                }));
                 self.count += docs.len() as u64;
-                for (&doc, v) in docs.iter().zip(vals.drain(..)) {
+                for (doc, v) in vals.drain(..) {
                     self.offer(doc, v);
                 }
                 (self.found, self.vals) = (found, vals);

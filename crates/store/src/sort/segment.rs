@@ -192,8 +192,10 @@ const SEEDS: usize = 4;
 /// the module docs). Whether the page is full.
 ///
 /// The [`SEEDS`] windows whose first or last row holds the best values are
-/// read first, each against a new scorer of the query from `fresh` (a
-/// scorer only moves forward), then every other window in row order.
+/// read first: the best alone, then the others in row order, each of the
+/// two against a new scorer of the query from `fresh` (a scorer only moves
+/// forward; made only where a window finds rows). Then every other window
+/// is read in row order against the first scorer.
 /// Where values rise with the row (a counter, an offset, an id: events
 /// arrive in time order) and the sort wants the largest, read in row order
 /// alone every row would be better than the worst kept and enter the page
@@ -215,12 +217,30 @@ where
         Some(r) => seeds(col, &r, seg.desc, max_doc),
         None => return Ok(seg.heap.len() >= seg.k),
     };
-    for &i in &seeds {
-        let mut own = if docs.is_some() { fresh()? } else { None };
-        // A new scorer stands on the query's first document.
-        let mut bound = own.as_deref().map_or(0, |d| d.doc());
-        if !w.read(seg, keys, i, max_doc, own.as_deref_mut(), &mut bound) {
-            return Ok(seg.heap.len() >= seg.k);
+    // The best seed alone, then the others in row order: each group
+    // against a scorer of its own.
+    let (best, rest) = seeds.split_at(seeds.len().min(1));
+    let mut rest = rest.to_vec();
+    rest.sort_unstable();
+    for group in [best, &rest] {
+        let (mut own, mut bound): (Option<Option<Box<dyn Scorer>>>, DocId) = (None, 0);
+        for &i in group {
+            if !w.find(seg, keys, i, max_doc) {
+                return Ok(seg.heap.len() >= seg.k);
+            }
+            if w.rows.is_empty() {
+                continue;
+            }
+            let d = match &mut own {
+                Some(d) => d,
+                None => {
+                    let d = if docs.is_some() { fresh()? } else { None };
+                    // A new scorer stands on the query's first document.
+                    bound = d.as_deref().map_or(0, |d| d.doc());
+                    own.insert(d)
+                }
+            };
+            w.offer(seg, keys, d.as_deref_mut(), &mut bound);
         }
     }
     // No document below `bound` matches but those already found: at first
@@ -230,9 +250,13 @@ where
     // asks).
     let mut bound: DocId = docs.as_deref().map_or(0, |d| d.doc());
     for i in 0..max_doc.div_ceil(WINDOW) {
-        if !seeds.contains(&i) && !w.read(seg, keys, i, max_doc, docs.as_deref_mut(), &mut bound) {
+        if seeds.contains(&i) {
+            continue;
+        }
+        if !w.find(seg, keys, i, max_doc) {
             break;
         }
+        w.offer(seg, keys, docs.as_deref_mut(), &mut bound);
     }
     Ok(seg.heap.len() >= seg.k)
 }
@@ -289,23 +313,26 @@ impl<T> Window<'_, T>
 where
     T: PartialOrd + Copy + std::fmt::Debug + Send + Sync + 'static,
 {
-    /// Offers the matching rows of window `i` whose value can enter the
-    /// page, tested against `docs` (`None`: every document matches) from
-    /// `bound` on. `false` when no value can enter any more.
-    fn read(
+    /// The rows of window `i` whose value can still enter the page, into
+    /// `rows`. `false` when no value can enter any more.
+    fn find(&mut self, seg: &FieldTopSegment, keys: &mut impl Keys<T>, i: DocId, max_doc: DocId) -> bool {
+        let start = i * WINDOW;
+        let end = max_doc.min(start.saturating_add(WINDOW));
+        self.rows.clear();
+        let Some(r) = keys.range(seg) else { return false };
+        self.col.get_docids_for_value_range(r, start..end, &mut self.rows);
+        true
+    }
+
+    /// Offers the rows [`Window::find`] found that match `docs` (`None`:
+    /// every document matches; tested from `bound` on).
+    fn offer(
         &mut self,
         seg: &mut FieldTopSegment,
         keys: &mut impl Keys<T>,
-        i: DocId,
-        max_doc: DocId,
         mut docs: Option<&mut dyn Scorer>,
         bound: &mut DocId,
-    ) -> bool {
-        let start = i * WINDOW;
-        let end = max_doc.min(start.saturating_add(WINDOW));
-        let Some(r) = keys.range(seg) else { return false };
-        self.rows.clear();
-        self.col.get_docids_for_value_range(r, start..end, &mut self.rows);
+    ) {
         self.found.clear();
         for &doc in &self.rows {
             if let Some(d) = docs.as_deref_mut() {
@@ -332,7 +359,6 @@ where
                 seg.offer(doc, Some(v));
             }
         }
-        true
     }
 }
 

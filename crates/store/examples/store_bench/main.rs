@@ -47,14 +47,19 @@ fn cpu_seconds(who: &str) -> f64 {
     ticks(11) + ticks(12)
 }
 
-fn rss_mib() -> f64 {
+/// A `/proc/self/status` figure in kB (`VmRSS:`, `VmHWM:`), as MiB.
+fn status_mib(key: &str) -> f64 {
     let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     s.lines()
-        .find(|l| l.starts_with("VmRSS:"))
+        .find(|l| l.starts_with(key))
         .and_then(|l| l.split_whitespace().nth(1))
         .and_then(|v| v.parse::<f64>().ok())
         .unwrap_or(0.0)
         / 1024.0
+}
+
+fn rss_mib() -> f64 {
+    status_mib("VmRSS:")
 }
 
 pub(crate) fn arg(args: &[String], name: &str) -> Option<String> {
@@ -109,13 +114,7 @@ fn peak_mib(reset: bool) -> f64 {
         // "5" resets the peak to the current RSS (proc(5), `clear_refs`).
         let _ = std::fs::write("/proc/self/clear_refs", "5");
     }
-    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    s.lines()
-        .find(|l| l.starts_with("VmHWM:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse::<f64>().ok())
-        .unwrap_or(0.0)
-        / 1024.0
+    status_mib("VmHWM:")
 }
 
 /// A sort by `logcount`, a string unique to each event (the shape of a

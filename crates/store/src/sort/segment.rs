@@ -196,6 +196,7 @@ const SEEDS: usize = 4;
 /// two against a new scorer of the query from `fresh` (a scorer only moves
 /// forward; made only where a window finds rows). Then every other window
 /// is read in row order against the first scorer.
+///
 /// Where values rise with the row (a counter, an offset, an id: events
 /// arrive in time order) and the sort wants the largest, read in row order
 /// alone every row would be better than the worst kept and enter the page

@@ -239,7 +239,9 @@ impl Memo {
 /// The last ordinal of a string column that can still enter a full page
 /// (ascending; the first, descending): the worst hit's. `None` when the
 /// page is not full or its worst hit is not a string of the column
-/// (every string can then enter, or the value test decides).
+/// (every string can then enter, or the value test decides; the value-led
+/// scan, whose page holds only its strings, reads a full page's `None` as
+/// "no string can").
 fn str_bound(heap: &BinaryHeap<Entry>, k: usize, col: &StrColumn, memo: &Memo) -> Option<u64> {
     if heap.len() < k {
         return None;
@@ -359,11 +361,12 @@ impl FieldTopSegment {
                     let ord = if desc { self.ords.iter().max() } else { self.ords.iter().min() };
                     let Some(&ord) = ord else { continue };
                     // A string after the worst hit's cannot make the event
-                    // enter (whatever its other columns hold): not read.
-                    if !within(ord, str_bound(&self.heap, self.k, c, memo), desc) {
-                        continue;
-                    }
+                    // enter (whatever its other columns hold): not read
+                    // (one already read is refused by its value).
                     if memo.get(ord).is_none() {
+                        if !within(ord, str_bound(&self.heap, self.k, c, memo), desc) {
+                            continue;
+                        }
                         let mut s = String::new();
                         if c.ord_to_str(ord, &mut s).unwrap_or(false) {
                             memo.put(ord, Arc::from(s));

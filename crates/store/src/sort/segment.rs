@@ -42,7 +42,7 @@ use tantivy::fastfield::AliveBitSet;
 use tantivy::query::{AllScorer, Scorer};
 use tantivy::{DocId, DocSet, SeekDangerResult, COLLECT_BLOCK_BUFFER_LEN};
 
-use super::{FieldTopCollector, FieldTopFruit, FieldTopSegment, Memo, SortCol, SortValue};
+use super::{str_bound, FieldTopCollector, FieldTopFruit, FieldTopSegment, Memo, SortCol, SortValue};
 use crate::plan::{internal, Plan, Seg};
 
 /// Rows scanned per call of the column's range filter: the bound is
@@ -416,8 +416,7 @@ impl Names<'_> {
     fn bounds(&self, seg: &FieldTopSegment) -> Option<(u64, u64)> {
         let (mut lo, mut hi) = (*self.left.start(), *self.left.end());
         if seg.heap.len() >= seg.k {
-            let Some(Some(SortValue::Str(w))) = seg.heap.peek().map(|w| &w.key.value) else { return None };
-            let ord = self.memo.ord_of(self.col, w)?;
+            let ord = str_bound(&seg.heap, seg.k, self.col, &self.memo)?;
             if seg.desc {
                 lo = lo.max(ord);
             } else {

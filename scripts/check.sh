@@ -6,6 +6,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 start=$(date +%s)
+# Not incremental: every crate is compiled once here, and incremental
+# compilation's bookkeeping cost a third more (sluice-components' test build:
+# 484 against 713 CPU-seconds, 2026-11-29). The perf gate measures this
+# kind of build too (scripts/perf-gate.sh).
+export CARGO_INCREMENTAL=0
 step() { echo; echo "=== $* ($(( $(date +%s) - start )) s)"; }
 
 step "prerequisites"

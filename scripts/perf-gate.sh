@@ -18,8 +18,9 @@
 # reason, or faster): run `scripts/perf-gate.sh --update`, look at the diff
 # of bench/perf-baseline.txt, and commit it with the change, saying why in
 # the commit message. The counts depend on the compiler and the build
-# profile (the dev profile, optimized; Cargo.toml): the baseline records the
-# rustc that measured it, and a different rustc is reported.
+# profile (the dev profile, optimized, not incremental; Cargo.toml): the
+# baseline records the rustc that measured it, and a different rustc is
+# reported.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 baseline=bench/perf-baseline.txt
@@ -30,6 +31,12 @@ command -v valgrind >/dev/null || {
   echo "perf-gate: valgrind is missing; run: apt-get install -y valgrind (scripts/setup.sh installs it)" >&2
   exit 1
 }
+# Always a non-incremental build, as CI's (.ci/run sets CARGO_INCREMENTAL=0):
+# incremental compilation splits the code into other units, which inlines
+# differently; syslog-5424 cost 6.1 % more instructions built one way than
+# the other (2026-11-29). Cargo rebuilds when the setting changes, so a
+# developer's incremental artifacts are never measured by mistake.
+export CARGO_INCREMENTAL=0
 cargo build -q -p sluice --example hotpaths --locked
 bin="${CARGO_TARGET_DIR:-target}/debug/examples/hotpaths"
 
@@ -110,7 +117,7 @@ if [ "$update" = 1 ]; then
   {
     echo "# Instructions per operation of each hot path (scripts/perf-gate.sh)."
     echo "# path  instructions/op  operations per run"
-    echo "# measured: $(date -u +%Y-%m-%d), dev profile"
+    echo "# measured: $(date -u +%Y-%m-%d), dev profile, CARGO_INCREMENTAL=0"
     echo "# rustc: $rustc_v"
     printf '%s' "$out"
   } >"$baseline"

@@ -7,9 +7,10 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 start=$(date +%s)
 # Not incremental: every crate is compiled once here, and incremental
-# compilation's bookkeeping cost a third more (sluice-components' test build:
-# 484 against 713 CPU-seconds, 2026-11-29). The perf gate measures this
-# kind of build too (scripts/perf-gate.sh).
+# compilation's bookkeeping is work for a next build that never comes
+# (sluice-components' test build: 132–153 against 163 CPU-seconds,
+# 2026-11-29). The perf gate measures this kind of build too
+# (scripts/perf-gate.sh).
 export CARGO_INCREMENTAL=0
 step() { echo; echo "=== $* ($(( $(date +%s) - start )) s)"; }
 

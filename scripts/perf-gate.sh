@@ -31,7 +31,7 @@ command -v valgrind >/dev/null || {
   echo "perf-gate: valgrind is missing; run: apt-get install -y valgrind (scripts/setup.sh installs it)" >&2
   exit 1
 }
-# Always a non-incremental build, as CI's (.ci/run sets CARGO_INCREMENTAL=0):
+# Always a non-incremental build, as the whole check's (scripts/check.sh):
 # incremental compilation splits the code into other units, which inlines
 # differently; syslog-5424 cost 6.1 % more instructions built one way than
 # the other (2026-11-29). Cargo rebuilds when the setting changes, so a

@@ -7,6 +7,10 @@
 # (not committed; it keeps what earlier runs found). A target without seeds fails.
 # Fails when `cargo fuzz list` fails, lists no target, or lists fewer targets
 # than fuzz/fuzz_targets/ holds; prints how many ran and fails unless all did.
+#   scripts/fuzz.sh build           only install what it needs and build the
+#                                   targets (check.sh runs this in the
+#                                   background, at the lowest priority, while
+#                                   the test binaries wait on services)
 #   SLUICE_FUZZ_SANITIZER=address   build with AddressSanitizer (default: none)
 #
 # No sanitizer by default: every workspace crate denies `unsafe_code`
@@ -16,9 +20,19 @@
 # (2026-11-29, docs/adr/0123): three times the inputs in the same seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+mode=run
+if [ "${1:-}" = build ]; then
+  mode=build
+  shift
+fi
 secs=${1:-15}
 san=${SLUICE_FUZZ_SANITIZER:-none}
 root=$(pwd)
+# A build directory of its own: cargo locks a build directory for the
+# whole of a build, and this one runs while `cargo test` uses the
+# workspace's (scripts/check.sh); `cargo install` below
+# builds there too.
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}/fuzz"
 if ! rustup toolchain list | grep -q '^nightly'; then
   rustup toolchain install nightly --profile minimal
 fi
@@ -56,6 +70,10 @@ done
 # machine has cores (2 here; 18 targets one after the other took ≈ 3 min of
 # a CI run's wall time).
 cargo +nightly fuzz build -s "$san"
+if [ "$mode" = build ]; then
+  echo "fuzz: $listed targets built"
+  exit 0
+fi
 export secs root san
 fuzz_one() {
   local t=$1 log="$root/.cache/fuzz/$1.log" rc=0

@@ -201,7 +201,7 @@ def main():
         t.join()
     wall = time.monotonic() - started
 
-    print(f"   Doc-tests (cargo test --doc)", flush=True)
+    print("   Doc-tests (cargo test --doc)", flush=True)
     doc = subprocess.call(["cargo", "test", "--workspace", "--locked", "--doc", "--no-fail-fast", *args],
                           cwd=ROOT, stderr=subprocess.STDOUT)
     if doc != 0:

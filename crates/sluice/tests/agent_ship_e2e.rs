@@ -102,7 +102,14 @@ fn every_algorithm_delivers_exactly_once_to_two_and_four_processors() {
 #[test]
 fn kill_9_of_a_processor_loses_nothing_and_it_gets_traffic_after_restart() {
     let dir = Dir::new("kill9");
-    let persisted = "type = \"persisted\"\nfsync = \"never\"\nshards = 1";
+    // The checkpoint is written on every acknowledgement, so what a restart
+    // replays from the queue is bounded in batches. With the default
+    // `checkpoint_interval` (100 ms) it is bounded in time instead: every
+    // batch the sink finished since the last checkpoint, which under CPU
+    // contention was at least 7 batches (2,816 duplicates in all, with 4
+    // batches at most from the agent's window; 2026-11-29;
+    // docs/specs/queue-format.md).
+    let persisted = "type = \"persisted\"\nfsync = \"never\"\nshards = 1\ncheckpoint_interval = \"0s\"";
     let mut procs: Vec<Processor> = (0..3).map(|i| processor(&dir, &format!("k{i}"), persisted, "")).collect();
     for p in procs.iter_mut() {
         p.start();
@@ -151,10 +158,12 @@ fn kill_9_of_a_processor_loses_nothing_and_it_gets_traffic_after_restart() {
     agent.term();
     assert_eq!(a.missing, Vec::<u64>::new(), "lost events");
     assert_eq!(a.unique as u64, total);
-    // At most the agent's window to the dead processor (4 batches of 256)
-    // plus what the processor had written but not yet acknowledged in its
-    // own queue (its sink channel and the batch in hand: 5 × 256).
-    assert!(a.duplicates <= 4 * 256 + 5 * 256, "{} duplicates", a.duplicates);
+    // At most the agent's window to the dead processor (4 batches of 256,
+    // sent again to the survivors; a duplicate where the dead processor had
+    // queued them) plus the one batch its file sink had written but not yet
+    // acknowledged in its queue. Batches queued but not yet written are
+    // written once, after the restart.
+    assert!(a.duplicates <= 5 * 256, "{} duplicates (bound {})", a.duplicates, 5 * 256);
     assert!(after_restart > 0, "the restarted processor gets traffic again");
 }
 

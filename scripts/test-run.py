@@ -7,7 +7,8 @@ OpenSearch clusters, process restarts) with the cores idle, so this builds
 every test binary once (`cargo test --no-run --message-format=json`), then
 runs them in SLUICE_TEST_JOBS lanes (default 2), the longest first, each in
 its package directory as `cargo test` would. Doc tests run afterwards with
-`cargo test --doc`. The binaries in SOLO run with no other beside them.
+`cargo test --doc`. The binaries in SOLO run with no other beside them;
+the two in APART never run beside each other.
 
 Each binary's output is printed whole when it ends, under cargo's own
 `Running ...` line, so `test result:` lines, `SKIPPED (...)` markers and
@@ -54,6 +55,12 @@ LONGEST = [
 # agent_ship_e2e's kill -9 counted 2,816 duplicates against its bound
 # of 2,304).
 SOLO = {"sluice/kafka_e2e", "sluice/agent_ship_e2e"}
+
+# Binaries that never run beside each other, though each may run beside
+# others: both load OpenSearch (a three-node cluster and a node of its own;
+# 100,000 events indexed and queried), and beside each other took 143–199 s
+# each against 110 and 69 s alone (2026-11-29).
+APART = {"sluice/opensearch_faults_e2e", "sluice-store/query_suite"}
 
 
 def package_name(pkg_id):
@@ -146,14 +153,18 @@ def main():
 
     def take():
         """The next binary that may start now (a SOLO one only when nothing
-        runs; nothing beside a SOLO one); None when none is left."""
+        runs; nothing beside a SOLO one; never two of APART at once); None
+        when none is left."""
         with lock:
             while True:
                 if not pending:
                     return None
                 solo_running = any(k in SOLO for k in running)
+                apart_running = any(k in APART for k in running)
                 for i, item in enumerate(pending):
                     if solo_running or (item[0] in SOLO and running):
+                        continue
+                    if item[0] in APART and apart_running:
                         continue
                     running.add(item[0])
                     return pending.pop(i)

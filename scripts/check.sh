@@ -2,6 +2,9 @@
 # The whole check, as CI runs it: formatting, lints, tests, docs, and a short
 # fuzz of every parser. Run from anywhere; idempotent.
 #   SLUICE_FUZZ_SECONDS=N   seconds per fuzz target (default 10; 0 skips fuzzing)
+#   SLUICE_TEST_JOBS=N      test binaries run at a time (default 1, as `cargo
+#                           test` runs them; 2 is faster, but tests bound to
+#                           timing failed that way: docs/adr/0124)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -78,7 +81,7 @@ if [ -d fuzz ] && [ "$fuzz_secs" != 0 ]; then
   set +m
 fi
 
-step "cargo test: the test binaries, two at a time (scripts/test-run.py), then the doc tests"
+step "cargo test: the test binaries (scripts/test-run.py, SLUICE_TEST_JOBS=${SLUICE_TEST_JOBS:-1} at a time), then the doc tests"
 scripts/test-run.py 2>&1 | tee "$root/.cache/test.log"
 
 step "without default features: cargo check of the binary and of sluice-components with its unit tests"

@@ -79,7 +79,8 @@ def package_name(pkg_id):
 
 
 def build(extra_cargo):
-    """Builds every test binary; returns [(key, label, exe, package dir)]."""
+    """Builds every test binary; returns [(key, label, exe, package dir,
+    package name)]."""
     cmd = [
         "cargo", "test", "--workspace", "--locked", "--no-run",
         "--message-format=json-render-diagnostics", *extra_cargo,
@@ -183,14 +184,10 @@ def main():
             item = take()
             if item is None:
                 return
-            key, label, exe, pkg_dir, name = item
+            key, label, exe, pkg_dir, _name = item
             env = dict(os.environ)
-            env.update({
-                "CARGO_MANIFEST_DIR": str(pkg_dir),
-                "CARGO_PKG_NAME": name,
-                "CARGO_CRATE_NAME": name.replace("-", "_"),
-                "LD_LIBRARY_PATH": lib_path,
-            })
+            # What `cargo test` sets that a test could read at run time.
+            env.update({"CARGO_MANIFEST_DIR": str(pkg_dir), "LD_LIBRARY_PATH": lib_path})
             t0 = time.monotonic()
             with tempfile.TemporaryFile() as out:
                 rc = subprocess.call([exe, *test_args], cwd=pkg_dir, env=env,
